@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+def _gpu_skip_reason() -> str | None:
+    from compute.backends import gpu_unavailable_reason
+
+    reason = gpu_unavailable_reason()
+    if reason:
+        return f"no GPU here: {reason}"
+    try:
+        import compute.gpu  # noqa: F401
+    except ImportError as exc:
+        return f"no GPU backend in this build ({exc})"
+    return None
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def backend(request) -> str:
+    """Every test that takes ``backend`` runs on the CPU reference and, where a GPU is, on the GPU twin."""
+    if request.param == "gpu":
+        reason = _gpu_skip_reason()
+        if reason:
+            pytest.skip(reason)
+    return request.param
