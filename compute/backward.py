@@ -123,6 +123,45 @@ def _backward_chunks(chunks, node_offsets, followers, edge_offsets, src, dst, ou
 
 
 @njit
+def _sweep(a, b, src, dst, out):
+    """One pass over the edges ``a:b`` when their shape allows (module docstring); ``False`` if it does not.
+
+    Edges are taken in runs of equal ``src``. The run's length is its out-degree, so no counting pass is
+    needed; the shape checks ride along. Iterating forwards or backwards through memory is chosen so the run
+    sources come out in the order that makes every edge point to a node processed later. On ``False`` the
+    values in ``out`` are partly updated and the caller starts over.
+    """
+    up = src[a] < dst[a]  # direction of the first edge decides what the rest must be
+    inc = src[a] <= src[b - 1]  # run sources increase through memory (or there is one run)
+    forward = inc == up
+    step = 1 if forward else -1
+    e = a if forward else b - 1
+    stop = b if forward else a - 1
+    prev = -1
+    first = True
+    ok = True
+    while e != stop:
+        u = src[e]
+        if not first:
+            # sources must move strictly one way in processing order: the way the edges point
+            ok &= (u > prev) if up else (u < prev)
+        first = False
+        prev = u
+        k = e
+        while k != stop and src[k] == u:
+            k += step
+        share = out[u] / abs(k - e)
+        while e != k:
+            d = dst[e]
+            ok &= (d > u) if up else (d < u)
+            out[d] += share
+            e += step
+        if not ok:
+            return False
+    return True
+
+
+@njit
 def _backward_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out, status):
     # work arrays sized for the largest cascade of the range, reused across cascades
     max_n = 1
@@ -144,78 +183,59 @@ def _backward_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out
             out[lo + i] = followers[lo + i]
         if b == a:
             continue
-        # pass 1: out-degrees and the shape of the edge list
-        up = True  # every edge src < dst
-        down = True  # every edge src > dst
-        inc = True  # src non-decreasing
-        dec = True  # src non-increasing
-        prev = src[a]
-        for e in range(a, b):
-            s = src[e]
-            d = dst[e]
-            outdeg[s - lo] += 1
-            up = up and s < d
-            down = down and s > d
-            inc = inc and s >= prev
-            dec = dec and s <= prev
-            prev = s
-        if (inc and up) or (dec and down):  # forward sweep
-            u = -1
-            share = 0.0
-            for e in range(a, b):
-                s = src[e]
-                if s != u:
-                    u = s
-                    share = out[u] / outdeg[u - lo]
-                out[dst[e]] += share
-        elif (inc and down) or (dec and up):  # backward sweep
-            u = -1
-            share = 0.0
-            for e in range(b - 1, a - 1, -1):
-                s = src[e]
-                if s != u:
-                    u = s
-                    share = out[u] / outdeg[u - lo]
-                out[dst[e]] += share
-        else:  # the thesis' queue algorithm
-            for i in range(n):
-                indeg[i] = 0
-            start[0] = 0
-            for i in range(n):
-                start[i + 1] = start[i] + outdeg[i]
-            for e in range(a, b):
-                indeg[dst[e] - lo] += 1
-            # counting sort of the edges by source (``start`` is advanced, then restored)
-            for e in range(a, b):
-                s = src[e] - lo
-                adj[start[s]] = dst[e] - lo
-                start[s] += 1
-            for i in range(n - 1, -1, -1):
-                start[i + 1] = start[i]
-            start[0] = 0
-            head = 0
-            tail = 0
-            for i in range(n):
-                if indeg[i] == 0 and outdeg[i] > 0:
-                    queue[tail] = i
-                    tail += 1
-            done = 0
-            while head < tail:
-                u = queue[head]
-                head += 1
-                share = out[lo + u] / outdeg[u]
-                for k in range(start[u], start[u + 1]):
-                    w = adj[k]
-                    out[lo + w] += share
-                    done += 1
-                    indeg[w] -= 1
-                    if indeg[w] == 0 and outdeg[w] > 0:
-                        queue[tail] = w
-                        tail += 1
-            if done < b - a:
-                status[t] = 1
+        if _sweep(a, b, src, dst, out):
+            continue
+        # not sweepable: start over with the thesis' queue algorithm
         for i in range(n):
-            outdeg[i] = 0
+            out[lo + i] = followers[lo + i]
+        if not _queue(lo, n, a, b, src, dst, out, outdeg, indeg, start, adj, queue):
+            status[t] = 1
+
+
+@njit
+def _queue(lo, n, a, b, src, dst, out, outdeg, indeg, start, adj, queue):
+    """Thesis Algorithm 2 on cascade nodes ``lo:lo+n`` and edges ``a:b``; ``False`` if a cycle is left.
+
+    The work arrays are at least ``n`` (``adj``: ``b - a``) long; ``outdeg`` is zero on entry and on exit.
+    """
+    for i in range(n):
+        indeg[i] = 0
+    for e in range(a, b):
+        outdeg[src[e] - lo] += 1
+        indeg[dst[e] - lo] += 1
+    start[0] = 0
+    for i in range(n):
+        start[i + 1] = start[i] + outdeg[i]
+    # counting sort of the edges by source (``start`` is advanced, then shifted back)
+    for e in range(a, b):
+        s = src[e] - lo
+        adj[start[s]] = dst[e] - lo
+        start[s] += 1
+    for i in range(n - 1, -1, -1):
+        start[i + 1] = start[i]
+    start[0] = 0
+    head = 0
+    tail = 0
+    for i in range(n):
+        if indeg[i] == 0 and outdeg[i] > 0:
+            queue[tail] = i
+            tail += 1
+    done = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        share = out[lo + u] / outdeg[u]
+        for k in range(start[u], start[u + 1]):
+            w = adj[k]
+            out[lo + w] += share
+            done += 1
+            indeg[w] -= 1
+            if indeg[w] == 0 and outdeg[w] > 0:
+                queue[tail] = w
+                tail += 1
+    for i in range(n):
+        outdeg[i] = 0
+    return done == b - a
 
 
 def _handle_cycles(graphs: SpreadingGraphs, cyclic: np.ndarray, result: BackwardResult) -> None:

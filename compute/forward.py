@@ -21,9 +21,12 @@ search and passed it on"). Retweeters missing from the follower graph have no kn
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from ._jit import njit
+from ._jit import HAVE_NUMBA, njit
 from .backends import resolve_backend
 from .structures import Cascades, FollowerGraph, SpreadingGraphs
 
@@ -38,6 +41,7 @@ def forward(
     *,
     orphans: str = "strict",
     backend: str = "auto",
+    threads: int | None = None,
 ) -> SpreadingGraphs:
     """Spreading graphs of every cascade in ``cascades`` over the follower graph ``graph``.
 
@@ -52,25 +56,40 @@ def forward(
         from .gpu import forward as gpu_forward
 
         return gpu_forward(cascades, graph, orphans=orphans, backend="gpu")
-    return forward_cpu(cascades, graph, orphans=orphans)
+    return forward_cpu(cascades, graph, orphans=orphans, threads=threads)
 
 
-def forward_cpu(cascades: Cascades, graph: FollowerGraph, *, orphans: str = "strict") -> SpreadingGraphs:
+def forward_cpu(
+    cascades: Cascades, graph: FollowerGraph, *, orphans: str = "strict", threads: int | None = None
+) -> SpreadingGraphs:
+    """CPU reference. ``threads``: cascade ranges run concurrently (the kernel releases the GIL); ``None``
+    uses every core."""
     node_user = graph.index_of(cascades.user_ids)
-    indices = graph.friends_indices
-    off, src, dst = _forward_kernel(
-        cascades.node_offsets,
-        node_user,
-        cascades.times,
-        cascades.publisher,
-        graph.friends_indptr,
-        indices,
-        graph.n_users,
-        orphans == "attach",
-    )
     idx_dtype = np.int32 if cascades.n_nodes < 2**31 else np.int64
-    return SpreadingGraphs(cascades, off, src.astype(idx_dtype, copy=False), dst.astype(idx_dtype, copy=False),
-                           orphans=orphans)
+    k = max(1, min(threads or os.cpu_count() or 1, cascades.n_cascades))
+    if not HAVE_NUMBA:
+        k = 1  # without numba the kernel holds the GIL: threads would only add overhead
+    # cut into 4k ranges of about equal participants so a huge cascade does not leave a thread idle long
+    bounds = np.unique(np.searchsorted(cascades.node_offsets, np.linspace(0, cascades.n_nodes, 4 * k + 1)))
+    bounds = np.unique(np.clip(np.r_[0, bounds, cascades.n_cascades], 0, cascades.n_cascades))
+
+    def run(r: int):
+        return _forward_kernel(
+            int(bounds[r]), int(bounds[r + 1]), cascades.node_offsets, node_user, cascades.times,
+            cascades.publisher, graph.friends_indptr, graph.friends_indices, graph.n_users, orphans == "attach",
+        )
+
+    if k == 1 or len(bounds) <= 2:
+        parts = [run(r) for r in range(len(bounds) - 1)]
+    else:
+        with ThreadPoolExecutor(k) as pool:
+            parts = list(pool.map(run, range(len(bounds) - 1)))
+    counts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    off = np.zeros(cascades.n_cascades + 1, dtype=np.int64)
+    np.cumsum(counts, out=off[1:])
+    src = np.concatenate([p[1] for p in parts]).astype(idx_dtype) if parts else np.zeros(0, idx_dtype)
+    dst = np.concatenate([p[2] for p in parts]).astype(idx_dtype) if parts else np.zeros(0, idx_dtype)
+    return SpreadingGraphs(cascades, off, src, dst, orphans=orphans)
 
 
 @njit
@@ -97,15 +116,16 @@ def _grow(src, dst):
 
 
 @njit
-def _forward_kernel(node_offsets, node_user, times, publisher, indptr, indices, n_users, attach):
-    n_casc = len(node_offsets) - 1
-    n_nodes = node_offsets[-1]
+def _forward_kernel(t0, t1, node_offsets, node_user, times, publisher, indptr, indices, n_users, attach):
+    """Spreading edges of cascades ``t0:t1``: (edges per cascade, src, dst) with global node indices."""
+    n_nodes = node_offsets[t1] - node_offsets[t0]
     src = np.empty(max(1024, 2 * n_nodes), dtype=np.int64)
     dst = np.empty(max(1024, 2 * n_nodes), dtype=np.int64)
-    edge_offsets = np.zeros(n_casc + 1, dtype=np.int64)
+    counts = np.zeros(t1 - t0, dtype=np.int64)
     pos = np.full(max(n_users, 1), -1, dtype=np.int64)  # dense user -> global node index, per cascade
     m = 0
-    for t in range(n_casc):
+    for t in range(t0, t1):
+        m0 = m
         lo = node_offsets[t]
         hi = node_offsets[t + 1]
         n = hi - lo
@@ -164,5 +184,5 @@ def _forward_kernel(node_offsets, node_user, times, publisher, indptr, indices, 
             u = node_user[i]
             if u >= 0:
                 pos[u] = -1
-        edge_offsets[t + 1] = m
-    return edge_offsets, src[:m].copy(), dst[:m].copy()
+        counts[t - t0] = m - m0
+    return counts, src[:m].copy(), dst[:m].copy()
