@@ -1,0 +1,314 @@
+"""Readers for every input format of DESIGN §2, streaming, with bad records named by file, line and field.
+
+>>> res = read("tweets.jsonl")                       # format detected from the content
+>>> res.tweets, res.report.n_bad
+>>> for chunk in iter_tweets("big.jsonl.gz", mode="skip-bad"):   # bounded memory, ~200K rows a chunk
+...     ...
+
+Formats (:data:`FORMATS`): ``csv`` (tweets CSV), ``follows`` (follows CSV or edge list), ``v1`` (API v1.1
+JSONL), ``v2`` (API v2 JSONL, twarc2 pages or flattened tweets), ``trees`` (Twitter15/16 cascade trees),
+``tudataset`` (the thesis' spreading graphs), ``npz`` (our spreading-graph or collection archive). Text inputs
+may be gzip, bzip2 or xz compressed; a UTF-8 BOM is skipped.
+
+``mode="strict"`` raises :class:`InputError` on the first bad record; ``mode="skip-bad"`` leaves bad records
+out, counts them in :class:`ReadReport` and lists the first ``max_shown``. Only NumPy is required: msgspec
+(fastest) or orjson speed up the JSON readers when installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..structures import Cascades, FollowerGraph, SpreadingGraphs
+from ..tables import FollowTable, TweetTable, concat_follows, concat_tweets
+from ._fields import Ctx
+from ._io import Progress, input_size
+from ._report import MODES, BadRecord, InputError, ReadReport, Sink
+from ._tweets import empty_tweets
+from .csv_tweets import read_csv_tweets
+from .detect import FORMATS, detect_format
+from .follows import read_follows
+from .npz import npz_kind, read_npz
+from .timeparse import parse_time, parse_times, snowflake_time
+from .trees import read_trees
+from .tudataset import read_tudataset, tudataset_files
+from .twitter_v1 import read_v1
+from .twitter_v2 import read_v2
+
+__all__ = [
+    "FORMATS",
+    "MODES",
+    "BadRecord",
+    "ReadReport",
+    "InputError",
+    "ReadResult",
+    "detect_format",
+    "read",
+    "iter_tweets",
+    "iter_follows",
+    "read_many",
+    "parse_time",
+    "parse_times",
+    "snowflake_time",
+]
+
+ProgressFn = Callable[[int, int], None]
+
+_READERS = {
+    "csv": read_csv_tweets,
+    "follows": read_follows,
+    "v1": read_v1,
+    "v2": read_v2,
+    "trees": read_trees,
+    "tudataset": read_tudataset,
+    "npz": read_npz,
+}
+_WITH_TWEETS = ("csv", "v1", "v2", "trees", "npz")
+_WITH_FOLLOWS = ("follows", "trees", "npz")
+_WITH_TEXT = ("v1", "v2")
+
+
+@dataclass(eq=False)
+class ReadResult:
+    """Everything read from one input (or several, :func:`read_many`).
+
+    ``tweets`` / ``follows`` are ``None`` when the format carries none (an empty table when it does but every
+    record was bad); ``graphs`` comes from a TUDataset or spreading-graph archive, ``follower_graph`` from a
+    collection archive; ``labels`` maps tweet (cascade) id to truth label.
+    """
+
+    format: str
+    tweets: TweetTable | None = None
+    follows: FollowTable | None = None
+    graphs: SpreadingGraphs | None = None
+    follower_graph: FollowerGraph | None = None
+    labels: dict[int, str] = field(default_factory=dict)
+    report: ReadReport = field(default_factory=ReadReport)
+
+    def __repr__(self) -> str:
+        parts = [f"format={self.format!r}"]
+        if self.tweets is not None:
+            parts.append(f"tweets={len(self.tweets)}")
+        if self.follows is not None:
+            parts.append(f"follows={len(self.follows)}")
+        if self.graphs is not None:
+            parts.append(f"graphs={self.graphs.n_cascades}")
+        if self.follower_graph is not None:
+            parts.append(f"follower_graph={self.follower_graph.n_users} users/{self.follower_graph.n_edges} edges")
+        parts.append(f"labels={len(self.labels)}")
+        parts.append(f"bad={self.report.n_bad}")
+        return f"ReadResult({', '.join(parts)})"
+
+
+def _check_args(format: str, mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if format != "auto" and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; want 'auto' or one of {', '.join(FORMATS)}")
+
+
+def _resolve(path: str | os.PathLike, format: str) -> str:
+    return detect_format(path) if format == "auto" else format
+
+
+def _size(path: str | os.PathLike, fmt: str) -> int:
+    """Bytes the read will go through, for progress (a TUDataset may be given by its prefix)."""
+    if fmt == "tudataset":
+        files = tudataset_files(path)
+        return sum(f.stat().st_size for f in files.values()) if files else 0
+    return input_size(path)
+
+
+def _stream(path, fmt: str, mode: str, report: ReadReport, progress: Progress, **ctx_kw) -> tuple[Ctx, Iterator]:
+    shown = os.fspath(path)
+    report.files.append(shown)
+    ctx = Ctx(path=shown, sink=Sink(shown, mode, report), progress=progress, **ctx_kw)
+    return ctx, _READERS[fmt](shown, ctx)
+
+
+def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress) -> ReadResult:
+    ctx, parts = _stream(path, fmt, mode, report, progress)
+    first_shown = len(report.shown)
+    tweets: list[TweetTable] = []
+    follows: list[FollowTable] = []
+    res = ReadResult(format=fmt, report=report)
+    for kind, obj in parts:
+        if kind == "tweets":
+            tweets.append(obj)
+        elif kind == "follows":
+            follows.append(obj)
+        elif kind == "graphs":
+            res.graphs = obj
+        elif kind == "follower_graph":
+            res.follower_graph = obj
+    if fmt in _WITH_TWEETS and (fmt != "npz" or res.follower_graph is not None or tweets):
+        res.tweets = concat_tweets(tweets) if tweets else empty_tweets(fmt in _WITH_TEXT)
+        if fmt in _WITH_TEXT and res.tweets.screen_name is None:
+            res.tweets = empty_tweets(True)
+    if fmt in _WITH_FOLLOWS and fmt != "npz":
+        res.follows = concat_follows(follows)
+    res.labels = ctx.labels
+    # bad times are found a chunk at a time, after the line's other checks: list this file's records in order
+    report.shown[first_shown:] = sorted(report.shown[first_shown:], key=lambda r: (r.path, r.line is None, r.line or 0))
+    return res
+
+
+def read(
+    path: str | os.PathLike,
+    format: str = "auto",
+    *,
+    mode: str = "strict",
+    max_shown: int = 20,
+    progress: ProgressFn | None = None,
+) -> ReadResult:
+    """Read one input whole. ``format="auto"`` detects it from the content (:func:`detect_format`);
+    ``progress(bytes_done, bytes_total)`` is called now and then."""
+    _check_args(format, mode)
+    fmt = _resolve(path, format)
+    total = _size(path, fmt)
+    prog = Progress(progress, total)
+    res = _read_one(path, fmt, mode, ReadReport(max_shown=max_shown), prog)
+    prog.base = 0
+    prog.at(total)
+    return res
+
+
+def iter_tweets(
+    path: str | os.PathLike,
+    format: str = "auto",
+    *,
+    mode: str = "strict",
+    chunk_size: int = 200_000,
+    report: ReadReport | None = None,
+) -> Iterator[TweetTable]:
+    """Stream the tweets of one input as ``TweetTable`` chunks of about ``chunk_size`` rows (bounded memory).
+
+    Bad records go to ``report`` (skip-bad) or raise ``InputError`` (strict). Labels are not returned here;
+    use :func:`read` for them.
+    """
+    _check_args(format, mode)
+    fmt = _resolve(path, format)
+    if fmt not in _WITH_TWEETS or (fmt == "npz" and npz_kind(path) != "collection"):
+        raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no tweets (use read() for its graphs)")
+    report = ReadReport() if report is None else report
+    _, parts = _stream(path, fmt, mode, report, Progress(None, 0), chunk_size=chunk_size, want_follows=False)
+    for kind, obj in parts:
+        if kind == "tweets" and len(obj):
+            yield obj
+
+
+def iter_follows(
+    path: str | os.PathLike,
+    format: str = "auto",
+    *,
+    mode: str = "strict",
+    chunk_size: int = 1_000_000,
+    report: ReadReport | None = None,
+) -> Iterator[FollowTable]:
+    """Stream the follow edges of one input (follows file, cascade trees, or a collection archive's graph)
+    as ``FollowTable`` chunks of about ``chunk_size`` edges."""
+    _check_args(format, mode)
+    fmt = _resolve(path, format)
+    if fmt not in _WITH_FOLLOWS or (fmt == "npz" and npz_kind(path) != "collection"):
+        raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no follow edges")
+    report = ReadReport() if report is None else report
+    _, parts = _stream(
+        path, fmt, mode, report, Progress(None, 0), follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True
+    )
+    for kind, obj in parts:
+        if kind == "follows" and len(obj):
+            yield obj
+
+
+def read_many(
+    paths: Iterable[str | os.PathLike],
+    format: str = "auto",
+    *,
+    mode: str = "strict",
+    max_shown: int = 20,
+    progress: ProgressFn | None = None,
+) -> ReadResult:
+    """Read several inputs into one result: tweets and follows concatenated, graphs appended, labels merged,
+    one report. Each input is detected on its own with ``format="auto"`` (e.g. tweets + a follows file)."""
+    paths = list(paths)
+    _check_args(format, mode)
+    fmts = [_resolve(p, format) for p in paths]
+    sizes = [_size(p, f) for p, f in zip(paths, fmts)]
+    prog = Progress(progress, sum(sizes))
+    report = ReadReport(max_shown=max_shown)
+    results = []
+    offset = 0
+    for p, fmt, size in zip(paths, fmts, sizes):
+        prog.base = offset
+        results.append(_read_one(p, fmt, mode, report, prog))
+        offset += size
+    prog.base = 0
+    prog.at(prog.total)
+    kinds = list(dict.fromkeys(fmts))
+    out = ReadResult(format=kinds[0] if len(kinds) == 1 else ("mixed" if kinds else "none"), report=report)
+    tweets = [r.tweets for r in results if r.tweets is not None]
+    if tweets:
+        out.tweets = concat_tweets(tweets)
+        if len(out.tweets) == 0 and any(t.screen_name is not None for t in tweets):
+            out.tweets = empty_tweets(True)
+    follows = [r.follows for r in results if r.follows is not None]
+    if follows:
+        out.follows = concat_follows(follows)
+    graphs = [r.graphs for r in results if r.graphs is not None]
+    if graphs:
+        out.graphs = graphs[0] if len(graphs) == 1 else concat_graphs(graphs)
+    fgs = [r.follower_graph for r in results if r.follower_graph is not None]
+    if len(fgs) == 1:
+        out.follower_graph = fgs[0]
+    elif fgs:
+        edges = [g.to_edges() for g in fgs]
+        out.follower_graph = FollowerGraph.from_edges(
+            np.concatenate([e[0] for e in edges]),
+            np.concatenate([e[1] for e in edges]),
+            user_ids=np.concatenate([g.user_ids for g in fgs]),
+        )
+    for r in results:
+        out.labels.update(r.labels)
+    return out
+
+
+def concat_graphs(graphs: list[SpreadingGraphs]) -> SpreadingGraphs:
+    """Spreading graphs of several inputs as one set (node and edge indices shifted)."""
+    cs = [g.cascades for g in graphs]
+    node_base = np.cumsum([0] + [c.n_nodes for c in cs])
+    edge_base = np.cumsum([0] + [g.n_edges for g in graphs])
+    units = {c.unit for c in cs}
+    unit = "followers" if units == {"followers"} else "retweeters"
+    followers = [c.followers if unit == "followers" or c.unit == "retweeters" else np.ones(c.n_nodes) for c in cs]
+    times = None if any(c.times is None for c in cs) else np.concatenate([c.times for c in cs])
+    labels = None
+    if any(c.labels is not None for c in cs):
+        labels = np.concatenate(
+            [c.labels if c.labels is not None else np.full(c.n_cascades, None, dtype=object) for c in cs]
+        )
+    orphans = {g.orphans for g in graphs}
+    cascades = Cascades(
+        node_offsets=np.concatenate([[0]] + [c.node_offsets[1:] + b for c, b in zip(cs, node_base)]),
+        user_ids=np.concatenate([c.user_ids for c in cs]),
+        followers=np.concatenate(followers),
+        publisher=np.concatenate([c.publisher + b for c, b in zip(cs, node_base)]),
+        tweet_ids=np.concatenate([c.tweet_ids for c in cs]),
+        times=times,
+        unit=unit,
+        labels=labels,
+    )
+    idx = np.int64 if node_base[-1] >= 2**31 else np.int32
+    return SpreadingGraphs(
+        cascades,
+        np.concatenate([[0]] + [g.edge_offsets[1:] + b for g, b in zip(graphs, edge_base)]),
+        np.concatenate([g.edge_src.astype(idx) + b for g, b in zip(graphs, node_base)]).astype(idx),
+        np.concatenate([g.edge_dst.astype(idx) + b for g, b in zip(graphs, node_base)]).astype(idx),
+        orphans=orphans.pop() if len(orphans) == 1 else "given",
+    )
+
+
+__all__ += ["concat_graphs"]

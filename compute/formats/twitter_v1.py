@@ -1,0 +1,254 @@
+"""Twitter API v1.1 JSONL: one status per line (what the streaming and REST APIs, twarc1 and tweepy write).
+
+A status with ``retweeted_status`` is a retweet: it yields the retweet row *and* a row for the embedded original
+(id, author, time and the author's follower count as the retweet saw them); downstream keeps one row per
+original tweet id. Stream notices (``delete``, ``limit``, ...) are skipped and counted, not errors.
+
+Speed: with msgspec each line decodes into small structs that name only the fields used, so the decoder skips
+the entities, the other ~36 user fields and so on without building objects for them, and parses and
+range-checks the ids in C. The common line then costs a few attribute reads and a tuple append (the *fast
+path*); any line that is not plainly well formed goes through the *careful path*, which checks every field in
+Python and names the bad one exactly as the orjson / json backends do (so messages do not depend on what is
+installed). Times are parsed a chunk at a time, vectorised.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+from ..tables import NO_TWEET
+from ._fields import Bad, Ctx, to_count, to_id
+from ._io import LineBlocks
+from ._json import Obj, backend, dict_loads
+from ._tweets import TweetBuilder
+
+__all__ = ["read_v1", "json_decoder"]
+
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_ID_MAX = (1 << 63) - 1
+_NOTICES = ("delete", "limit", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
+
+
+def json_error(exc: BaseException) -> tuple[str | None, str, str | None]:
+    """``(field, kind, detail)`` for a decoder exception (msgspec, orjson or json)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return None, "undecodable bytes (not UTF-8)", None
+    name = type(exc).__name__
+    msg = str(exc)
+    if name == "ValidationError":
+        m = _AT.match(msg)
+        path = (m["path"] or "").lstrip(".") if m else ""
+        return path or None, "wrong type", m["msg"] if m else msg
+    if msg.startswith("'utf-8' codec") or "UTF-8" in msg:
+        return None, "undecodable bytes (not UTF-8)", None
+    return None, "invalid JSON", msg
+
+
+def json_decoder(kind: str):
+    """``(decode, errors, wrap)`` for the best backend: ``decode(bytes)`` gives a struct (msgspec) or a dict;
+    ``wrap`` turns the latter into an attribute view."""
+    name = backend()
+    if name == "msgspec":
+        import msgspec
+
+        from . import _msgspec_types as T
+
+        dec = T.v1_decoder() if kind == "v1" else T.v2_decoder()
+        return dec.decode, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError), None
+    loads, errors = dict_loads(name)
+    return loads, errors, Obj
+
+
+def _text(st) -> str | None:
+    ext = st.extended_tweet
+    if ext is not None and type(getattr(ext, "full_text", None)) is str:
+        return ext.full_text
+    if type(st.full_text) is str:
+        return st.full_text
+    return st.text if type(st.text) is str else None
+
+
+class _Names:
+    """Field names of a status or of the embedded one, built once rather than per line."""
+
+    def __init__(self, prefix: str) -> None:
+        for f in ("id", "id_str", "user", "user.id", "user.id_str", "user.followers_count", "created_at",
+                  "timestamp_ms"):  # fmt: skip
+            setattr(self, f.replace(".", "_"), prefix + f)
+
+
+_TOP, _EMBEDDED = _Names(""), _Names("retweeted_status.")
+
+
+def _status_fields(st, nm: _Names):
+    """(tweet id, user id, raw time, time field, followers, screen name) of a status or embedded status.
+
+    The common case (``id_str`` of at most 19 ASCII digits, an int follower count) is tested inline: this runs
+    once or twice per line, so every call saved counts.
+    """
+    v = st.id_str
+    if type(v) is str and len(v) < 20 and v.isascii() and v.isdigit():
+        tid = int(v)
+        if tid > _ID_MAX:
+            tid = to_id(v, nm.id_str)
+    elif v is not None:
+        tid = to_id(v, nm.id_str)
+    else:
+        tid = to_id(st.id, nm.id)
+    user = st.user
+    if user is None:
+        raise Bad(nm.user, "missing required field")
+    if not hasattr(user, "followers_count"):
+        raise Bad(nm.user, "wrong type", "expected an object")
+    v = user.id_str
+    if type(v) is str and len(v) < 20 and v.isascii() and v.isdigit():
+        uid = int(v)
+        if uid > _ID_MAX:
+            uid = to_id(v, nm.user_id_str)
+    elif v is not None:
+        uid = to_id(v, nm.user_id_str)
+    else:
+        uid = to_id(user.id, nm.user_id)
+    fc = user.followers_count
+    fol = float(fc) if type(fc) is int and fc >= 0 else to_count(fc, nm.user_followers_count)
+    t = st.created_at
+    if t is not None:
+        tfield = nm.created_at
+    else:
+        t = st.timestamp_ms
+        tfield = nm.created_at if t is None else nm.timestamp_ms
+    sn = user.screen_name
+    return tid, uid, t, tfield, fol, sn if type(sn) is str else None
+
+
+def _careful_rows(st, line: int) -> list[tuple] | None:
+    """Rows of one decoded status, every field checked (raises ``Bad`` naming it); ``None`` for a stream notice.
+
+    Works on msgspec structs and on dict views alike: it is the whole reader for the dict backends and the
+    fallback of the msgspec fast path for any line that path does not take.
+    """
+    if st.id_str is None and st.id is None and any(getattr(st, n) is not None for n in _NOTICES):
+        return None
+    tid, uid, t, tf, fol, sn = _status_fields(st, _TOP)
+    rs = st.retweeted_status
+    if rs is None:
+        return [(line, line, tid, NO_TWEET, uid, t, tf, fol, sn, _text(st))]
+    if not hasattr(rs, "user"):
+        raise Bad("retweeted_status", "wrong type", "expected an object")
+    otid, ouid, ot, otf, ofol, osn = _status_fields(rs, _EMBEDDED)
+    return [
+        (line, line, tid, otid, uid, t, tf, fol, sn, _text(st)),
+        (line, line, otid, NO_TWEET, ouid, ot, otf, ofol, osn, _text(rs)),
+    ]
+
+
+def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
+    sink = ctx.sink
+    builder = TweetBuilder(sink, text=True)
+    sink.before_raise = builder.flush
+    decode, errors, wrap = json_decoder("v1")
+    fast = wrap is None  # msgspec: ids arrive as checked ints, the common line needs no per-field Python
+    if fast:
+        import msgspec
+
+        invalid = msgspec.ValidationError
+    else:
+        invalid = ()
+    blocks = LineBlocks(path, ctx.progress)
+    chunk = ctx.chunk_size
+    rows = builder.rows
+    add = rows.append
+    nonblank = 0
+    for line, raw in blocks.lines():
+        redo = False
+        try:
+            st = decode(raw)
+        except invalid:
+            # msgspec refused a typed field: decode the line again as plain JSON so the careful path can name
+            # the field and value the way every backend does
+            redo = True
+            try:
+                st = json.loads(bytes(raw))
+            except (ValueError, UnicodeDecodeError) as exc:
+                nonblank += 1
+                sink.bad(line, *json_error(exc))
+                continue
+        except errors as exc:
+            if bytes(raw).isspace():
+                continue
+            nonblank += 1
+            sink.bad(line, *json_error(exc))
+            continue
+        nonblank += 1
+        if fast and not redo:
+            # the common line: everything present and of the usual type; anything else takes the careful path
+            u = st.user
+            tid = st.id_str
+            if tid is None:
+                tid = st.id
+            t = st.created_at
+            if u is not None and tid is not None and t is not None:
+                uid = u.id_str
+                if uid is None:
+                    uid = u.id
+                fc = u.followers_count
+                if uid is not None and type(fc) is int and fc >= 0:
+                    sn = u.screen_name
+                    if type(sn) is not str:
+                        sn = None
+                    rs = st.retweeted_status
+                    if rs is None:
+                        add((line, line, tid, NO_TWEET, uid, t, "created_at", float(fc), sn, _text(st)))
+                        if len(rows) >= chunk:
+                            yield "tweets", builder.flush()
+                            rows = builder.rows
+                            add = rows.append
+                        continue
+                    ou = rs.user
+                    otid = rs.id_str
+                    if otid is None:
+                        otid = rs.id
+                    ot = rs.created_at
+                    if ou is not None and otid is not None and ot is not None:
+                        ouid = ou.id_str
+                        if ouid is None:
+                            ouid = ou.id
+                        ofc = ou.followers_count
+                        if ouid is not None and type(ofc) is int and ofc >= 0:
+                            osn = ou.screen_name
+                            if type(osn) is not str:
+                                osn = None
+                            add((line, line, tid, otid, uid, t, "created_at", float(fc), sn, _text(st)))
+                            add((line, line, otid, NO_TWEET, ouid, ot, "retweeted_status.created_at", float(ofc),
+                                 osn, _text(rs)))  # fmt: skip
+                            if len(rows) >= chunk:
+                                yield "tweets", builder.flush()
+                                rows = builder.rows
+                                add = rows.append
+                            continue
+        else:
+            if type(st) is not dict:
+                sink.bad(line, None, "wrong type", "expected a JSON object")
+                continue
+            st = Obj(st)
+        try:
+            got = _careful_rows(st, line)
+        except Bad as b:
+            sink.bad(line, b.field, b.kind, b.detail)
+            continue
+        if got is None:
+            sink.report.n_skipped += 1
+            continue
+        rows.extend(got)
+        if len(rows) >= chunk:
+            yield "tweets", builder.flush()
+            rows = builder.rows
+            add = rows.append
+    if not nonblank:
+        sink.bad(None, None, "empty file")
+    table = builder.flush()
+    if table is not None:
+        yield "tweets", table
+    sink.before_raise = None

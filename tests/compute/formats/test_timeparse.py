@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compute.formats.timeparse import (
+    MS_THRESHOLD,
+    SNOWFLAKE_MIN_ID,
+    is_snowflake,
+    parse_time,
+    parse_times,
+    snowflake_time,
+)
+
+T = 1539202764.0  # Wed Oct 10 20:19:24 UTC 2018
+
+FORMS = [
+    ("Wed Oct 10 20:19:24 +0000 2018", T),
+    ("Wed Oct 10 22:19:24 +0200 2018", T),
+    ("Wed Oct 10 18:49:24 -0130 2018", T),
+    ("2018-10-10T20:19:24Z", T),
+    ("2018-10-10T20:19:24z", T),
+    ("2018-10-10 20:19:24", T),
+    ("2018-10-10T20:19:24", T),
+    ("2018-10-10T20:19:24.000Z", T),
+    ("2018-10-10T20:19:24.5Z", T + 0.5),
+    ("2018-10-10T20:19:24.123456+00:00", T + 0.123456),
+    ("2018-10-10T22:19:24+02:00", T),
+    ("2018-10-10T15:19:24-0500", T),
+    ("2018-10-10T23:19:24+03", T),
+    ("2018-10-10", T - (20 * 3600 + 19 * 60 + 24)),
+    ("1539202764", T),
+    ("1539202764.25", T + 0.25),
+    ("1539202764000", T),
+    (" 2018-10-10T20:19:24Z ", T),
+    (1539202764, T),
+    (1539202764000, T),
+    (1539202764.5, T + 0.5),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), FORMS)
+def test_it_parses_every_time_form(value, expected):
+    assert parse_time(value) == pytest.approx(expected, abs=1e-6)
+    got, bad = parse_times([value])
+    assert bad == []
+    assert got[0] == pytest.approx(expected, abs=1e-6)
+
+
+def test_it_parses_a_mixed_column_at_once():
+    values = [v for v, _ in FORMS]
+    got, bad = parse_times(values)
+    assert bad == []
+    np.testing.assert_allclose(got, [e for _, e in FORMS], atol=1e-6)
+
+
+def test_it_marks_missing_values_as_nan_and_not_bad():
+    got, bad = parse_times([None, "", "   ", "2018-10-10T20:19:24Z"])
+    assert bad == []
+    assert np.isnan(got[:3]).all() and got[3] == T
+    assert parse_time(None) is None and parse_time("") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("yesterday", "unparseable time"),
+        ("2018-02-30T00:00:00Z", "unparseable time"),
+        ("Wed Foo 10 20:19:24 +0000 2018", "unknown month"),
+        ("Wed Feb 30 20:19:24 +0000 2018", "impossible time"),
+        ("2018-10-10T25:19:24Z", "unparseable time"),
+        (float("nan"), "not a finite number"),
+        (True, "not a time"),
+        ([1], "not a time"),
+    ],
+)
+def test_it_reports_unparseable_times_by_index(value, reason):
+    with pytest.raises(ValueError, match=reason):
+        parse_time(value)
+    got, bad = parse_times(["2018-10-10T20:19:24Z", value])
+    assert [i for i, _ in bad] == [1]
+    assert reason in bad[0][1]
+    assert got[0] == T and np.isnan(got[1])
+
+
+def test_it_treats_large_epochs_as_milliseconds():
+    assert MS_THRESHOLD == 1e11
+    assert parse_time(99_999_999_999) == 99_999_999_999  # seconds: the year 5138, but below the threshold
+    assert parse_time(100_000_000_001) == pytest.approx(100_000_000.001)
+
+
+def test_it_reads_snowflake_times():
+    # Twitter's documented example: id 1050118621198921728 was created Wed Oct 10 20:19:24 +0000 2018
+    assert snowflake_time(1050118621198921728) == pytest.approx(T + 0.211)
+    got = snowflake_time(np.array([1050118621198921728, 498430783699554305]))
+    assert got.dtype == np.float64 and got[0] == pytest.approx(T + 0.211)
+    assert datetime.fromtimestamp(got[1], UTC).year == 2014
+    assert is_snowflake(SNOWFLAKE_MIN_ID) and not is_snowflake(29_700_000_000)
+    assert is_snowflake(np.array([1, 1050118621198921728])).tolist() == [False, True]
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _forms(dt: datetime, offset_min: int, micro: int) -> list[tuple[str, float]]:
+    """``dt`` (UTC) written in several forms, with the epoch each should give."""
+    t = dt.timestamp()
+    tz = timezone(timedelta(minutes=offset_min))
+    local = dt.astimezone(tz)
+    sign = "+" if offset_min >= 0 else "-"
+    hh, mm = divmod(abs(offset_min), 60)
+    tw = (
+        f"{_DAYS[local.weekday()]} {_MONTHS[local.month - 1]} {local.day:02d} {local:%H:%M:%S} {sign}{hh:02d}{mm:02d} "
+        f"{local.year}"
+    )
+    frac = dt.replace(microsecond=micro)
+    return [
+        (tw, t),
+        (dt.strftime("%Y-%m-%dT%H:%M:%SZ"), t),
+        (local.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{hh:02d}:{mm:02d}", t),
+        (local.strftime("%Y-%m-%d %H:%M:%S") + f"{sign}{hh:02d}{mm:02d}", t),
+        (frac.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), frac.timestamp()),
+        (frac.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3], frac.timestamp() - (micro % 1000) / 1e6),
+        (str(int(t)), t),
+        (str(int(t * 1000)), t),
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.datetimes(min_value=datetime(1974, 1, 1), max_value=datetime(2200, 12, 31)),
+            st.integers(-12 * 60, 14 * 60),
+            st.integers(0, 999_999),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_it_agrees_with_the_scalar_parser(items):
+    """The vectorised column parser gives exactly what the scalar reference gives, for every form (from 1974 on:
+    earlier epoch milliseconds fall below MS_THRESHOLD and read as seconds, by design)."""
+    values, expected = [], []
+    for naive, off, micro in items:
+        dt = naive.replace(microsecond=0, tzinfo=UTC)
+        for v, t in _forms(dt, off, micro):
+            values.append(v)
+            expected.append(t)
+    got, bad = parse_times(values)
+    assert bad == []
+    scalar = np.array([parse_time(v) for v in values])
+    np.testing.assert_allclose(got, scalar, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6)

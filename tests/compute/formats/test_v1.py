@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compute.formats import InputError, ReadReport, iter_tweets, read
+from compute.formats.timeparse import snowflake_time
+from compute.tables import concat_tweets
+
+ORIG, RT = 1050118621198921728, 1050120030000000000
+T = 1539202764.0  # Wed Oct 10 20:19:24 UTC 2018
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_it_reads_statuses_and_embedded_originals(fdata, json_backend):
+    res = read("v1/good.jsonl")
+    t = res.tweets
+    assert res.format == "v1"
+    assert t.tweet_id.tolist() == [ORIG, RT, ORIG, 1050121000000000000, 1050122000000000000, 1050123000000000000]
+    assert t.retweeted_tweet_id.tolist() == [-1, ORIG, -1, -1, -1, -1]
+    assert t.user_id.tolist() == [2244994945, 783214, 2244994945, 17, 18, 19]
+    # the retweet line also yields the original as the retweet saw it (its author had 1001 followers by then)
+    assert t.followers_count[:5].tolist() == [1000, 50, 1001, 3, 0] and np.isnan(t.followers_count[5])
+    assert t.lines.tolist() == [1, 2, 2, 5, 6, 7]
+    assert t.screen_name.tolist() == ["alice", "bob", "alice", "carol", "dave", "erin"]
+    assert t.text[3] == "the whole long text"  # extended_tweet.full_text beats the truncated text
+    assert t.created_at[0] == T and t.created_at[1] == T + 336
+    assert t.created_at[3] == T + 636  # ISO form
+    assert t.created_at[4] == 1539203400.0  # only timestamp_ms
+    assert t.created_at[5] == snowflake_time(1050123000000000000)  # no time at all
+    assert res.report.n_good == 5 and res.report.n_skipped == 1 and res.report.n_bad == 0  # a delete notice
+
+
+def test_it_prefers_id_str_over_id(tmp_path, json_backend):
+    # JSON readers that go through doubles corrupt 64-bit ids; id_str is what the API meant
+    p = tmp_path / "ids.jsonl"
+    p.write_text(
+        '{"id": 1050118621198921700, "id_str": "1050118621198921728", "created_at": 1539202764,'
+        ' "user": {"id": 5.0, "id_str": "12345678901234567", "followers_count": 2}}\n'
+        '{"id": 1050118621198921729, "created_at": 1539202764, "user": {"id": 6}}\n'
+    )
+    t = read(p, "v1").tweets
+    assert t.tweet_id.tolist() == [ORIG, 1050118621198921729]
+    assert t.user_id.tolist() == [12345678901234567, 6]
+
+
+def test_it_raises_on_the_first_bad_line_in_strict_mode(fdata, json_backend):
+    with pytest.raises(InputError, match=r"^v1/bad.jsonl:2: invalid JSON: ") as exc:
+        read("v1/bad.jsonl")
+    assert exc.value.record.line == 2 and exc.value.record.field is None
+
+
+def test_it_skips_bad_lines_naming_line_and_field(fdata, json_backend):
+    res = read("v1/bad.jsonl", mode="skip-bad")
+    assert res.tweets.tweet_id.tolist() == [ORIG, RT, ORIG]
+    assert res.tweets.lines.tolist() == [1, 10, 10]
+    rep = res.report
+    assert (rep.n_good, rep.n_bad) == (2, 9)
+    shown = [(r.line, r.field, r.kind) for r in rep.shown]
+    assert shown == [
+        (2, None, "invalid JSON"),
+        (3, "user", "missing required field"),
+        (4, "user.followers_count", "negative count"),
+        (5, "id_str", "not an integer id"),
+        (6, "user", "wrong type"),
+        (7, "created_at", "unparseable time"),
+        (8, None, "wrong type"),
+        (9, "retweeted_status.user", "missing required field"),
+        (11, None, "undecodable bytes (not UTF-8)"),
+    ]
+    assert str(rep.shown[2]) == "v1/bad.jsonl:4: field 'user.followers_count': negative count: -5"
+
+
+def test_it_gives_the_same_answer_with_every_json_backend(fdata, monkeypatch):
+    from compute.formats._json import FORCE_ENV
+
+    results = {}
+    for name in ("msgspec", "orjson", "json"):
+        monkeypatch.setenv(FORCE_ENV, name)
+        try:
+            res = read("v1/bad.jsonl", mode="skip-bad")
+        except ValueError:
+            continue  # not installed here
+        t = res.tweets
+        results[name] = (
+            t.tweet_id.tolist(),
+            t.created_at.tolist(),
+            t.followers_count.tolist(),
+            [(r.line, r.field, r.kind) for r in res.report.shown],
+        )
+    assert len(results) >= 2
+    first = next(iter(results.values()))
+    assert all(r == first for r in results.values())
+
+
+def test_it_refuses_an_empty_file(fdata):
+    with pytest.raises(InputError, match=r"^v1/empty.jsonl: empty file$"):
+        read("v1/empty.jsonl", "v1")
+    assert read("v1/empty.jsonl", "v1", mode="skip-bad").report.n_bad == 1
+
+
+def test_it_streams_in_chunks(tmp_path, json_backend):
+    p = tmp_path / "many.jsonl"
+    with open(p, "w") as fh:
+        for i in range(3000):
+            st = {"id_str": str(ORIG + i), "created_at": 1539202764 + i, "user": {"id": i % 50, "followers_count": i}}
+            if i % 2:
+                st["retweeted_status"] = {"id_str": str(ORIG), "created_at": 1539202764, "user": {"id": 1}}
+            fh.write(json.dumps(st) + "\n")
+    report = ReadReport()
+    chunks = list(iter_tweets(p, chunk_size=500, report=report))
+    assert len(chunks) >= 4 and report.n_good == 3000
+    whole = read(p).tweets
+    assert len(whole) == 4500
+    assert np.array_equal(concat_tweets(chunks).tweet_id, whole.tweet_id)
+
+
+def test_it_works_without_msgspec_or_orjson(fdata):
+    """Only NumPy is required: with msgspec and orjson unimportable the stdlib json backend reads the same."""
+    script = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('msgspec', 'orjson'):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import compute.formats as F\n"
+        "from compute.formats._json import backend\n"
+        "r = F.read('v1/good.jsonl')\n"
+        "print(backend(), len(r.tweets), r.tweets.tweet_id[1])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("SPREADWATCH_JSON_BACKEND", None)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=fdata, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["json", "6", str(RT)]
+
+
+_ID = st.one_of(
+    st.integers(0, 2**63 - 1),
+    st.integers(0, 2**63 - 1).map(str),
+    st.sampled_from([None, -1, "12a", "", 1.5, "99999999999999999999", True, [1]]),
+)
+_TIME = st.one_of(
+    st.sampled_from(["Wed Oct 10 20:19:24 +0000 2018", "2018-10-10T20:19:24Z", "1539202764", "yesterday", None]),
+    st.integers(1_000_000_000, 2_000_000_000_000),
+)
+_COUNT = st.one_of(st.integers(0, 10**9), st.sampled_from([None, -3, 2.5, "7", "many", 1e300]))
+
+
+@st.composite
+def _status(draw, embedded=False):
+    d = {}
+    for key, strat in (("id", _ID), ("id_str", _ID), ("created_at", _TIME)):
+        if draw(st.booleans()):
+            d[key] = draw(strat)
+    if draw(st.integers(0, 9)):
+        user = {}
+        for key, strat in (("id", _ID), ("id_str", _ID), ("followers_count", _COUNT)):
+            if draw(st.booleans()):
+                user[key] = draw(strat)
+        if draw(st.booleans()):
+            user["screen_name"] = draw(st.sampled_from(["bob", 5, None]))
+        d["user"] = user if draw(st.integers(0, 9)) else "bob"
+    if draw(st.booleans()):
+        d["text"] = draw(st.sampled_from(["hi", "", None, 3]))
+    if draw(st.integers(0, 3)) == 0:
+        d["extended_tweet"] = draw(st.sampled_from([{"full_text": "long"}, {"full_text": 5}, "x", None, [1]]))
+    if draw(st.integers(0, 5)) == 0:
+        d["delete"] = {"status": {"id": 1}}
+    if not embedded and draw(st.integers(0, 2)) == 0:
+        d["retweeted_status"] = draw(_status(embedded=True)) if draw(st.integers(0, 9)) else 7
+    return d
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_status(), min_size=1, max_size=12))
+def test_it_reads_the_same_on_the_fast_and_careful_paths(tmp_path_factory, statuses):
+    """msgspec's fast path and the stdlib backend's careful path agree on every row and every bad record."""
+    import json as _json
+
+    from compute.formats._json import FORCE_ENV
+
+    p = tmp_path_factory.mktemp("v1") / "s.jsonl"
+    p.write_text("\n".join(_json.dumps(s) for s in statuses) + "\n")
+    out = {}
+    for name in ("msgspec", "json"):
+        os.environ[FORCE_ENV] = name
+        try:
+            res = read(p, "v1", mode="skip-bad")
+        finally:
+            del os.environ[FORCE_ENV]
+        t = res.tweets
+        out[name] = (
+            t.tweet_id.tolist(), t.retweeted_tweet_id.tolist(), t.user_id.tolist(),
+            np.nan_to_num(t.created_at, nan=-1).tolist(), np.nan_to_num(t.followers_count, nan=-1).tolist(),
+            t.screen_name.tolist(), t.text.tolist(), t.lines.tolist(),
+            [(r.line, r.field, r.kind) for r in res.report.shown], res.report.n_good, res.report.n_skipped,
+        )  # fmt: skip
+    assert out["msgspec"] == out["json"]
+
+
+_ODD = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**64) | st.sampled_from(["", "x", "1050121000000000000", "17"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["id", "id_str", "created_at", "user", "followers_count", "screen_name", "text",
+                         "full_text", "extended_tweet", "retweeted_status", "timestamp_ms", "delete"]),
+        inner, max_size=6),
+    max_leaves=14,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ODD, min_size=1, max_size=6))
+def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):
+    """Whatever the JSON holds, each line is read, skipped or reported, the same way by every backend."""
+    import json as _json
+
+    from compute.formats._json import FORCE_ENV
+
+    p = tmp_path_factory.mktemp("v1") / "odd.jsonl"
+    p.write_text("\n".join(_json.dumps(o) for o in objs) + "\n")
+    seen = []
+    for name in ("msgspec", "json"):
+        os.environ[FORCE_ENV] = name
+        try:
+            res = read(p, "v1", mode="skip-bad")
+        finally:
+            del os.environ[FORCE_ENV]
+        rep = res.report
+        assert rep.n_good + rep.n_bad + rep.n_skipped == len(objs)
+        seen.append((res.tweets.tweet_id.tolist(), [(r.line, r.field, r.kind) for r in rep.shown]))
+    assert seen[0] == seen[1]

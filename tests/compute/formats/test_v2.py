@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compute.formats import InputError, read
+from compute.formats.timeparse import snowflake_time
+
+X, R1 = 1050118621198921728, 1050120030000000000
+T = 1539202764.0
+
+
+def test_it_reads_twarc2_pages_and_flattened_tweets(fdata, json_backend):
+    res = read("v2/good.jsonl")
+    t = res.tweets
+    assert res.format == "v2" and res.report.n_bad == 0
+    rows = list(zip(t.lines.tolist(), t.tweet_id.tolist(), t.retweeted_tweet_id.tolist(), t.user_id.tolist()))
+    assert rows == [
+        (1, 1050121000000000000, -1, 17),  # a quote tweet is an original
+        (1, R1, X, 783214),  # a retweet ...
+        (1, X, -1, 2244994945),  # ... and its original, from includes.tweets
+        (2, X, -1, 2244994945),  # a page whose data is one object
+        (3, 1050130000000000000, X, 17),  # flattened: author expanded ...
+        (3, X, -1, 2244994945),  # ... and the original expanded into referenced_tweets
+        (4, 1050131000000000000, X, 18),  # no author object, no users: followers unknown
+    ]
+    # followers: includes.users by author_id on pages, the expanded author when flattened
+    assert t.followers_count[:6].tolist() == [3, 50, 1000, 1000, 3, 1000] and np.isnan(t.followers_count[6])
+    assert t.screen_name[:6].tolist() == ["carol", "bob", "alice", "alice", "carol", "alice"]
+    assert t.created_at[2] == T and t.created_at[1] == T + 336
+    assert t.created_at[6] == snowflake_time(1050131000000000000)  # no created_at
+    assert res.report.n_good == 7
+
+
+def test_it_drops_only_the_bad_tweet_of_a_page(fdata, json_backend):
+    res = read("v2/bad.jsonl", mode="skip-bad")
+    assert res.tweets.tweet_id.tolist() == [1050121000000000000]
+    assert [str(r) for r in res.report.shown][:2] == [
+        "v2/bad.jsonl:1: field 'data[1].author_id': missing required field",
+        "v2/bad.jsonl:1: field 'includes.users[1].public_metrics.followers_count': negative count: -1",
+    ]
+    assert [(r.line, r.kind) for r in res.report.shown[2:]] == [
+        (2, "invalid JSON"),
+        (3, "not a number"),
+    ]
+    assert res.report.shown[3].field == "author.public_metrics.followers_count"
+
+
+def test_it_raises_on_the_first_bad_tweet_in_strict_mode(fdata):
+    with pytest.raises(InputError, match=r"^v2/bad.jsonl:1: field 'data\[1\].author_id': missing required field$"):
+        read("v2/bad.jsonl")
+
+
+def test_it_blames_a_bad_time_on_the_tweet_that_has_it(tmp_path, json_backend):
+    p = tmp_path / "t.jsonl"
+    page = {
+        "data": [
+            {"id": "1050121000000000000", "author_id": "1", "created_at": "2018-10-10T20:30:00.000Z"},
+            {"id": "1050121000000000001", "author_id": "1", "created_at": "10/10/2018"},
+        ]
+    }
+    p.write_text(json.dumps(page) + "\n")
+    with pytest.raises(InputError, match=r"^.*t.jsonl:1: field 'data\[1\].created_at': unparseable time: '10/10/2018'"):
+        read(p, "v2")
+    assert read(p, "v2", mode="skip-bad").tweets.tweet_id.tolist() == [1050121000000000000]
+
+
+def test_it_skips_lines_without_tweets(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"errors": [{"title": "Not Found Error"}]}\n{"id": "1050121000000000000", "author_id": "3"}\n')
+    res = read(p, "v2")
+    assert res.report.n_skipped == 1 and res.tweets.user_id.tolist() == [3]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**63) | st.sampled_from(["", "x", "1050121000000000000", "17"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["id", "author_id", "created_at", "text", "author", "public_metrics", "followers_count",
+                         "username", "referenced_tweets", "type", "data", "includes", "users", "tweets"]),
+        inner, max_size=5),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_JSON, min_size=1, max_size=6))
+def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):
+    """Whatever the JSON holds, every backend reads it or reports bad records; nothing raises but InputError."""
+    import os
+
+    from compute.formats._json import FORCE_ENV
+
+    p = tmp_path_factory.mktemp("v2") / "odd.jsonl"
+    p.write_text("\n".join(json.dumps(o) for o in objs) + "\n")
+    for name in ("msgspec", "json"):
+        os.environ[FORCE_ENV] = name
+        try:
+            res = read(p, "v2", mode="skip-bad")
+        finally:
+            del os.environ[FORCE_ENV]
+        assert len(res.tweets) >= 0 and res.report.n_good + res.report.n_bad + res.report.n_skipped >= 1
