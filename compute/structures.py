@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._jit import njit
+
 __all__ = [
     "ARCHIVE_KEYS",
     "Cascades",
@@ -296,16 +298,15 @@ class SpreadingGraphs:
         if len(self.edge_src) != m or len(self.edge_dst) != m:
             raise ValueError(f"edge_src/edge_dst must have length M={m}")
         if m:
-            cas = np.repeat(np.arange(t), np.diff(off))
-            lo, hi = self.cascades.node_offsets[cas], self.cascades.node_offsets[cas + 1]
+            node_off = self.cascades.node_offsets
             for name in ("edge_src", "edge_dst"):
                 a = getattr(self, name)
-                bad = (a < lo) | (a >= hi)
-                if np.any(bad):
-                    k = int(np.flatnonzero(bad)[0])
+                k = int(_first_edge_outside(off, node_off, a))
+                if k >= 0:
+                    c = int(np.searchsorted(off, k, side="right") - 1)
                     raise ValueError(
-                        f"{name}[{k}]={int(a[k])} is not a node of cascade {int(cas[k])} "
-                        f"([{int(lo[k])}, {int(hi[k])}))"
+                        f"{name}[{k}]={int(a[k])} is not a node of cascade {c} "
+                        f"([{int(node_off[c])}, {int(node_off[c + 1])}))"
                     )
 
     def with_edges(self, edge_offsets, edge_src, edge_dst) -> SpreadingGraphs:
@@ -321,6 +322,19 @@ class SpreadingGraphs:
         shift = np.repeat(sub_c.node_offsets[:-1] - c.node_offsets[which], esz).astype(self.edge_src.dtype)
         return SpreadingGraphs(sub_c, _offsets(esz), self.edge_src[edges] + shift, self.edge_dst[edges] + shift,
                                orphans=self.orphans)
+
+
+@njit
+def _first_edge_outside(edge_offsets, node_offsets, a):
+    """Index of the first edge endpoint outside its cascade's node range, or -1 (one pass, no temporaries:
+    this runs on every construction, 450M edges for the full RSG preset)."""
+    for t in range(len(edge_offsets) - 1):
+        lo = node_offsets[t]
+        hi = node_offsets[t + 1]
+        for e in range(edge_offsets[t], edge_offsets[t + 1]):
+            if a[e] < lo or a[e] >= hi:
+                return e
+    return -1
 
 
 def _which(which, n: int) -> np.ndarray:
