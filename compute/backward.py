@@ -86,13 +86,29 @@ def backward_cpu(graphs: SpreadingGraphs, *, threads: int | None = None) -> Back
         old = numba.get_num_threads()
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         try:
-            _backward_chunks(chunks, c.node_offsets, c.followers, graphs.edge_offsets, graphs.edge_src,
-                             graphs.edge_dst, influence, status)
+            _backward_chunks(
+                chunks,
+                c.node_offsets,
+                c.followers,
+                graphs.edge_offsets,
+                graphs.edge_src,
+                graphs.edge_dst,
+                influence,
+                status,
+            )
         finally:
             numba.set_num_threads(old)
     else:
-        _backward_chunks(chunks, c.node_offsets, c.followers, graphs.edge_offsets, graphs.edge_src,
-                         graphs.edge_dst, influence, status)
+        _backward_chunks(
+            chunks,
+            c.node_offsets,
+            c.followers,
+            graphs.edge_offsets,
+            graphs.edge_src,
+            graphs.edge_dst,
+            influence,
+            status,
+        )
     result = BackwardResult(influence)
     cyclic = np.flatnonzero(status)
     if len(cyclic):

@@ -169,9 +169,7 @@ def combine(
     # sum per (group, user); a user appears at most once per cascade, so counting rows counts cascades
     order = np.lexsort((u_node, g_node))
     g_node, u_node, v_node = g_node[order], u_node[order], v_node[order]
-    first = np.r_[True, (g_node[1:] != g_node[:-1]) | (u_node[1:] != u_node[:-1])] if len(g_node) else np.zeros(
-        0, bool
-    )
+    first = np.r_[True, (g_node[1:] != g_node[:-1]) | (u_node[1:] != u_node[:-1])] if len(g_node) else np.zeros(0, bool)
     starts = np.flatnonzero(first)
     total = np.add.reduceat(v_node, starts) if len(starts) else np.zeros(0)
     count = np.diff(np.r_[starts, len(g_node)]).astype(np.int64)

@@ -75,8 +75,16 @@ def forward_cpu(
 
     def run(r: int):
         return _forward_kernel(
-            int(bounds[r]), int(bounds[r + 1]), cascades.node_offsets, node_user, cascades.times,
-            cascades.publisher, graph.friends_indptr, graph.friends_indices, graph.n_users, orphans == "attach",
+            int(bounds[r]),
+            int(bounds[r + 1]),
+            cascades.node_offsets,
+            node_user,
+            cascades.times,
+            cascades.publisher,
+            graph.friends_indptr,
+            graph.friends_indices,
+            graph.n_users,
+            orphans == "attach",
         )
 
     if k == 1 or len(bounds) <= 2:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import HAVE_NUMBA, njit
 
 __all__ = [
     "ARCHIVE_KEYS",
@@ -142,8 +142,7 @@ class Cascades:
             if np.any(bad):
                 k = int(np.flatnonzero(bad)[0])
                 raise ValueError(
-                    f"publisher[{k}]={int(pub[k])} lies outside cascade {k}'s nodes "
-                    f"[{int(off[k])}, {int(off[k + 1])})"
+                    f"publisher[{k}]={int(pub[k])} lies outside cascade {k}'s nodes [{int(off[k])}, {int(off[k + 1])})"
                 )
 
 
@@ -160,7 +159,8 @@ class FollowerGraph:
     user_ids: np.ndarray
     friends_indptr: np.ndarray
     friends_indices: np.ndarray
-    _followers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    #: optional (indptr, indices) of the followers direction, for a builder that has it already
+    followers_csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "user_ids", _as(self.user_ids, np.int64))
@@ -222,14 +222,14 @@ class FollowerGraph:
 
     def followers(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR of the opposite direction: row ``j`` lists (sorted) the users following ``j``. Cached."""
-        if self._followers is None:
+        if self.followers_csr is None:
             u = self.n_users
             src = np.repeat(np.arange(u, dtype=self.friends_indices.dtype), np.diff(self.friends_indptr))
             order = np.argsort(self.friends_indices, kind="stable")
             indptr = np.zeros(u + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.friends_indices, minlength=u), out=indptr[1:])
-            object.__setattr__(self, "_followers", (indptr, src[order]))
-        return self._followers  # type: ignore[return-value]
+            object.__setattr__(self, "followers_csr", (indptr, src[order]))
+        return self.followers_csr  # type: ignore[return-value]
 
     def to_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(follower_ids, followee_ids) as Twitter user ids."""
@@ -276,8 +276,16 @@ class SpreadingGraphs:
     @property
     def nbytes(self) -> int:
         c = self.cascades
-        arrays = [c.node_offsets, c.user_ids, c.followers, c.publisher, c.tweet_ids, self.edge_offsets,
-                  self.edge_src, self.edge_dst]
+        arrays = [
+            c.node_offsets,
+            c.user_ids,
+            c.followers,
+            c.publisher,
+            c.tweet_ids,
+            self.edge_offsets,
+            self.edge_src,
+            self.edge_dst,
+        ]
         if c.times is not None:
             arrays.append(c.times)
         return sum(a.nbytes for a in arrays)
@@ -301,7 +309,8 @@ class SpreadingGraphs:
             node_off = self.cascades.node_offsets
             for name in ("edge_src", "edge_dst"):
                 a = getattr(self, name)
-                k = int(_first_edge_outside(off, node_off, a))
+                find = _first_edge_outside if HAVE_NUMBA else _first_edge_outside_np
+                k = int(find(off, node_off, a))
                 if k >= 0:
                     c = int(np.searchsorted(off, k, side="right") - 1)
                     raise ValueError(
@@ -320,8 +329,9 @@ class SpreadingGraphs:
         esz = np.diff(self.edge_offsets)[which]
         edges = ranges(self.edge_offsets[which], esz)
         shift = np.repeat(sub_c.node_offsets[:-1] - c.node_offsets[which], esz).astype(self.edge_src.dtype)
-        return SpreadingGraphs(sub_c, _offsets(esz), self.edge_src[edges] + shift, self.edge_dst[edges] + shift,
-                               orphans=self.orphans)
+        return SpreadingGraphs(
+            sub_c, _offsets(esz), self.edge_src[edges] + shift, self.edge_dst[edges] + shift, orphans=self.orphans
+        )
 
 
 @njit
@@ -334,6 +344,20 @@ def _first_edge_outside(edge_offsets, node_offsets, a):
         for e in range(edge_offsets[t], edge_offsets[t + 1]):
             if a[e] < lo or a[e] >= hi:
                 return e
+    return -1
+
+
+def _first_edge_outside_np(edge_offsets, node_offsets, a, chunk: int = 1 << 22) -> int:
+    """NumPy twin of :func:`_first_edge_outside` for machines without numba, in chunks of edges so the
+    temporaries stay small."""
+    m = len(a)
+    for s0 in range(0, m, chunk):
+        e = np.arange(s0, min(m, s0 + chunk))
+        cas = np.searchsorted(edge_offsets, e, side="right") - 1
+        v = a[e]
+        bad = (v < node_offsets[cas]) | (v >= node_offsets[cas + 1])
+        if bad.any():
+            return int(e[np.argmax(bad)])
     return -1
 
 

@@ -155,6 +155,4 @@ def concat_follows(chunks: Iterable[FollowTable]) -> FollowTable:
     chunks = [c for c in chunks if len(c)]
     if not chunks:
         return FollowTable.empty()
-    return FollowTable(
-        np.concatenate([c.follower_id for c in chunks]), np.concatenate([c.followee_id for c in chunks])
-    )
+    return FollowTable(np.concatenate([c.follower_id for c in chunks]), np.concatenate([c.followee_id for c in chunks]))

@@ -65,8 +65,9 @@ def export(archive: str | os.PathLike, outdir: Path) -> dict:
     return {"n_cascades": t, "n_nodes": n, "n_edges": m}
 
 
-def run(archive: str | os.PathLike, repeat: int = 21, out: str | None = None, cc: str = "gcc",
-        prebuilt: bool = False) -> dict:
+def run(
+    archive: str | os.PathLike, repeat: int = 21, out: str | None = None, cc: str = "gcc", prebuilt: bool = False
+) -> dict:
     """Export, build, run; return the C program's RESULT record (plus the machine it ran on)."""
     exe = build(cc)
     with tempfile.TemporaryDirectory(prefix="spreadwatch-baseline-") as d:
@@ -80,7 +81,7 @@ def run(archive: str | os.PathLike, repeat: int = 21, out: str | None = None, cc
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if not lines:
         raise RuntimeError(f"no RESULT line from {exe}:\n{proc.stdout}\n{proc.stderr}")
-    res = json.loads(lines[-1][len("RESULT "):])
+    res = json.loads(lines[-1][len("RESULT ") :])
     res["archive"] = str(archive)
     res["compiler"] = " ".join([cc, *CFLAGS])
     res["cpu"] = _cpu_name()
@@ -103,8 +104,11 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=21, help="runs of the whole computation (default 21)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--out", help="write the influence array (raw float64[N]) here")
-    p.add_argument("--prebuilt", action="store_true",
-                   help="build every cascade's CSR before timing; time only the traversal (thesis method)")
+    p.add_argument(
+        "--prebuilt",
+        action="store_true",
+        help="build every cascade's CSR before timing; time only the traversal (thesis method)",
+    )
     p.add_argument("--cc", default=os.environ.get("CC", "gcc"), help="C compiler (default gcc)")
     a = p.parse_args(argv)
     if shutil.which(a.cc) is None:

@@ -50,8 +50,13 @@ def influence_by_tweet(c: Cascades, influence: np.ndarray) -> dict[int, dict[int
     return out
 
 
-def one_cascade(publisher: int, retweets: list[tuple[int, float]], followers: dict[int, float] | None = None,
-                tweet_id: int = 1, t0: float = 0.0) -> Cascades:
+def one_cascade(
+    publisher: int,
+    retweets: list[tuple[int, float]],
+    followers: dict[int, float] | None = None,
+    tweet_id: int = 1,
+    t0: float = 0.0,
+) -> Cascades:
     """A single cascade: ``retweets`` as (user, time)."""
     followers = followers or {}
     rows = [(tweet_id, None, publisher, t0, followers.get(publisher, 1.0))]
@@ -84,6 +89,12 @@ def given_graphs(cascades: list[tuple[list[int], list[tuple[int, int]], int]], t
         node_off.append(base + len(f))
         edge_off.append(edge_off[-1] + len(edges))
     n = node_off[-1]
-    c = Cascades(node_off, np.arange(100, 100 + n), np.array(fol, float), pub, np.arange(len(cascades)) + 1000,
-                 times=None if times is None else np.array(tms, float))
+    c = Cascades(
+        node_off,
+        np.arange(100, 100 + n),
+        np.array(fol, float),
+        pub,
+        np.arange(len(cascades)) + 1000,
+        times=None if times is None else np.array(tms, float),
+    )
     return SpreadingGraphs(c, edge_off, np.array(src, np.int64), np.array(dst, np.int64))

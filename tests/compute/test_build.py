@@ -46,10 +46,15 @@ def test_it_switches_to_retweeters_reached_when_no_counts_are_known():
 
 
 def test_it_fills_a_missing_count_from_the_users_latest_known_one_else_zero():
-    c, rep = _build([
-        (1, None, 10, 0.0, 5), (0, 1, 20, 1.0, None), (0, 1, 30, 2.0, None),
-        (2, None, 20, 5.0, 40), (3, None, 20, 7.0, 70),
-    ])
+    c, rep = _build(
+        [
+            (1, None, 10, 0.0, 5),
+            (0, 1, 20, 1.0, None),
+            (0, 1, 30, 2.0, None),
+            (2, None, 20, 5.0, 40),
+            (3, None, 20, 7.0, 70),
+        ]
+    )
     first = dict(zip(c.user_ids[:3].tolist(), c.followers[:3].tolist()))
     assert first == {10: 5, 20: 70, 30: 0}
     assert rep.followers_filled == 1 and rep.followers_unknown_as_zero == 1

@@ -26,8 +26,7 @@ def _run(extra_env: dict) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     env.update(extra_env)
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
 
 
 def test_it_imports_without_django_settings_or_heavy_dependencies():
@@ -61,8 +60,9 @@ np.save(sys.argv[1], np.concatenate([sg.edge_src, sg.edge_dst, res.influence.vie
         path = tmp_path / f"out{flag}.npy"
         env = {k: v for k, v in os.environ.items()}
         env.update(PYTHONPATH=str(ROOT), SPREADWATCH_NO_NUMBA=flag)
-        res = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env,
-                             cwd=ROOT, timeout=300)
+        res = subprocess.run(
+            [sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+        )
         assert res.returncode == 0, res.stderr
         outs.append(np.load(path))
     assert np.array_equal(outs[0], outs[1])

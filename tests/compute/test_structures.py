@@ -9,12 +9,22 @@ from .helpers import given_graphs
 
 
 def _sample(times=True, labels=True) -> SpreadingGraphs:
-    g = given_graphs([([1, 2, 3], [(0, 2), (1, 2)], 2), ([5], [], 0), ([7, 9], [(1, 0)], 0)],
-                     times=[[2.0, 1.5, 0.0], [4.0], [0.0, 1e9 + 0.25]] if times else None)
+    g = given_graphs(
+        [([1, 2, 3], [(0, 2), (1, 2)], 2), ([5], [], 0), ([7, 9], [(1, 0)], 0)],
+        times=[[2.0, 1.5, 0.0], [4.0], [0.0, 1e9 + 0.25]] if times else None,
+    )
     c = g.cascades
     if labels:
-        c = Cascades(c.node_offsets, c.user_ids, c.followers, c.publisher, c.tweet_ids, c.times, "retweeters",
-                     np.array(["false", None, "non-rumor"], dtype=object))
+        c = Cascades(
+            c.node_offsets,
+            c.user_ids,
+            c.followers,
+            c.publisher,
+            c.tweet_ids,
+            c.times,
+            "retweeters",
+            np.array(["false", None, "non-rumor"], dtype=object),
+        )
         g = SpreadingGraphs(c, g.edge_offsets, g.edge_src.astype(np.int32), g.edge_dst.astype(np.int32), "attach")
     return g
 
