@@ -4,13 +4,14 @@ I_t(v) starts at n_v. A *source* (in-degree 0, out-degree > 0) passes I_t(u) / o
 out-neighbour and drops its edges; a neighbour whose in-degree falls to 0 becomes a source. Any order that
 processes a node after all of its in-neighbours gives the same values up to float64 rounding, so:
 
-* **Sweep path** (no queue, no in-degrees, no adjacency build). Within a cascade, when the edges are grouped
-  by source in index order and every edge points the same way in index order (``src > dst`` for all, or
-  ``src < dst`` for all), walking the edge list forwards or backwards visits every node's out-edges after
-  all of its in-edges. Our forward phase emits exactly this shape (publisher first, retweeters in time
-  order, edges grouped by retweeter), and so does the thesis' Algorithm 10 generator. A single pass finds
-  each run of equal sources by galloping (its length is the out-degree), propagates, and checks the shape
-  on the way. Cycles are impossible in this shape.
+* **Sweep path** (no queue, no in-degrees, no adjacency build). Within a cascade, when the sources of the
+  edge list are sorted and every edge points the same way in index order (``src > dst`` for all, or
+  ``src < dst`` for all), taking the runs of equal sources forwards or backwards through memory visits every
+  node after all of its in-neighbours. Our forward phase emits exactly this shape (publisher first,
+  retweeters in time order, edges grouped by retweeter), and so does the thesis' Algorithm 10 generator.
+  The shape is checked once, when the ``SpreadingGraphs`` is built (``shapes``, the counterpart of the
+  thesis' CSR build during data preparation); the sweep then finds each run by galloping (its length is
+  the out-degree) and streams the destinations once. Cycles are impossible in this shape.
 * **Queue path**: the thesis' algorithm for everything else — in-degrees, an out-adjacency built by counting
   sort, a FIFO of sources. If the queue empties with edges left, the cascade has a cycle.
 
@@ -88,6 +89,7 @@ def backward_cpu(graphs: SpreadingGraphs, *, threads: int | None = None) -> Back
         _unsigned(graphs.edge_offsets),
         _unsigned(graphs.edge_src),
         _unsigned(graphs.edge_dst),
+        graphs.shapes,
         influence,
         status,
     )
@@ -126,9 +128,9 @@ def _chunks(edge_offsets: np.ndarray, node_offsets: np.ndarray, threads: int | N
 
 
 @njit(parallel=True)
-def _backward_chunks(chunks, node_offsets, followers, edge_offsets, src, dst, out, status):
+def _backward_chunks(chunks, node_offsets, followers, edge_offsets, src, dst, shapes, out, status):
     for c in prange(len(chunks) - 1):
-        _backward_range(chunks[c], chunks[c + 1], node_offsets, followers, edge_offsets, src, dst, out, status)
+        _backward_range(chunks[c], chunks[c + 1], node_offsets, followers, edge_offsets, src, dst, shapes, out, status)
 
 
 def _unsigned(a: np.ndarray) -> np.ndarray:
@@ -189,68 +191,45 @@ def _run_start(src, a, k, u):
 
 
 @njit(inline="always")
-def _run(s0, s1, u, src, dst, out, up):
-    """Pass ``out[u] / (s1 - s0)`` along the edges ``s0:s1``; whether each has source ``u`` and points the
-    way ``up`` says."""
+def _run(s0, s1, u, dst, out):
+    """Pass ``out[u] / (s1 - s0)`` along the edges ``s0:s1`` (the run of source ``u``)."""
     share = out[u] / (s1 - s0)
-    lo_d = dst[s0]
-    hi_d = lo_d
-    same = True
     for i in range(s0, s1):
-        d = dst[i]
-        out[d] += share
-        lo_d = min(lo_d, d)
-        hi_d = max(hi_d, d)
-        same &= src[i] == u
-    return same & ((lo_d > u) if up else (hi_d < u))
+        out[dst[i]] += share
 
 
 @njit(inline="always")
-def _sweep(a, b, src, dst, out):
-    """One pass over the edges ``a:b`` when their shape allows (module docstring); ``False`` if it does not.
+def _sweep(a, b, src, dst, out, forward):
+    """The backward phase of one cascade in one pass over its edges ``a:b``, whose shape
+    (:func:`compute.structures.edge_shapes`, checked when the graphs were built) says that taking the runs of
+    equal sources through memory ``forward`` (or backwards) visits every node after its in-neighbours.
 
-    Runs of equal sources are found by galloping (a run's length is its out-degree) and taken in the order
-    that makes every edge point to a node processed later: through memory when sources increase the way the
-    edges point, backwards otherwise. Checked on the way, since galloping trusts sortedness: every edge of a
-    run has the run's source and points the right way, and run sources are strictly monotone. On ``False``
-    the values in ``out`` may be garbage and the caller starts over.
-
-    Measured choices (``rsg`` at scale 0.1, one core): inlined, with the checks folded into flags read at
-    the end — behind a call boundary, or with early exits, numba's code ran 1.5-1.7x slower; a separate
-    sortedness pass over ``src`` cost more than re-reading ``src`` inside this loop.
+    Runs are found by galloping over the sorted sources, so the loop streams only ``dst``; a run's length is
+    its out-degree. (Inlined: behind a call boundary numba's loop ran 1.5-1.7x slower.)
     """
-    up = src[a] < dst[a]  # the first edge's direction decides what every edge must be
-    ok = True
-    if (src[a] <= src[b - np.uint64(1)]) == up:
-        prev = src[a]
+    if forward:
         e = a
         while e < b:
             u = src[e]
             k = _run_end(src, e, b, u)
-            ok &= (e == a) or ((u > prev) if up else (u < prev))
-            prev = u
-            ok &= _run(e, k, u, src, dst, out, up)
+            _run(e, k, u, dst, out)
             e = k
     else:
-        prev = src[b - np.uint64(1)]
         k = b
         while k > a:
             u = src[k - np.uint64(1)]
             e = _run_start(src, a, k, u)
-            ok &= (k == b) or ((u > prev) if up else (u < prev))
-            prev = u
-            ok &= _run(e, k, u, src, dst, out, up)
+            _run(e, k, u, dst, out)
             k = e
-    return ok
 
 
 @njit
-def _backward_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out, status):
+def _backward_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, shapes, out, status):
     """Cascades ``t0:t1``: sweep every one that allows it, then run the queue algorithm on the rest.
 
     Two separate loops on purpose: with the queue path in the same loop body LLVM compiled the sweep ~1.5x
     slower. ``status[t]`` ends 0 (done) or 1 (a cycle is left)."""
-    _sweep_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out, status)
+    _sweep_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, shapes, out, status)
     max_n = 1
     max_m = 1
     for t in range(t0, t1):
@@ -278,14 +257,16 @@ def _backward_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out
 
 
 @njit
-def _sweep_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, out, status):
+def _sweep_range(t0, t1, node_offsets, followers, edge_offsets, src, dst, shapes, out, status):
     """Start values and the sweep for cascades ``t0:t1``; ``status[t] = 2`` where the sweep does not apply."""
     for t in range(t0, t1):
         for i in range(node_offsets[t], node_offsets[t + 1]):
             out[i] = followers[i]
         a = edge_offsets[t]
         b = edge_offsets[t + 1]
-        if b != a and not _sweep(a, b, src, dst, out):
+        if shapes[t] != 0:
+            _sweep(a, b, src, dst, out, shapes[t] == 1)
+        elif b != a:
             status[t] = 2
 
 

@@ -250,6 +250,9 @@ class SpreadingGraphs:
     edge_src: np.ndarray
     edge_dst: np.ndarray
     orphans: str = "given"
+    #: per cascade, the order in which one sweep through its edge list is a topological order (see
+    #: :func:`edge_shapes`); computed on construction, like the thesis' CSR build in data preparation
+    shapes: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edge_offsets", _as(self.edge_offsets, np.int64))
@@ -259,6 +262,10 @@ class SpreadingGraphs:
                 a = a.astype(np.int64)
             object.__setattr__(self, name, np.ascontiguousarray(a))
         self.validate()
+        object.__setattr__(self, "shapes", edge_shapes(self.edge_offsets, self.edge_src, self.edge_dst))
+        # the shapes describe these arrays: freeze them so nothing can change the edges behind the shapes' back
+        for name in ("edge_offsets", "edge_src", "edge_dst"):
+            getattr(self, name).flags.writeable = False
 
     # Convenience views of the node arrays -------------------------------------------------------
     @property
@@ -359,6 +366,73 @@ def _first_edge_outside_np(edge_offsets, node_offsets, a, chunk: int = 1 << 22) 
         if bad.any():
             return int(e[np.argmax(bad)])
     return -1
+
+
+#: :func:`edge_shapes` codes
+SHAPE_QUEUE, SHAPE_SWEEP_FORWARD, SHAPE_SWEEP_BACKWARD = 0, 1, 2
+
+
+def edge_shapes(edge_offsets: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Per cascade: can one pass through its edge list run the backward phase, and in which direction?
+
+    ``SHAPE_SWEEP_FORWARD`` (1) or ``SHAPE_SWEEP_BACKWARD`` (2) when ``src`` is sorted (either way) and every
+    edge points the same way in index order (all ``src < dst`` or all ``src > dst``): then taking the runs of
+    equal sources through memory forwards (1) or backwards (2) visits every node after all its in-neighbours.
+    ``SHAPE_QUEUE`` (0) otherwise, and for cascades without edges. Our forward phase always emits shape 2 (the
+    publisher first, retweeters in time order, edges grouped by retweeter), Algorithm 10 graphs shape 1.
+    """
+    if HAVE_NUMBA:
+        return _edge_shapes(edge_offsets, src, dst)
+    t = len(edge_offsets) - 1
+    m = len(src)
+    out = np.zeros(t, dtype=np.int8)
+    if m == 0:
+        return out
+    nonempty = np.diff(edge_offsets) > 0
+    starts = edge_offsets[:-1][nonempty]
+    step = np.diff(src.astype(np.int64), prepend=src[:1].astype(np.int64))
+    step[edge_offsets[:-1][nonempty]] = 0  # no step across cascades
+    up = src < dst
+
+    def every(x):
+        r = np.zeros(t, dtype=bool)
+        r[nonempty] = np.logical_and.reduceat(x, starts)
+        return r
+
+    inc, dec, all_up, all_down = every(step >= 0), every(step <= 0), every(up), every(~up & (src != dst))
+    out[(inc & all_up) | (dec & all_down)] = SHAPE_SWEEP_FORWARD
+    out[((inc & all_down) | (dec & all_up)) & (out == 0)] = SHAPE_SWEEP_BACKWARD
+    out[~nonempty] = SHAPE_QUEUE
+    return out
+
+
+@njit
+def _edge_shapes(edge_offsets, src, dst):
+    t = len(edge_offsets) - 1
+    out = np.zeros(t, dtype=np.int8)
+    for c in range(t):
+        a = edge_offsets[c]
+        b = edge_offsets[c + 1]
+        if b == a:
+            continue
+        inc = True
+        dec = True
+        up = True
+        down = True
+        prev = src[a]
+        for e in range(a, b):
+            s = src[e]
+            d = dst[e]
+            inc &= s >= prev
+            dec &= s <= prev
+            up &= s < d
+            down &= s > d
+            prev = s
+        if (inc and up) or (dec and down):
+            out[c] = 1
+        elif (inc and down) or (dec and up):
+            out[c] = 2
+    return out
 
 
 def _which(which, n: int) -> np.ndarray:
