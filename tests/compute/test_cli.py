@@ -187,6 +187,7 @@ def test_it_benchmarks_the_forward_phase_on_a_tiny_twitter_preset(tmp_path):
     run_cli("generate", "twitter", "--scale", "0.0005", "--out", str(out))
     b = json.loads(run_cli("bench", "forward", "--dataset", str(out), "--repeat", "2", "--output", "json").stdout)
     assert b["phase"] == "forward" and b["n_retweets"] > 0 and b["n_cascades"] > 0
+    assert b["membership_tests"] == b["friend_side_tests"] + b["participant_side_tests"] > 0
 
 
 def test_it_refuses_the_gpu_backend_where_there_is_none():
