@@ -19,7 +19,6 @@ import numpy as np
 
 from ._jit import njit
 from .backends import resolve_backend
-from .structures import SpreadingGraphs
 
 __all__ = ["BenchResult", "bench", "THESIS_RSG"]
 
@@ -231,39 +230,13 @@ def bench(
         out = fn()
         times.append(time.perf_counter() - t0)
     peak = _peak_rss()
+    sizes = out if phase == "forward" else graphs  # the forward phase's output carries the same counts
+    res = BenchResult(phase, used, name, sizes.n_cascades, sizes.n_nodes, sizes.n_edges, n_retweets, times, peak,
+                      data_bytes, threads, info)  # fmt: skip
     if phase == "forward":
-        sg: SpreadingGraphs = out
-        res = BenchResult(
-            "forward",
-            used,
-            name,
-            sg.n_cascades,
-            sg.n_nodes,
-            sg.n_edges,
-            n_retweets,
-            times,
-            peak,
-            data_bytes,
-            threads,
-            info,
-        )
-        res.extra["spreading_edges"] = sg.n_edges
+        res.extra["spreading_edges"] = out.n_edges
         res.extra.update(membership_tests(cascades, graph))
     else:
-        res = BenchResult(
-            "backward",
-            used,
-            name,
-            graphs.n_cascades,
-            graphs.n_nodes,
-            graphs.n_edges,
-            n_retweets,
-            times,
-            peak,
-            data_bytes,
-            threads,
-            info,
-        )
         res.extra["checksum_publishers"] = float(np.nansum(out.influence[graphs.cascades.publisher]))
     res.extra["cpu_count"] = os.cpu_count()
     return res
