@@ -52,6 +52,36 @@ def test_it_prefers_id_str_over_id(tmp_path, json_backend):
     assert t.user_id.tolist() == [12345678901234567, 6]
 
 
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        ("1e3", "not an integer id"),  # a lax int conversion would read 1000
+        ("1.0", "not an integer id"),
+        ("0x1f", "not an integer id"),
+        ("-5", "negative id"),
+        ("9223372036854775808", "id out of range"),  # 2**63
+        (" 12 ", 12),  # surrounding blanks are forgiven
+    ],
+)
+@pytest.mark.parametrize("where", ["id_str", "user.id_str"])
+def test_it_reads_string_ids_the_same_way_with_every_backend(tmp_path, json_backend, raw, outcome, where):
+    status = {"id_str": "1050118621198921728", "created_at": 1539202764,
+              "user": {"id_str": "5", "followers_count": 2}}  # fmt: skip
+    if where == "id_str":
+        status["id_str"] = raw
+    else:
+        status["user"]["id_str"] = raw
+    p = tmp_path / "ids.jsonl"
+    p.write_text(json.dumps(status) + "\n")
+    if isinstance(outcome, int):
+        t = read(p, "v1").tweets
+        assert (t.tweet_id if where == "id_str" else t.user_id).tolist() == [outcome]
+        return
+    with pytest.raises(InputError, match=rf"ids.jsonl:1: field '{where}': {outcome}"):
+        read(p, "v1")
+    assert read(p, "v1", mode="skip-bad").report.n_bad == 1
+
+
 def test_it_raises_on_the_first_bad_line_in_strict_mode(fdata, json_backend):
     with pytest.raises(InputError, match=r"^v1/bad.jsonl:2: invalid JSON: ") as exc:
         read("v1/bad.jsonl")
