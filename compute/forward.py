@@ -70,8 +70,8 @@ def forward_cpu(
     if not HAVE_NUMBA:
         k = 1  # without numba the kernel holds the GIL: threads would only add overhead
     # cut into 4k ranges of about equal participants so a huge cascade does not leave a thread idle long
-    bounds = np.unique(np.searchsorted(cascades.node_offsets, np.linspace(0, cascades.n_nodes, 4 * k + 1)))
-    bounds = np.unique(np.clip(np.r_[0, bounds, cascades.n_cascades], 0, cascades.n_cascades))
+    cuts = np.searchsorted(cascades.node_offsets, np.linspace(0, cascades.n_nodes, 4 * k + 1))
+    bounds = np.unique(np.clip(np.r_[0, cuts, cascades.n_cascades], 0, cascades.n_cascades))
 
     def run(r: int):
         return _forward_kernel(

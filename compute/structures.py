@@ -215,10 +215,10 @@ class FollowerGraph:
     def index_of(self, ids) -> np.ndarray:
         """Dense index of each Twitter user id, ``-1`` where the user is not in the graph."""
         ids = np.asarray(ids, dtype=np.int64)
-        pos = np.searchsorted(self.user_ids, ids)
-        pos = np.minimum(pos, max(len(self.user_ids) - 1, 0))
-        ok = (len(self.user_ids) > 0) & (self.user_ids[pos] == ids) if len(self.user_ids) else np.zeros(ids.shape, bool)
-        return np.where(ok, pos, -1).astype(np.int64)
+        if not len(self.user_ids):
+            return np.full(ids.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.user_ids, ids), len(self.user_ids) - 1)
+        return np.where(self.user_ids[pos] == ids, pos, -1).astype(np.int64)
 
     def followers(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR of the opposite direction: row ``j`` lists (sorted) the users following ``j``. Cached."""
@@ -261,8 +261,7 @@ class SpreadingGraphs:
             if a.dtype not in (np.int32, np.int64):
                 a = a.astype(np.int64)
             object.__setattr__(self, name, np.ascontiguousarray(a))
-        self.validate()
-        object.__setattr__(self, "shapes", edge_shapes(self.edge_offsets, self.edge_src, self.edge_dst))
+        object.__setattr__(self, "shapes", self._check_edges())
         # the shapes describe these arrays: freeze them so nothing can change the edges behind the shapes' back
         for name in ("edge_offsets", "edge_src", "edge_dst"):
             getattr(self, name).flags.writeable = False
@@ -303,6 +302,13 @@ class SpreadingGraphs:
         return self.edge_src[a:b], self.edge_dst[a:b]
 
     def validate(self) -> None:
+        self._check_edges()
+
+    def _check_edges(self) -> np.ndarray:
+        """Raise ``ValueError`` naming the first inconsistency; return the per-cascade :func:`edge_shapes`.
+
+        One pass over the edges does both (with numba): this runs on every construction, and the full RSG
+        preset has 440M edges."""
         off = self.edge_offsets
         t = self.cascades.n_cascades
         if len(off) != t + 1:
@@ -312,18 +318,24 @@ class SpreadingGraphs:
         m = int(off[-1])
         if len(self.edge_src) != m or len(self.edge_dst) != m:
             raise ValueError(f"edge_src/edge_dst must have length M={m}")
-        if m:
-            node_off = self.cascades.node_offsets
+        node_off = self.cascades.node_offsets
+        if HAVE_NUMBA:
+            k, in_dst, shapes = _scan_edges(off, node_off, self.edge_src, self.edge_dst)
+            name = "edge_dst" if in_dst else "edge_src"
+        else:
+            k, name = -1, ""
             for name in ("edge_src", "edge_dst"):
-                a = getattr(self, name)
-                find = _first_edge_outside if HAVE_NUMBA else _first_edge_outside_np
-                k = int(find(off, node_off, a))
+                k = _first_edge_outside_np(off, node_off, getattr(self, name))
                 if k >= 0:
-                    c = int(np.searchsorted(off, k, side="right") - 1)
-                    raise ValueError(
-                        f"{name}[{k}]={int(a[k])} is not a node of cascade {c} "
-                        f"([{int(node_off[c])}, {int(node_off[c + 1])}))"
-                    )
+                    break
+            shapes = None if k >= 0 else edge_shapes(off, self.edge_src, self.edge_dst)
+        if k >= 0:
+            a = getattr(self, name)
+            c = int(np.searchsorted(off, k, side="right") - 1)
+            raise ValueError(
+                f"{name}[{k}]={int(a[k])} is not a node of cascade {c} ([{int(node_off[c])}, {int(node_off[c + 1])}))"
+            )
+        return shapes
 
     def with_edges(self, edge_offsets, edge_src, edge_dst) -> SpreadingGraphs:
         return replace(self, edge_offsets=edge_offsets, edge_src=edge_src, edge_dst=edge_dst)
@@ -341,22 +353,9 @@ class SpreadingGraphs:
         )
 
 
-@njit
-def _first_edge_outside(edge_offsets, node_offsets, a):
-    """Index of the first edge endpoint outside its cascade's node range, or -1 (one pass, no temporaries:
-    this runs on every construction, 450M edges for the full RSG preset)."""
-    for t in range(len(edge_offsets) - 1):
-        lo = node_offsets[t]
-        hi = node_offsets[t + 1]
-        for e in range(edge_offsets[t], edge_offsets[t + 1]):
-            if a[e] < lo or a[e] >= hi:
-                return e
-    return -1
-
-
 def _first_edge_outside_np(edge_offsets, node_offsets, a, chunk: int = 1 << 22) -> int:
-    """NumPy twin of :func:`_first_edge_outside` for machines without numba, in chunks of edges so the
-    temporaries stay small."""
+    """First edge endpoint of ``a`` outside its cascade's node range, or -1: the check without numba, in chunks
+    of edges so the temporaries stay small."""
     m = len(a)
     for s0 in range(0, m, chunk):
         e = np.arange(s0, min(m, s0 + chunk))
@@ -382,7 +381,7 @@ def edge_shapes(edge_offsets: np.ndarray, src: np.ndarray, dst: np.ndarray) -> n
     publisher first, retweeters in time order, edges grouped by retweeter), Algorithm 10 graphs shape 1.
     """
     if HAVE_NUMBA:
-        return _edge_shapes(edge_offsets, src, dst)
+        return _scan_edges(edge_offsets, None, src, dst)[2]
     t = len(edge_offsets) - 1
     m = len(src)
     out = np.zeros(t, dtype=np.int8)
@@ -407,9 +406,12 @@ def edge_shapes(edge_offsets: np.ndarray, src: np.ndarray, dst: np.ndarray) -> n
 
 
 @njit
-def _edge_shapes(edge_offsets, src, dst):
+def _scan_edges(edge_offsets, node_offsets, src, dst):
+    """One pass: (first edge with an endpoint outside its cascade or -1, whether it was the dst, shapes).
+
+    ``node_offsets=None`` skips the range check."""
     t = len(edge_offsets) - 1
-    out = np.zeros(t, dtype=np.int8)
+    shapes = np.zeros(t, dtype=np.int8)
     for c in range(t):
         a = edge_offsets[c]
         b = edge_offsets[c + 1]
@@ -423,16 +425,23 @@ def _edge_shapes(edge_offsets, src, dst):
         for e in range(a, b):
             s = src[e]
             d = dst[e]
+            if node_offsets is not None:
+                lo = node_offsets[c]
+                hi = node_offsets[c + 1]
+                if s < lo or s >= hi:
+                    return e, False, shapes
+                if d < lo or d >= hi:
+                    return e, True, shapes
             inc &= s >= prev
             dec &= s <= prev
             up &= s < d
             down &= s > d
             prev = s
         if (inc and up) or (dec and down):
-            out[c] = 1
+            shapes[c] = SHAPE_SWEEP_FORWARD
         elif (inc and down) or (dec and up):
-            out[c] = 2
-    return out
+            shapes[c] = SHAPE_SWEEP_BACKWARD
+    return -1, False, shapes
 
 
 def _which(which, n: int) -> np.ndarray:
