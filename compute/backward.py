@@ -43,6 +43,9 @@ class BackwardResult:
     dropped_edges: int = 0
     cyclic_tweet_ids: list[int] = field(default_factory=list)
     rejected_tweet_ids: list[int] = field(default_factory=list)
+    #: cascades the GPU could not hold, run on the CPU reference instead (GPU backend only)
+    cpu_fallback: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cpu_fallback_tweet_ids: list[int] = field(default_factory=list)
 
     def lines(self, max_ids: int = 10) -> list[str]:
         out = []
@@ -60,6 +63,11 @@ class BackwardResult:
             out.append(
                 f"{len(self.rejected)} cyclic spreading graph(s) carry no times and were rejected "
                 f"(tweets {ids(self.rejected_tweet_ids)})"
+            )
+        if len(self.cpu_fallback):
+            out.append(
+                f"{len(self.cpu_fallback)} cascade(s) too large for the GPU ran on the CPU "
+                f"(tweets {ids(self.cpu_fallback_tweet_ids)})"
             )
         return out
 
@@ -317,7 +325,11 @@ def _queue(lo, n, a, b, src, dst, out, outdeg, indeg, start, adj, queue):
     return done == np.int64(b - a)
 
 
-def _handle_cycles(graphs: SpreadingGraphs, cyclic: np.ndarray, result: BackwardResult) -> None:
+def _handle_cycles(graphs: SpreadingGraphs, cyclic: np.ndarray, result: BackwardResult, solve=None) -> None:
+    """Apply DESIGN §1's cycle policy to cascades ``cyclic`` and write their values into ``result``.
+
+    ``solve`` runs the backward phase on the repaired (acyclic) subset; the CPU reference by default, the
+    GPU twin passes itself."""
     c = graphs.cascades
     result.cyclic = cyclic
     result.cyclic_tweet_ids = c.tweet_ids[cyclic].tolist()
@@ -336,7 +348,8 @@ def _handle_cycles(graphs: SpreadingGraphs, cyclic: np.ndarray, result: Backward
     counts = np.bincount(e_casc[keep], minlength=sub.n_cascades)
     off = np.zeros(sub.n_cascades + 1, dtype=np.int64)
     np.cumsum(counts, out=off[1:])
-    fixed = backward_cpu(sub.with_edges(off, s[keep], d[keep]), threads=1)
+    fixed_graphs = sub.with_edges(off, s[keep], d[keep])
+    fixed = solve(fixed_graphs) if solve else backward_cpu(fixed_graphs, threads=1)
     assert not len(fixed.cyclic), "edges strictly backward in time cannot form a cycle"
     for k, t in enumerate(cyclic):
         lo, hi = c.node_offsets[t], c.node_offsets[t + 1]

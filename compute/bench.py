@@ -223,12 +223,23 @@ def bench(
         data_bytes = graphs.nbytes
 
     _reset_peak_rss()
-    out = fn()  # warm-up: JIT compilation
-    times = []
-    for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
+    if used == "gpu":
+        # kernel time with device events (>= 20 repeats after a warm-up); copies and set-up reported beside it
+        from .gpu import bench as gpu_bench
+
+        if phase == "forward":
+            times, extra = gpu_bench.bench_forward(cascades, graph, orphans, repeat)
+        else:
+            times, extra = gpu_bench.bench_backward(graphs, repeat)
+        info.update(extra)
         out = fn()
-        times.append(time.perf_counter() - t0)
+    else:
+        out = fn()  # warm-up: JIT compilation
+        times = []
+        for _ in range(max(1, repeat)):
+            t0 = time.perf_counter()
+            out = fn()
+            times.append(time.perf_counter() - t0)
     peak = _peak_rss()
     sizes = out if phase == "forward" else graphs  # the forward phase's output carries the same counts
     res = BenchResult(phase, used, name, sizes.n_cascades, sizes.n_nodes, sizes.n_edges, n_retweets, times, peak,
@@ -257,6 +268,19 @@ def format_table(res: BenchResult) -> str:
     for k in ("generate_s", "load_s", "build_s"):
         if k in d:
             rows.append((k.replace("_s", " (s, not timed)"), f"{d[k]:.3f}"))
+    gpu_rows = [
+        ("device", "device", "{}"),
+        ("kernel median (s)", "kernel_median_s", "{:.5f}  (device events; no host<->device copies)"),
+        ("graph upload (s)", "graph_upload_s", "{:.4f}  (once per follower graph; kept on the device)"),
+        ("upload (s)", "upload_s", "{:.4f}"),
+        ("prepare (s)", "prepare_s", "{:.4f}  (in-edge lists: one radix sort)"),
+        ("download (s)", "download_s", "{:.4f}"),
+        ("end to end (s)", "end_to_end_median_s", "{:.4f}  (the public call: copies, preparation, checks)"),
+        ("device memory (MiB)", "device_pool_bytes", None),
+    ]
+    for label, key, fmt in gpu_rows:
+        if key in d:
+            rows.append((label, f"{d[key] / 2**20:,.0f}" if fmt is None else fmt.format(d[key])))
     rows += [
         ("median (s)", f"{d['median_s']:.4f}  [min {d['min_s']:.4f}, max {d['max_s']:.4f}, n={d['repeat']}]"),
         ("edges/s", f"{d['edges_per_s']:.3e}" if d["edges_per_s"] else "-"),

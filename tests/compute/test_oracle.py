@@ -35,7 +35,7 @@ def collections(draw):
     return follow_pairs, counts, cascades
 
 
-def _run_ours(follow_pairs, counts, cascades, orphans):
+def _run_ours(follow_pairs, counts, cascades, orphans, backend="cpu"):
     rows = []
     for tid, pub, pt, times in cascades:
         rows.append((tid, None, pub, float(pt), float(counts[pub])))
@@ -43,8 +43,8 @@ def _run_ours(follow_pairs, counts, cascades, orphans):
     c, _ = build_cascades(TweetTable.from_rows(rows))
     a, b = zip(*follow_pairs) if follow_pairs else ((), ())
     g = FollowerGraph.from_edges(a, b, user_ids=USERS)
-    sg = forward(c, g, orphans=orphans, backend="cpu")
-    res = backward(sg, backend="cpu")
+    sg = forward(c, g, orphans=orphans, backend=backend)
+    res = backward(sg, backend=backend)
     return edge_sets(sg), influence_by_tweet(c, res.influence)
 
 
@@ -64,10 +64,14 @@ def _run_oracle(follow_pairs, counts, cascades, orphans):
     return edges, infl
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# the ``backend`` fixture is the same for every example, so sharing it across examples is what we want
+FIXTURE_OK = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(collections(), st.sampled_from(["strict", "attach"]))
-def test_it_matches_the_thesis_algorithms_on_random_small_inputs(data, orphans):
-    ours_e, ours_i = _run_ours(*data, orphans)
+def test_it_matches_the_thesis_algorithms_on_random_small_inputs(backend, data, orphans):
+    ours_e, ours_i = _run_ours(*data, orphans, backend=backend)
     want_e, want_i = _run_oracle(*data, orphans)
     assert ours_e == want_e
     assert ours_i.keys() == want_i.keys()
@@ -91,13 +95,13 @@ def random_dags(draw):
     return n, edges, followers, perm[n - 1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(st.lists(random_dags(), min_size=1, max_size=4))
-def test_it_matches_algorithm_2_and_keeps_its_invariants_on_random_dags(dags):
+def test_it_matches_algorithm_2_and_keeps_its_invariants_on_random_dags(backend, dags):
     from .helpers import given_graphs
 
     sg = given_graphs([(f, e, p) for _, e, f, p in dags])
-    res = backward(sg, backend="cpu")
+    res = backward(sg, backend=backend)
     base = 0
     for n, edges, followers, pub in dags:
         C = list(range(n))

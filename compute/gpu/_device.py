@@ -1,0 +1,98 @@
+"""Device helpers shared by the GPU kernels: compiled-module cache, memory budget, timing."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+
+import cupy as cp
+
+log = logging.getLogger("compute.gpu")
+
+#: compile options for every module: Hopper first, but the PTX JIT keeps older cards working
+_OPTIONS = ("--std=c++17",)
+
+
+@functools.cache
+def module(source: str, name_expressions: tuple[str, ...] = ()) -> cp.RawModule:
+    """The compiled module for ``source`` (memoised; CuPy also caches the binary on disk)."""
+    return cp.RawModule(code=source, options=_OPTIONS, name_expressions=name_expressions or None)
+
+
+def kernel(source: str, name: str) -> cp.RawKernel:
+    return module(source).get_function(name)
+
+
+def memory_budget() -> int:
+    """Bytes a batch may use on the device: ``SPREADWATCH_GPU_MEMORY_BYTES`` if set (tests use it to force
+    chunking), else 80% of what is free now plus what CuPy's pool holds unused."""
+    env = os.environ.get("SPREADWATCH_GPU_MEMORY_BYTES")
+    if env:
+        try:
+            value = int(float(env))
+        except ValueError:
+            raise ValueError(f"SPREADWATCH_GPU_MEMORY_BYTES must be a number of bytes, not {env!r}") from None
+        if value <= 0:
+            raise ValueError(f"SPREADWATCH_GPU_MEMORY_BYTES must be positive, not {env!r}")
+        return value
+    free, _total = cp.cuda.runtime.memGetInfo()
+    pool = cp.get_default_memory_pool()
+    return int(0.8 * (free + pool.free_bytes()))
+
+
+def plan_chunks(cost: np.ndarray, budget: int) -> tuple[list[tuple[int, int]], list[int]]:  # noqa: F821
+    """Split cascades ``0..T-1`` (device bytes ``cost[t]`` each) into contiguous runs under ``budget``.
+
+    Returns ``(chunks, oversized)``: ``oversized`` are the cascades that alone exceed the budget; they are
+    left out of every chunk (the caller runs them elsewhere and says so)."""
+    import numpy as np
+
+    chunks: list[tuple[int, int]] = []
+    oversized = [int(t) for t in np.flatnonzero(cost > budget)]
+    t, n = 0, len(cost)
+    csum = np.concatenate(([0], np.cumsum(cost, dtype=np.float64)))
+    while t < n:
+        if cost[t] > budget:
+            t += 1
+            continue
+        # the longest run from t whose total fits, stopping before an oversized cascade
+        end = int(np.searchsorted(csum, csum[t] + budget, side="right")) - 1
+        end = max(end, t + 1)
+        big = np.flatnonzero(cost[t:end] > budget)
+        if len(big):
+            end = t + int(big[0])
+        chunks.append((t, end))
+        t = end
+    return chunks, oversized
+
+
+class Timer:
+    """Device-event timing of named regions on the current stream (milliseconds), for the benchmarks."""
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[str, cp.cuda.Event, cp.cuda.Event]] = []
+
+    def region(self, name: str):
+        timer = self
+
+        class _Region:
+            def __enter__(self):
+                self.start = cp.cuda.Event()
+                self.start.record()
+                return self
+
+            def __exit__(self, *exc):
+                end = cp.cuda.Event()
+                end.record()
+                timer.marks.append((name, self.start, end))
+                return False
+
+        return _Region()
+
+    def result(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for name, a, b in self.marks:
+            b.synchronize()
+            out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
+        return out
