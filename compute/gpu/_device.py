@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 
 import cupy as cp
+import numpy as np
 
 log = logging.getLogger("compute.gpu")
 
@@ -41,13 +43,11 @@ def memory_budget() -> int:
     return int(0.8 * (free + pool.free_bytes()))
 
 
-def plan_chunks(cost: np.ndarray, budget: int) -> tuple[list[tuple[int, int]], list[int]]:  # noqa: F821
+def plan_chunks(cost: np.ndarray, budget: int) -> tuple[list[tuple[int, int]], list[int]]:
     """Split cascades ``0..T-1`` (device bytes ``cost[t]`` each) into contiguous runs under ``budget``.
 
     Returns ``(chunks, oversized)``: ``oversized`` are the cascades that alone exceed the budget; they are
     left out of every chunk (the caller runs them elsewhere and says so)."""
-    import numpy as np
-
     chunks: list[tuple[int, int]] = []
     oversized = [int(t) for t in np.flatnonzero(cost > budget)]
     t, n = 0, len(cost)
@@ -73,22 +73,15 @@ class Timer:
     def __init__(self) -> None:
         self.marks: list[tuple[str, cp.cuda.Event, cp.cuda.Event]] = []
 
+    @contextlib.contextmanager
     def region(self, name: str):
-        timer = self
-
-        class _Region:
-            def __enter__(self):
-                self.start = cp.cuda.Event()
-                self.start.record()
-                return self
-
-            def __exit__(self, *exc):
-                end = cp.cuda.Event()
-                end.record()
-                timer.marks.append((name, self.start, end))
-                return False
-
-        return _Region()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        try:
+            yield
+        finally:
+            end.record()
+            self.marks.append((name, start, end))
 
     def result(self) -> dict[str, float]:
         out: dict[str, float] = {}

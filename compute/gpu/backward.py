@@ -305,8 +305,9 @@ class PreparedBackward:
         mask = cp.asarray(self.launched_nodes)
         vals = cp.where(mask, self.out.view(cp.int64), cp.int64(0))
         _fn("count_sentinel")((264,), (256,), (vals, np.int64(len(vals)), count))
-        if int(count.get()[0]):
-            raise RuntimeError(f"GPU backward kernel left {int(count.get()[0])} influence value(s) unwritten")
+        unwritten = int(count.get()[0])
+        if unwritten:
+            raise RuntimeError(f"GPU backward kernel left {unwritten} influence value(s) unwritten")
 
     def influence(self) -> np.ndarray:
         return self.out.get()
@@ -340,9 +341,7 @@ def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[Prepar
     launch = (sizes > 0).copy()
     launch[cyclic] = False
     launched_nodes = np.repeat(launch, sizes)
-    idx_type = "unsigned short" if m == 0 or sizes.max() <= 65_536 else "int"
-    if m == 0:
-        idx_type = "int"
+    idx_type = "unsigned short" if m and sizes.max() <= 65_536 else "int"
 
     timer = timer or Timer()
     with timer.region("upload"):
@@ -398,7 +397,7 @@ def backward(graphs: SpreadingGraphs, *, backend: str = "gpu", threads: int | No
     result = BackwardResult(influence)
     if c.n_cascades == 0:
         return result
-    cost = _device_bytes(np.diff(c.node_offsets), np.diff(graphs.edge_offsets))
+    cost = device_bytes(np.diff(c.node_offsets), np.diff(graphs.edge_offsets))
     chunks, oversized = plan_chunks(cost, memory_budget())
     cyclic: list[np.ndarray] = []
     todo = list(reversed(chunks))
@@ -431,7 +430,7 @@ def backward(graphs: SpreadingGraphs, *, backend: str = "gpu", threads: int | No
     return result
 
 
-def _device_bytes(sizes: np.ndarray, esizes: np.ndarray) -> np.ndarray:
+def device_bytes(sizes: np.ndarray, esizes: np.ndarray) -> np.ndarray:
     """Peak device bytes per cascade during :func:`prepare` and the launch (measured layout: per edge src,
     dst, the 8-byte sort key and the sort's 8-byte buffer, in_src; per node offsets, followers, out, share,
     degrees), with headroom for the sort's temporary storage."""

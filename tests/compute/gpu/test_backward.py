@@ -10,6 +10,7 @@ import pytest
 
 from compute.backward import backward
 from compute.generators import random_spreading_graphs
+from compute.gpu.backward import device_bytes
 
 from ..helpers import given_graphs
 
@@ -56,7 +57,7 @@ def test_it_handles_a_graph_larger_than_shared_memory():
 def test_it_processes_inputs_in_chunks_when_memory_is_short(monkeypatch):
     g = random_spreading_graphs("rsg", scale=0.002, seed=5)
     whole = backward(g, backend="gpu").influence
-    biggest = int((40 * np.diff(g.edge_offsets) + 64 * g.cascades.sizes).max()) + 64
+    biggest = int(device_bytes(g.cascades.sizes, np.diff(g.edge_offsets)).max())
     monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(biggest * 3))
     chunked = backward(g, backend="gpu")
     assert not len(chunked.cpu_fallback)
@@ -65,7 +66,7 @@ def test_it_processes_inputs_in_chunks_when_memory_is_short(monkeypatch):
 
 def test_it_runs_a_cascade_too_big_for_the_device_on_the_cpu_and_says_so(monkeypatch, caplog):
     g = random_spreading_graphs("rsg", scale=0.002, seed=6)
-    sizes = 40 * np.diff(g.edge_offsets) + 64 * g.cascades.sizes + 64
+    sizes = device_bytes(g.cascades.sizes, np.diff(g.edge_offsets))
     big = int(np.argmax(sizes))
     monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(int(np.sort(sizes)[-2]) + 1))
     with caplog.at_level(logging.WARNING, logger="compute.gpu"):
