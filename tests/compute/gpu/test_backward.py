@@ -10,7 +10,6 @@ import pytest
 
 from compute.backward import backward
 from compute.generators import random_spreading_graphs
-from compute.gpu.backward import device_bytes
 
 from ..helpers import given_graphs
 
@@ -55,6 +54,8 @@ def test_it_handles_a_graph_larger_than_shared_memory():
 
 
 def test_it_processes_inputs_in_chunks_when_memory_is_short(monkeypatch):
+    from compute.gpu.backward import device_bytes  # imports CuPy: only where the GPU tests run
+
     g = random_spreading_graphs("rsg", scale=0.002, seed=5)
     whole = backward(g, backend="gpu").influence
     biggest = int(device_bytes(g.cascades.sizes, np.diff(g.edge_offsets)).max())
@@ -65,6 +66,8 @@ def test_it_processes_inputs_in_chunks_when_memory_is_short(monkeypatch):
 
 
 def test_it_runs_a_cascade_too_big_for_the_device_on_the_cpu_and_says_so(monkeypatch, caplog):
+    from compute.gpu.backward import device_bytes
+
     g = random_spreading_graphs("rsg", scale=0.002, seed=6)
     sizes = device_bytes(g.cascades.sizes, np.diff(g.edge_offsets))
     big = int(np.argmax(sizes))
