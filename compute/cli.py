@@ -38,10 +38,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="write a generated dataset")
     g.add_argument("preset", choices=("rsg", "seibert", "twitter"))
-    g.add_argument("--scale", type=float, default=1.0, help="fraction of the full preset (default 1)")
+    size = g.add_mutually_exclusive_group()
+    size.add_argument("--scale", type=float, default=None, help="fraction of the full preset (default 1)")
+    size.add_argument(
+        "--retweets",
+        type=int,
+        default=None,
+        metavar="N",
+        help="twitter only: pick the scale for about N retweets instead of --scale (approximate: the generator's "
+        "plan is inverted; 100 to 1,000,000 came out within 1%%)",
+    )
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--out", required=True, metavar="PATH", help=".npz file (or a folder with --format csv)")
-    g.add_argument("--format", choices=("npz", "csv"), default="npz", help="csv: twitter preset only, small scales")
+    g.add_argument("--out", required=True, metavar="PATH", help=".npz file (or a folder with --format csv/v1)")
+    g.add_argument(
+        "--format",
+        choices=("npz", "csv", "v1"),
+        default="npz",
+        help="twitter only: csv (tweets.csv + follows.csv, small scales) or v1 (tweets.jsonl in API v1.1 form + "
+        "follows.csv with only the follows among co-participants of a cascade)",
+    )
 
     b = sub.add_parser("bench", help="time the forward or backward phase")
     b.add_argument("phase", choices=("forward", "backward"))
@@ -188,7 +203,10 @@ def _table(rows: list[dict], result) -> str:
 def _generate(args) -> int:
     from .generators import generate
 
-    stats = generate(args.preset, args.out, scale=args.scale, seed=args.seed, fmt=args.format)
+    if args.retweets is not None and args.preset != "twitter":
+        raise ValueError("--retweets is for the twitter preset")
+    scale = 1.0 if args.scale is None else args.scale
+    stats = generate(args.preset, args.out, scale=scale, seed=args.seed, fmt=args.format, retweets=args.retweets)
     print(json.dumps(stats, indent=1, default=str))
     return 0
 

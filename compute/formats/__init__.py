@@ -184,18 +184,20 @@ def iter_tweets(
     mode: str = "strict",
     chunk_size: int = 200_000,
     report: ReadReport | None = None,
+    progress: ProgressFn | None = None,
 ) -> Iterator[TweetTable]:
     """Stream the tweets of one input as ``TweetTable`` chunks of about ``chunk_size`` rows (bounded memory).
 
     Bad records go to ``report`` (skip-bad) or raise ``InputError`` (strict). Labels are not returned here;
-    use :func:`read` for them.
+    use :func:`read` for them. ``progress(bytes_done, bytes_total)`` is called now and then.
     """
     _check_args(format, mode)
     fmt = _resolve(path, format)
     if fmt not in _WITH_TWEETS or (fmt == "npz" and npz_kind(path) != "collection"):
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no tweets (use read() for its graphs)")
     report = ReadReport() if report is None else report
-    _, parts = _stream(path, fmt, mode, report, Progress(None, 0), chunk_size=chunk_size, want_follows=False)
+    prog = Progress(progress, _size(path, fmt) if progress else 0)
+    _, parts = _stream(path, fmt, mode, report, prog, chunk_size=chunk_size, want_follows=False)
     for kind, obj in parts:
         if kind == "tweets" and len(obj):
             yield obj
@@ -208,16 +210,18 @@ def iter_follows(
     mode: str = "strict",
     chunk_size: int = 1_000_000,
     report: ReadReport | None = None,
+    progress: ProgressFn | None = None,
 ) -> Iterator[FollowTable]:
     """Stream the follow edges of one input (follows file, cascade trees, or a collection archive's graph)
-    as ``FollowTable`` chunks of about ``chunk_size`` edges."""
+    as ``FollowTable`` chunks of about ``chunk_size`` edges; ``progress`` as for :func:`iter_tweets`."""
     _check_args(format, mode)
     fmt = _resolve(path, format)
     if fmt not in _WITH_FOLLOWS or (fmt == "npz" and npz_kind(path) != "collection"):
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no follow edges")
     report = ReadReport() if report is None else report
+    prog = Progress(progress, _size(path, fmt) if progress else 0)
     _, parts = _stream(
-        path, fmt, mode, report, Progress(None, 0), follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True
+        path, fmt, mode, report, prog, follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True
     )
     for kind, obj in parts:
         if kind == "follows" and len(obj):

@@ -20,6 +20,10 @@ they generate; see ``_common.stream``), with or without numba. ``scale`` multipl
   their shape (the most-followed account has ~5% of all users as followers), cascades keep a mean of ~37
   retweets but their cap is ``min(60000, U / 50)``, so small scales have no giant cascade.
 
+:func:`generate` writes a preset to disk; ``twitter`` also as ``fmt="v1"``, the folder an analyst would upload
+(v1.1 JSONL plus the follows among co-participants, :mod:`.export`), and sized by ``retweets=N``
+(:func:`scale_for_retweets`).
+
 See ``docs/generators.md`` for the models, the calibration and measured statistics.
 """
 
@@ -34,10 +38,11 @@ from ..collection import save_collection
 from ..structures import FollowerGraph, SpreadingGraphs, save_archive
 from ..tables import TweetTable
 from ._common import ProgressFn, make_progress
+from .export import coparticipant_edges, write_v1_folder
 from .rsg import RSG_BATCHES, generate_n_dags, rsg
 from .seibert import SEIBERT_BATCHES, seibert
 from .stats import BIGGER4_TARGETS, RSG_TARGETS, SEIBERT_TARGETS, collection_stats, graph_stats
-from .twitter import follower_graph, twitter_collection
+from .twitter import _SIZE_CAP, follower_graph, twitter_collection
 
 __all__ = [
     "PRESETS",
@@ -49,6 +54,10 @@ __all__ = [
     "generate_n_dags",
     "follower_graph",
     "write_collection_csv",
+    "write_v1_folder",
+    "coparticipant_edges",
+    "scale_for_retweets",
+    "FORMATS",
     "RSG_BATCHES",
     "SEIBERT_BATCHES",
     "RSG_TARGETS",
@@ -57,6 +66,8 @@ __all__ = [
 ]
 
 PRESETS = ("rsg", "seibert", "twitter")
+#: what :func:`generate` can write: ``npz`` (every preset), ``csv`` and ``v1`` (``twitter`` only)
+FORMATS = ("npz", "csv", "v1")
 
 
 def random_spreading_graphs(
@@ -118,6 +129,42 @@ def _int_or_float(x: float) -> int | float | str:
     return int(x) if float(x).is_integer() else x
 
 
+def scale_for_retweets(retweets: int) -> float:
+    """The smallest ``twitter`` scale whose collection is planned to have ``retweets`` retweets (or just more).
+
+    The generator plans ``min(round(3,683,332 * scale), cascades * cap)`` retweets with ``cap = max(20, U / 50)``
+    per cascade: linear in the scale from ~5,000 retweets up, but below that the cap binds (``scale =
+    N / 3,683,332`` gives 1,836 retweets for 2,000 and 540 for 1,000), so the plan is inverted by bisection.
+    Measured at seeds 0-2: 100 to 100,000 (and 1,000,000 at seed 0) come out exact except where the cap steps
+    over the target (2,000 gives 2,016); below ~50 the one-cascade minimum gives ~15. A cascade that runs out
+    of draws can end smaller than planned (seen only at those tiny scales), so the count is approximate.
+    """
+    if not retweets >= 1:
+        raise ValueError(f"retweets must be a positive number, not {retweets}")
+    s = retweets / BIGGER4_TARGETS["retweets"]
+    if _planned_retweets(s) >= retweets:
+        return s
+    lo, hi = s, 2 * s
+    while _planned_retweets(hi) < retweets:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _planned_retweets(mid) < retweets else (lo, mid)
+    return hi
+
+
+def _planned_retweets(scale: float) -> int:
+    """Retweets :func:`twitter_collection` plans at ``scale`` (mirrors its sizing; the tests check the two
+    agree)."""
+    n = max(round(BIGGER4_TARGETS["users"] * scale), 2)
+    n_casc = round(BIGGER4_TARGETS["cascades"] * scale)
+    if n_casc < 1:
+        return 0
+    cap = int(min(_SIZE_CAP, max(20, n // 50)))
+    total = min(max(round(BIGGER4_TARGETS["retweets"] * scale), n_casc), n_casc * cap)
+    return int(min(total, n_casc * (n - 1)))
+
+
 def generate(
     preset: str,
     out_path: str | os.PathLike,
@@ -125,6 +172,7 @@ def generate(
     scale: float = 1.0,
     seed: int = 0,
     fmt: str = "npz",
+    retweets: int | None = None,
     progress: ProgressFn | bool | None = None,
 ) -> dict:
     """Generate a preset and write it; return its statistics plus ``preset``, ``scale``, ``seed``, ``format``,
@@ -132,15 +180,22 @@ def generate(
 
     ``rsg``/``seibert`` write the spreading-graph archive (``fmt="npz"`` only). ``twitter`` writes the collection
     archive (``fmt="npz"``) or, with ``fmt="csv"``, a folder with ``tweets.csv`` and ``follows.csv`` (small
-    scales only, see :func:`write_collection_csv`). The npz is written to ``<path>.tmp`` and renamed, so a
-    crash never leaves a truncated archive under the real name.
+    scales only, see :func:`write_collection_csv`), or with ``fmt="v1"`` a folder with ``tweets.jsonl`` (API
+    v1.1 statuses) and ``follows.csv`` holding only the follows among co-participants (see
+    :func:`write_v1_folder`; its counts, bytes and seconds join the statistics). ``retweets`` (``twitter``
+    only) replaces ``scale`` by :func:`scale_for_retweets`. The npz is written to ``<path>.tmp`` and renamed,
+    so a crash never leaves a truncated archive under the real name.
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
-    if fmt not in ("npz", "csv"):
-        raise ValueError(f"fmt must be 'npz' or 'csv', not {fmt!r}")
-    if fmt == "csv" and preset != "twitter":
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt != "npz" and preset != "twitter":
         raise ValueError(f"preset {preset!r} writes spreading graphs, which only have the npz format")
+    if retweets is not None:
+        if preset != "twitter":
+            raise ValueError(f"retweets= is for preset 'twitter', not {preset!r}")
+        scale = scale_for_retweets(retweets)
     report = make_progress(progress)
     out_path = Path(out_path)
     t = time.perf_counter()
@@ -148,11 +203,14 @@ def generate(
         tweets, graph = twitter_collection(scale=scale, seed=seed, progress=report)
         gen_s = time.perf_counter() - t
         report("write", 0.0)
+        extra: dict = {}
         if fmt == "csv":
             write_collection_csv(out_path, tweets, graph)
+        elif fmt == "v1":
+            extra = write_v1_folder(out_path, tweets, graph, progress=report)
         else:
             _atomic(out_path, lambda p: save_collection(p, tweets, graph))
-        stats = collection_stats(tweets, graph)
+        stats = {**collection_stats(tweets, graph), **extra}
     else:
         graphs = random_spreading_graphs(preset, scale=scale, seed=seed, progress=report)
         gen_s = time.perf_counter() - t
@@ -164,6 +222,7 @@ def generate(
     meta = {
         "preset": preset,
         "scale": scale,
+        **({"retweets_target": retweets} if retweets is not None else {}),
         "seed": seed,
         "format": fmt,
         "path": str(out_path),
