@@ -1,23 +1,45 @@
-# Spreadwatch: the two commands a fresh machine needs are `make demo` (later issue) and `make test`.
+# Spreadwatch. A fresh machine needs two commands: `make demo` (the app with sample data on
+# http://127.0.0.1:8000) and `make test` (the whole suite against real PostgreSQL and Redis).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+HOST ?= 127.0.0.1:8000
 
-.PHONY: test test-slow test-gpu lint bench venv clean
+.PHONY: demo serve test test-slow test-gpu lint bench-web venv clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	touch $@
 
 $(VENV)/.installed-test: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e ".[dev]"
-	touch $@
+	touch $@ $(VENV)/.installed
 
 venv: $(VENV)/.installed-test
 
-## The whole test suite (what CI runs). GPU tests skip with a reason where CuPy sees no GPU.
+## The main job: install, migrate (SQLite in var/ unless DATABASE_URL says otherwise), create the demo analyst,
+## import + compute the bundled samples, serve the dashboard. Ctrl-C stops the server; run again to serve again.
+demo: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py demo_setup
+	$(PY) manage.py runserver $(HOST)
+
+## Serve again without re-importing.
+serve: $(VENV)/.installed
+	$(PY) manage.py runserver $(HOST)
+
+## The whole test suite (what CI runs) against real PostgreSQL and Redis: DATABASE_URL / REDIS_URL if set, else
+## the local default ports, else throwaway instances from installed binaries, else a clear error (exit 3).
+## GPU tests skip with a reason where CuPy sees no GPU.
 test: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) scripts/with_services.py -- $(PY) -m pytest -m "not slow" -q
 
 ## Full-size preset checks (minutes, tens of GiB of disk-free memory): run by hand before a release.
 test-slow: $(VENV)/.installed-test
@@ -25,7 +47,11 @@ test-slow: $(VENV)/.installed-test
 
 ## On the GPU machine: the gpu-marked tests.
 test-gpu:
-	$(PYTHON) -m pytest -m gpu -q -p no:cacheprovider
+	$(PYTHON) -m pytest -m gpu -q -p no:cacheprovider -p no:django
+
+## The web benchmark of issue 4: 1M retweets (v1.1 JSONL) imported and computed on PostgreSQL.
+bench-web: $(VENV)/.installed-test
+	$(PY) scripts/with_services.py -- $(PY) benchmarks/web_bench.py
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

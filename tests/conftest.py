@@ -33,3 +33,13 @@ def backend(request) -> str:
         if reason:
             pytest.skip(reason)
     return request.param
+
+
+def pytest_sessionstart(session):
+    """Under ``make test`` the web tests must see PostgreSQL and Redis, or the run stops (never a silent skip)."""
+    import os
+
+    if os.environ.get("SPREADWATCH_REQUIRE_SERVICES") == "1":
+        from tests.webapp import require_services
+
+        require_services()

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from django import forms
+
+from monitor.models import Collection, ComputeRun
+
+FORMAT_CHOICES = [
+    ("auto", "Detect from the content"),
+    ("csv", "Tweets CSV"),
+    ("follows", "Follows CSV / edge list"),
+    ("v1", "Twitter API v1.1 JSONL"),
+    ("v2", "Twitter API v2 JSONL (twarc2)"),
+    ("trees", "Twitter15/16 cascade trees (zip or tar of the folder)"),
+    ("tudataset", "TUDataset spreading graphs (zip or tar)"),
+    ("npz", "Spreadwatch archive (.npz)"),
+]
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one field (Django's documented pattern for ``<input multiple>``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class UploadForm(forms.Form):
+    files = MultipleFileField(help_text="Tweets and follows files; archives (.zip, .tar.gz) are unpacked.")
+    name = forms.CharField(required=False, max_length=200, help_text="Defaults to the file names.")
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto")
+    mode = forms.ChoiceField(choices=Collection.Mode.choices, initial=Collection.Mode.STRICT, widget=forms.RadioSelect)
+    validate_only = forms.BooleanField(required=False, help_text="Check every record and report; store nothing.")
+    compute = forms.BooleanField(required=False, initial=True, help_text="Compute influence after the import.")
+
+
+class RankingForm(forms.Form):
+    aggregate = forms.ChoiceField(choices=ComputeRun.Aggregate.choices, required=False)
+    window = forms.ChoiceField(
+        choices=[
+            ("all", "All time"),
+            ("7d", "Last 7 days of data"),
+            ("30d", "Last 30 days of data"),
+            ("90d", "Last 90 days of data"),
+            ("365d", "Last year of data"),
+            ("custom", "From ... to ..."),
+        ],
+        required=False,
+    )
+    start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def clean(self):
+        d = super().clean()
+        if d.get("start") and d.get("end") and d["start"] > d["end"]:
+            raise forms.ValidationError("The window's start is after its end.")
+        return d
+
+
+class RecomputeForm(forms.Form):
+    orphans = forms.ChoiceField(choices=ComputeRun.Orphans.choices, initial=ComputeRun.Orphans.STRICT)
+    backend = forms.ChoiceField(choices=ComputeRun.Backend.choices, initial=ComputeRun.Backend.AUTO)

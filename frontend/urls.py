@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", views.home, name="home"),
+    path("w/<slug:ws>/", views.overview, name="overview"),
+    path("w/<slug:ws>/ranking/", views.ranking, name="ranking"),
+    path("w/<slug:ws>/publishers/<int:publisher>/", views.ranking, name="publisher"),
+    path("w/<slug:ws>/accounts/<int:twitter_id>/", views.account, name="account"),
+    path("w/<slug:ws>/tweets/<int:tweet_id>/", views.tweet, name="tweet"),
+    path("w/<slug:ws>/collections/", views.collections, name="collections"),
+    path("w/<slug:ws>/collections/new/", views.upload, name="upload"),
+    path("w/<slug:ws>/collections/<int:pk>/", views.collection, name="collection"),
+    path("w/<slug:ws>/collections/<int:pk>/progress/", views.collection_progress, name="collection-progress"),
+    path("w/<slug:ws>/runs/", views.runs, name="runs"),
+    path("w/<slug:ws>/runs/new/", views.recompute, name="recompute"),
+    path("w/<slug:ws>/runs/<int:pk>/", views.run, name="run"),
+]

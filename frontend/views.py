@@ -1,0 +1,233 @@
+"""The dashboard: small view functions over ``monitor.selectors``; writes go through ``monitor.services``."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from monitor import selectors, services
+from monitor.models import ComputeRun
+
+from .forms import RankingForm, RecomputeForm, UploadForm
+
+PAGE = 50
+
+
+def _ctx(request: HttpRequest, ws, **kw) -> dict:
+    return {"ws": ws, "workspaces": selectors.workspaces_for_user(request.user), **kw}
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    wss = list(selectors.workspaces_for_user(request.user))
+    if len(wss) == 1:
+        return redirect("overview", ws=wss[0].slug)
+    return render(request, "frontend/home.html", {"workspaces": wss})
+
+
+@login_required
+@require_GET
+def overview(request: HttpRequest, ws: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    lo, hi = selectors.data_span(workspace)
+    ctx = _ctx(
+        request,
+        workspace,
+        counts=selectors.workspace_counts(workspace),
+        publishers=selectors.publishers_summary(workspace, limit=25),
+        top=selectors.ranking(workspace, limit=10),
+        collections=selectors.collections_list(workspace, limit=5),
+        runs=selectors.runs_list(workspace, limit=5),
+        span=(lo, hi),
+    )
+    return render(request, "frontend/overview.html", ctx)
+
+
+def _window_from(form: RankingForm, span: tuple[dt.date | None, dt.date | None]) -> tuple[selectors.Window, str]:
+    """The selected time window. Presets count back from the newest day with data (collections are often
+    historical, so 'the last 30 days' of the calendar would be empty)."""
+    d = form.cleaned_data
+    _lo, hi = span
+    preset = d.get("window") or "all"
+    if preset == "custom":
+        return selectors.Window(d.get("start"), d.get("end")), "custom"
+    if preset != "all" and hi is not None:
+        days = {"7d": 7, "30d": 30, "90d": 90, "365d": 365}[preset]
+        return selectors.Window(hi - dt.timedelta(days=days - 1), hi), preset
+    return selectors.Window(), "all"
+
+
+@login_required
+@require_GET
+def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    account = selectors.account_get(workspace, publisher) if publisher is not None else None
+    form = RankingForm(request.GET or None)
+    if request.GET and not form.is_valid():
+        return render(
+            request,
+            "frontend/ranking.html",
+            _ctx(request, workspace, form=form, publisher=account, page=None),
+            status=400,
+        )
+    if not request.GET:
+        form = RankingForm({"aggregate": "total", "window": "all"})
+        form.is_valid()
+    span = selectors.data_span(workspace, account)
+    window, preset = _window_from(form, span)
+    page_no = form.cleaned_data.get("page") or 1
+    page = selectors.ranking(
+        workspace,
+        publisher=account,
+        aggregate=form.cleaned_data.get("aggregate") or "total",
+        window=window,
+        limit=PAGE,
+        offset=(page_no - 1) * PAGE,
+    )
+    n_pages = max(1, -(-page.total_rows // PAGE))
+    query = request.GET.copy()
+    query.pop("page", None)
+    ctx = _ctx(
+        request,
+        workspace,
+        form=form,
+        publisher=account,
+        page=page,
+        window=window,
+        preset=preset,
+        span=span,
+        page_no=page_no,
+        n_pages=n_pages,
+        query=query.urlencode(),
+    )
+    return render(request, "frontend/ranking.html", ctx)
+
+
+@login_required
+@require_GET
+def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    acc = selectors.account_get(workspace, twitter_id)
+    ctx = _ctx(request, workspace, account=acc, summary=selectors.account_summary(workspace, acc))
+    return render(request, "frontend/account.html", ctx)
+
+
+@login_required
+@require_GET
+def tweet(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    t = selectors.tweet_get(workspace, tweet_id)
+    ctx = _ctx(request, workspace, tweet=t, participants=selectors.tweet_participants(t))
+    return render(request, "frontend/tweet.html", ctx)
+
+
+@login_required
+@require_GET
+def collections(request: HttpRequest, ws: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    pager = Paginator(selectors.collections_list(workspace, limit=10_000), PAGE)
+    page = pager.get_page(request.GET.get("page"))
+    return render(request, "frontend/collections.html", _ctx(request, workspace, page=page))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest, ws: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            c = services.collection_create(
+                workspace=workspace,
+                files=request.FILES.getlist("files"),
+                user=request.user,
+                name=d["name"],
+                mode=d["mode"],
+                validate_only=d["validate_only"],
+                format=d["format"],
+                compute=d["compute"],
+            )
+        except ValidationError as exc:
+            for msg in exc.messages:
+                form.add_error("files", msg)
+        else:
+            messages.success(request, f"Uploaded {c.name}: the import has started.")
+            return redirect("collection", ws=workspace.slug, pk=c.pk)
+    return render(request, "frontend/upload.html", _ctx(request, workspace, form=form))
+
+
+@login_required
+@require_GET
+def collection(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    c = selectors.collection_get(workspace, pk)
+    ctx = _ctx(
+        request,
+        workspace,
+        c=c,
+        progress=services.collection_progress(c),
+        files=list(c.files.all()),
+        runs=list(c.compute_runs.order_by("-pk")),
+    )
+    return render(request, "frontend/collection.html", ctx)
+
+
+@login_required
+@require_GET
+def collection_progress(request: HttpRequest, ws: str, pk: int) -> JsonResponse:
+    """Polled by the collection page while the import runs."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    c = selectors.collection_get(workspace, pk)
+    return JsonResponse(
+        {
+            "status": c.status,
+            "status_display": c.get_status_display(),
+            "active": c.is_active,
+            **services.collection_progress(c),
+        }
+    )
+
+
+@login_required
+@require_GET
+def runs(request: HttpRequest, ws: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    pager = Paginator(selectors.runs_list(workspace, limit=10_000), PAGE)
+    page = pager.get_page(request.GET.get("page"))
+    return render(request, "frontend/runs.html", _ctx(request, workspace, page=page, form=RecomputeForm()))
+
+
+@login_required
+@require_GET
+def run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    r = selectors.run_get(workspace, pk)
+    return render(request, "frontend/run.html", _ctx(request, workspace, run=r, batches=selectors.run_batches(r)))
+
+
+@login_required
+@require_POST
+def recompute(request: HttpRequest, ws: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    form = RecomputeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose an orphan policy and a backend.")
+        return redirect("runs", ws=workspace.slug)
+    r = services.compute_run_start(
+        workspace=workspace,
+        user=request.user,
+        orphans=form.cleaned_data["orphans"],
+        backend=form.cleaned_data["backend"],
+        aggregate=ComputeRun.Aggregate.TOTAL,
+    )
+    messages.success(request, f"Run {r.pk} queued: {r.n_cascades:,} cascades in {r.n_batches} batch(es).")
+    return redirect(reverse("run", kwargs={"ws": workspace.slug, "pk": r.pk}))

@@ -1,0 +1,19 @@
+"""The Celery app. Queues: ``ingest`` (parse + load uploads), ``cpu`` / ``gpu`` (compute batches),
+``default`` (light work). Settings come from Django's (``CELERY_*``), so with no broker configured tasks
+run eagerly in the calling process.
+
+GPU workers run one process per GPU with ``--pool=solo``: CUDA must not be initialised before a fork, and
+``compute.gpu`` imports CuPy only inside the task, never at module import.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+
+app = Celery("monitor")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["monitor"])

@@ -1,0 +1,65 @@
+"""System checks for dangerous configurations (``manage.py check --deploy`` and every start)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from django.conf import settings
+from django.core.checks import Warning, register
+
+
+@register()
+def spreadwatch_config(app_configs, **kwargs):
+    out = []
+    engine = settings.DATABASES["default"]["ENGINE"]
+    sqlite = engine.endswith("sqlite3")
+    if settings.SPREADWATCH_BACKEND == "gpu" and importlib.util.find_spec("cupy") is None:
+        out.append(
+            Warning(
+                "SPREADWATCH_BACKEND=gpu but CuPy is not installed: every compute task will fail.",
+                hint="pip install '.[gpu]' on GPU workers, or use SPREADWATCH_BACKEND=auto.",
+                id="spreadwatch.W001",
+            )
+        )
+    if settings.SPREADWATCH_COMPUTE_QUEUE == "gpu" and settings.SPREADWATCH_BACKEND == "cpu":
+        out.append(
+            Warning(
+                "compute batches go to the 'gpu' queue but SPREADWATCH_BACKEND=cpu.",
+                hint="Set SPREADWATCH_COMPUTE_QUEUE=cpu, or run GPU workers with SPREADWATCH_BACKEND=gpu.",
+                id="spreadwatch.W002",
+            )
+        )
+    if sqlite and settings.SPREADWATCH_HAS_BROKER:
+        out.append(
+            Warning(
+                "SQLite with a Celery broker: several worker processes will write to one SQLite file and "
+                "fail with 'database is locked' under load.",
+                hint="Use PostgreSQL (DATABASE_URL=postgres://...) with real workers.",
+                id="spreadwatch.W003",
+            )
+        )
+    if settings.SPREADWATCH_HAS_BROKER and settings.CELERY_TASK_ALWAYS_EAGER:
+        out.append(
+            Warning(
+                "CELERY_BROKER_URL is set but CELERY_TASK_ALWAYS_EAGER is true: tasks run in the web process.",
+                hint="Unset CELERY_TASK_ALWAYS_EAGER.",
+                id="spreadwatch.W004",
+            )
+        )
+    if settings.SPREADWATCH_HAS_BROKER and not settings.REDIS_URL:
+        out.append(
+            Warning(
+                "Workers without REDIS_URL keep import progress in a file cache the web process may not see.",
+                hint="Set REDIS_URL to the Redis the workers use.",
+                id="spreadwatch.W005",
+            )
+        )
+    if not settings.DEBUG and not settings.SECRET_KEY_FROM_ENV and not sqlite:
+        out.append(
+            Warning(
+                "SECRET_KEY comes from a generated file in the data dir, not from the environment.",
+                hint="Set SECRET_KEY in production so every web process signs sessions with the same key.",
+                id="spreadwatch.W006",
+            )
+        )
+    return out

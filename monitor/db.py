@@ -1,0 +1,173 @@
+"""Bulk SQL helpers: moving NumPy columns in and out of the database fast, on PostgreSQL and SQLite.
+
+On PostgreSQL, columns travel as binary COPY (``COPY ... FROM STDIN (FORMAT BINARY)`` and ``COPY (SELECT ...)
+TO STDOUT (FORMAT BINARY)``): a NumPy structured array *is* the wire format, so a million rows cost one
+``tobytes()`` instead of a million Python tuples. SQLite (the no-services demo) gets ``executemany`` and
+``fetchall``. A few SQL fragments differ between the two (epoch <-> timestamp, UTC day); :class:`Dialect`
+names them once so the service SQL reads the same on both.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+
+__all__ = ["Dialect", "dialect", "copy_in", "copy_out", "temp_table_name"]
+
+# column type name -> (SQL type, big-endian NumPy type for binary COPY)
+_TYPES = {
+    "bigint": ("bigint", ">i8"),
+    "int": ("integer", ">i4"),
+    "float": ("double precision", ">f8"),
+}
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
+_COPY_TRAILER = b"\xff\xff"
+_temp_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Dialect:
+    postgres: bool
+
+    @property
+    def join(self) -> str:
+        """A join that keeps the written table order. SQLite plans joins without statistics on temporary
+        tables and may put a big table first and loop over it; CROSS JOIN pins the staging table outermost."""
+        return "JOIN" if self.postgres else "CROSS JOIN"
+
+    def sql_type(self, kind: str) -> str:
+        return _TYPES[kind][0] if self.postgres else {"bigint": "INTEGER", "int": "INTEGER", "float": "REAL"}[kind]
+
+    def epoch_to_ts(self, expr: str) -> str:
+        """SQL turning epoch seconds into a value of a DateTimeField column."""
+        if self.postgres:
+            return f"to_timestamp({expr})"
+        # Django stores SQLite datetimes as 'YYYY-MM-DD HH:MM:SS[.ffffff]' text in UTC
+        return f"strftime('%Y-%m-%d %H:%M:%f', {expr}, 'unixepoch')"
+
+    def ts_to_epoch(self, expr: str) -> str:
+        if self.postgres:
+            return f"extract(epoch from {expr})::double precision"
+        return f"((julianday({expr}) - 2440587.5) * 86400.0)"
+
+    def epoch_to_day(self, expr: str) -> str:
+        """The UTC calendar day of epoch seconds, as a DateField value."""
+        if self.postgres:
+            return f"(to_timestamp({expr}) AT TIME ZONE 'UTC')::date"
+        return f"date({expr}, 'unixepoch')"
+
+    def ts_to_day(self, expr: str) -> str:
+        """The UTC calendar day of a DateTimeField column."""
+        return f"({expr} AT TIME ZONE 'UTC')::date" if self.postgres else f"date({expr})"
+
+    def nan_to_null(self, expr: str) -> str:
+        # NaN travels in binary COPY; SQLite's executemany already turned NaN into NULL (see copy_in)
+        return f"NULLIF({expr}, 'NaN'::double precision)" if self.postgres else expr
+
+    def greatest(self, a: str, b: str) -> str:
+        return f"GREATEST({a}, {b})" if self.postgres else f"MAX({a}, {b})"
+
+    def least(self, a: str, b: str) -> str:
+        return f"LEAST({a}, {b})" if self.postgres else f"MIN({a}, {b})"
+
+
+def dialect() -> Dialect:
+    return Dialect(postgres=connection.vendor == "postgresql")
+
+
+def temp_table_name(prefix: str) -> str:
+    return f"sw_{prefix}_{next(_temp_counter)}"
+
+
+def create_temp(cursor, name: str, columns: Sequence[tuple[str, str]]) -> None:
+    d = dialect()
+    cols = ", ".join(f"{c} {d.sql_type(k)}" for c, k in columns)
+    cursor.execute(f"DROP TABLE IF EXISTS {name}")
+    cursor.execute(f"CREATE TEMP TABLE {name} ({cols})")
+
+
+def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequence[np.ndarray]) -> int:
+    """Append rows to ``table``; ``columns`` are ``(name, kind)`` with kind ``bigint|int|float``.
+
+    Floats may be NaN (PostgreSQL keeps NaN; wrap the column in :meth:`Dialect.nan_to_null` when reading it
+    back if NaN means unknown). Returns the number of rows.
+    """
+    n = len(arrays[0]) if arrays else 0
+    if n == 0:
+        return 0
+    names = ", ".join(c for c, _ in columns)
+    if connection.vendor == "postgresql":
+        fields = [("n", ">i2")]
+        for i, (_, kind) in enumerate(columns):
+            np_t = _TYPES[kind][1]
+            fields += [(f"l{i}", ">i4"), (f"v{i}", np_t)]
+        step = 1 << 20
+        raw = cursor.cursor if hasattr(cursor, "cursor") else cursor
+        with raw.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.write(_COPY_HEADER)
+            for a in range(0, n, step):
+                b = min(n, a + step)
+                rec = np.empty(b - a, dtype=fields)
+                rec["n"] = len(columns)
+                for i, (_, kind) in enumerate(columns):
+                    rec[f"l{i}"] = np.dtype(_TYPES[kind][1]).itemsize
+                    rec[f"v{i}"] = arrays[i][a:b]
+                cp.write(rec.tobytes())
+            cp.write(_COPY_TRAILER)
+        return n
+    placeholders = ", ".join(["%s"] * len(columns))
+    sql = f"INSERT INTO {table} ({names}) VALUES ({placeholders})"
+    step = 50_000
+    for a in range(0, n, step):
+        cols = []
+        for arr, (_, kind) in zip(arrays, columns):
+            part = arr[a : a + step]
+            if kind == "float":
+                part = np.asarray(part, dtype=np.float64)
+                lst = part.tolist()
+                if np.isnan(part).any():
+                    lst = [None if x != x else x for x in lst]
+                cols.append(lst)
+            else:
+                cols.append(np.asarray(part, dtype=np.int64).tolist())
+        cursor.executemany(sql, list(zip(*cols)))
+    return n
+
+
+def copy_out(cursor, select_sql: str, params: Sequence, columns: Sequence[tuple[str, str]]) -> list[np.ndarray]:
+    """Run ``select_sql`` (no NULLs in its result: COALESCE them) and return one NumPy array per column.
+
+    ``params`` fill ``%s`` placeholders and must be integers (ids).
+    """
+    if connection.vendor == "postgresql":
+        raw = cursor.cursor if hasattr(cursor, "cursor") else cursor
+        # COPY takes no bind parameters; ours are ids, so they are formatted in as integers (never text)
+        text = select_sql % tuple(int(p) for p in params) if params else select_sql
+        parts = []
+        with raw.copy(f"COPY ({text}) TO STDOUT (FORMAT BINARY)") as cp:
+            for chunk in cp:
+                parts.append(bytes(chunk))
+        data = b"".join(parts)
+        header = 19  # signature, flags, extension length 0
+        body = data[header:-2]
+        fields = [("n", ">i2")]
+        for i, (_, kind) in enumerate(columns):
+            fields += [(f"l{i}", ">i4"), (f"v{i}", _TYPES[kind][1])]
+        rec = np.frombuffer(body, dtype=np.dtype(fields))
+        out = []
+        for i, (_, kind) in enumerate(columns):
+            if len(rec) and (rec[f"l{i}"] != np.dtype(_TYPES[kind][1]).itemsize).any():
+                raise ValueError(f"copy_out: column {columns[i][0]} has NULLs or another type")
+            out.append(rec[f"v{i}"].astype(np.float64 if kind == "float" else np.int64))
+        return out
+    cursor.execute(select_sql, params)
+    rows = cursor.fetchall()
+    out = []
+    for i, (_, kind) in enumerate(columns):
+        dt = np.float64 if kind == "float" else np.int64
+        out.append(np.array([r[i] for r in rows], dtype=dt) if rows else np.zeros(0, dt))
+    return out

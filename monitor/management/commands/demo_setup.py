@@ -1,0 +1,86 @@
+"""``manage.py demo_setup``: the demo analyst, the demo workspace and the bundled sample data, computed.
+
+Idempotent: samples already imported are not imported again; the analyst's password is reset and printed on
+every run, so the printed credentials always work.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from monitor import services
+from monitor.models import Collection, Membership, Workspace
+
+SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "sample"
+GENERATED_RETWEETS = 20_000
+
+
+class Command(BaseCommand):
+    help = "Create the demo analyst and workspace and import + compute the bundled samples."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="analyst")
+        parser.add_argument("--password", default="", help="default: a new random one, printed")
+        parser.add_argument("--retweets", type=int, default=GENERATED_RETWEETS, help="size of the generated sample")
+
+    def handle(self, *args, **o):
+        User = get_user_model()
+        user, _ = User.objects.get_or_create(username=o["username"], defaults={"email": "analyst@example.com"})
+        password = o["password"] or secrets.token_urlsafe(9)
+        user.set_password(password)
+        user.save()
+        ws = Workspace.objects.filter(slug="demo").first() or services.workspace_create(
+            name="Demo: Twitter16 and a generated collection", slug="demo"
+        )
+        services.membership_add(workspace=ws, user=user, role=Membership.Role.OWNER)
+
+        self._import(
+            ws,
+            user,
+            "Thesis worked example (Lindberg 2020, Fig. 2.1)",
+            [
+                SAMPLES / "thesis_example" / "tweets.csv",
+                SAMPLES / "thesis_example" / "follows.csv",
+            ],
+        )
+        self._import(ws, user, "Twitter16 rumour cascades (Ma et al. 2017)", [SAMPLES / "twitter16.tar.xz"])
+        with tempfile.TemporaryDirectory(prefix="spreadwatch-demo-") as tmp:
+            name = f"Generated Twitter-like collection ({o['retweets']:,} retweets, v1.1 JSONL)"
+            if not Collection.objects.filter(workspace=ws, name=name, status=Collection.Status.DONE).exists():
+                from compute.generators import generate
+
+                out = Path(tmp) / "generated"
+                generate("twitter", out, fmt="v1", retweets=o["retweets"], seed=7)
+                self._import(ws, user, name, [out / "tweets.jsonl", out / "follows.csv"])
+
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Spreadwatch demo is ready."))
+        self.stdout.write("  open     http://127.0.0.1:8000/")
+        self.stdout.write(f"  user     {user.username}")
+        self.stdout.write(f"  password {password}")
+        self.stdout.write(f"  data     {settings.DATABASES['default']['NAME']}")
+
+    def _import(self, ws, user, name: str, files: list[Path]) -> None:
+        if Collection.objects.filter(workspace=ws, name=name, status=Collection.Status.DONE).exists():
+            self.stdout.write(f"- {name}: already imported")
+            return
+        t0 = time.perf_counter()
+        self.stdout.write(f"- {name}: importing and computing ...")
+        c = services.collection_create(workspace=ws, files=files, user=user, name=name)
+        c.refresh_from_db()
+        run = c.compute_runs.order_by("-pk").first()
+        self.stdout.write(
+            f"  {c.get_status_display()} in {time.perf_counter() - t0:.1f} s: "
+            f"{c.counts.get('tweets_in_upload', 0):,} tweets, {c.counts.get('retweets_in_upload', 0):,} retweets, "
+            f"{c.counts.get('follows_in_upload', 0):,} follows"
+            + (f"; run {run.pk} {run.get_status_display().lower()} on {', '.join(run.devices)}" if run else "")
+        )
+        if c.error:
+            self.stderr.write(f"  error: {c.error}")

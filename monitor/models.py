@@ -1,0 +1,401 @@
+"""Spreadwatch's data model.
+
+Everything an analyst uploads, and everything computed from it, belongs to one :class:`Workspace`; accounts
+are per workspace too, so two teams never see each other's data, not even screen names. Twitter ids are
+64-bit snowflakes (< 2**63) stored as ``bigint`` and shown as strings in the API (JavaScript loses digits
+past 2**53).
+
+Writes go through ``monitor.services``, reads through ``monitor.selectors``. The big tables (retweets,
+follows, follower counts, per-cascade influence, daily aggregates) are loaded with set-based SQL
+(PostgreSQL COPY into staging tables, then ``INSERT ... SELECT ... ON CONFLICT``), so their invariants live in
+database constraints, not in ``save()``. Index names say which query they serve.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Workspace(models.Model):
+    """A team. Owns collections, accounts and everything derived from them."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=60, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    """A user's access to a workspace. Owners may manage members; analysts upload, compute and read."""
+
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        ANALYST = "analyst", "Analyst"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANALYST)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="membership_unique_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class Account(models.Model):
+    """A Twitter account as seen in one workspace's data."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="accounts")
+    twitter_id = models.BigIntegerField(help_text="Twitter user id (snowflake)")
+    screen_name = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "twitter_id"], name="account_unique_twitter_id"),
+        ]
+        indexes = [models.Index(fields=["workspace", "screen_name"], name="account_by_screen_name")]
+
+    def __str__(self) -> str:
+        return f"@{self.screen_name}" if self.screen_name else str(self.twitter_id)
+
+
+class FollowerCount(models.Model):
+    """A snapshot of an account's follower count; the count embedded in every tweet is one."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="follower_counts")
+    observed_at = models.DateTimeField()
+    count = models.BigIntegerField()
+    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "observed_at"], name="followercount_unique_snapshot"),
+            models.CheckConstraint(condition=Q(count__gte=0), name="followercount_not_negative"),
+        ]
+
+
+class Follow(models.Model):
+    """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
+    was first seen."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    follower = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    followee = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            # also the index of the compute batch's "follows among these participants" query
+            models.UniqueConstraint(fields=["follower", "followee"], name="follow_unique_pair"),
+            models.CheckConstraint(condition=~Q(follower=F("followee")), name="follow_not_self"),
+        ]
+
+
+class Publisher(models.Model):
+    """An account whose tweets the workspace monitors. Every author of an uploaded original becomes one."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="publishers")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    monitored = models.BooleanField(default=True, help_text="shown on the overview")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "account"], name="publisher_unique_account")]
+
+    def __str__(self) -> str:
+        return str(self.account)
+
+
+class Label(models.TextChoices):
+    """Truth label of a tweet (Twitter15/16's four, plus unknown)."""
+
+    FALSE = "false", "False"
+    TRUE = "true", "True"
+    UNVERIFIED = "unverified", "Unverified"
+    NON_RUMOR = "non-rumor", "Non-rumor"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class Tweet(models.Model):
+    """An original tweet: the publisher's post and the root of one cascade."""
+
+    class GraphSource(models.TextChoices):
+        FOLLOWS = "follows", "Rebuilt from the follower graph"
+        GIVEN = "given", "Spreading graph given by the input"
+
+    class ComputeStatus(models.TextChoices):
+        PENDING = "pending", "Not computed"
+        COMPUTED = "computed", "Computed"
+        REJECTED = "rejected", "Rejected (cycle without times)"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="tweets")
+    tweet_id = models.BigIntegerField(help_text="Twitter status id")
+    author = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="tweets")
+    created_at = models.DateTimeField()
+    text = models.TextField(blank=True, default="")
+    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
+    author_followers = models.FloatField(null=True, blank=True, help_text="author's follower count at tweet time")
+    graph_source = models.CharField(max_length=8, choices=GraphSource.choices, default=GraphSource.FOLLOWS)
+    times_known = models.BooleanField(default=True, help_text="false for given graphs without times (TUDataset)")
+    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # written by the compute service
+    compute_status = models.CharField(max_length=10, choices=ComputeStatus.choices, default=ComputeStatus.PENDING)
+    n_participants = models.IntegerField(default=0)
+    n_edges = models.IntegerField(default=0)
+    n_orphans = models.IntegerField(default=0)
+    reach = models.FloatField(null=True, blank=True, help_text="the publisher's influence: audience reached")
+    unit = models.CharField(max_length=12, default="followers")
+    computed_at = models.DateTimeField(null=True, blank=True)
+    compute_run = models.ForeignKey("ComputeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "tweet_id"], name="tweet_unique_status_id")]
+        indexes = [
+            models.Index(fields=["workspace", "author", "created_at"], name="tweet_by_publisher_time"),
+            models.Index(fields=["workspace", "created_at"], name="tweet_by_time"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.tweet_id)
+
+
+class Retweet(models.Model):
+    """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (DESIGN §1)."""
+
+    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="retweets")
+    retweeter = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="retweets")
+    retweet_id = models.BigIntegerField(null=True, blank=True, help_text="the retweet's own status id")
+    created_at = models.DateTimeField()
+    followers_count = models.FloatField(null=True, blank=True, help_text="retweeter's follower count then")
+    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tweet", "retweeter"], name="retweet_one_per_user")]
+        indexes = [models.Index(fields=["retweeter"], name="retweet_by_account")]
+
+
+class GivenEdge(models.Model):
+    """A spreading edge given directly by the input (TUDataset, spreading-graph archive): ``dst`` receives
+    ``src``'s share. Only tweets with ``graph_source="given"`` have them."""
+
+    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="given_edges")
+    src = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    dst = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tweet", "src", "dst"], name="givenedge_unique")]
+
+
+class Collection(models.Model):
+    """One upload: its files, how it was read, what it brought and what went wrong."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        INGESTING = "ingesting", "Importing"
+        COMPUTING = "computing", "Computing"
+        DONE = "done", "Done"
+        VALIDATED = "validated", "Validated (nothing stored)"
+        FAILED = "failed", "Failed"
+
+    class Mode(models.TextChoices):
+        STRICT = "strict", "Strict: any bad record stores nothing"
+        SKIP_BAD = "skip-bad", "Skip bad records and report them"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="collections")
+    name = models.CharField(max_length=200)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    format = models.CharField(max_length=16, blank=True, default="", help_text="detected format(s)")
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.STRICT)
+    validate_only = models.BooleanField(default=False)
+    compute = models.BooleanField(default=True, help_text="compute the touched cascades after the import")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    counts = models.JSONField(default=dict, blank=True, help_text="records read, stored and set aside")
+    report = models.JSONField(default=dict, blank=True, help_text="validation report: bad records and notes")
+    error = models.TextField(blank=True, default="")
+    timings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="collection_list")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.INGESTING, self.Status.COMPUTING)
+
+
+class CollectionFile(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="files")
+    file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=500)
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField(default=0)
+    format = models.CharField(max_length=16, blank=True, default="", help_text="format, detected or given")
+
+    def __str__(self) -> str:
+        return self.original_name
+
+
+class ComputeRun(models.Model):
+    """One computation over a set of cascades, split into batches that run on the cpu or gpu queue."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Aggregate(models.TextChoices):
+        TOTAL = "total", "Total"
+        MEAN = "mean", "Mean"
+        PARTICIPATION = "participation", "Participation mean"
+
+    class Orphans(models.TextChoices):
+        STRICT = "strict", "Strict (the thesis): orphans stay isolated"
+        ATTACH = "attach", "Attach orphans to the publisher"
+
+    class Backend(models.TextChoices):
+        AUTO = "auto", "Auto"
+        CPU = "cpu", "CPU"
+        GPU = "gpu", "GPU"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="compute_runs")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.SET_NULL, null=True, blank=True, related_name="compute_runs"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    aggregate = models.CharField(
+        max_length=16,
+        choices=Aggregate.choices,
+        default=Aggregate.TOTAL,
+        help_text="the aggregate the run's summary ranks by; the stored sums serve all three",
+    )
+    orphans = models.CharField(max_length=8, choices=Orphans.choices, default=Orphans.STRICT)
+    backend = models.CharField(max_length=4, choices=Backend.choices, default=Backend.AUTO)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    n_batches = models.IntegerField(default=0)
+    batches_done = models.IntegerField(default=0)
+    n_cascades = models.IntegerField(default=0)
+    n_nodes = models.BigIntegerField(default=0)
+    n_edges = models.BigIntegerField(default=0)
+    devices = models.JSONField(default=list, blank=True, help_text="where the batches ran")
+    timings = models.JSONField(default=dict, blank=True, help_text="seconds per phase, summed over batches")
+    notes = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="computerun_list")]
+        constraints = [
+            models.CheckConstraint(condition=Q(batches_done__lte=F("n_batches")), name="computerun_done_le_batches")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk}"
+
+    @property
+    def progress(self) -> float:
+        return (
+            1.0 if self.status == self.Status.DONE else (self.batches_done / self.n_batches if self.n_batches else 0.0)
+        )
+
+
+class ComputeBatch(models.Model):
+    """A group of cascades (``tweet_pks``: ``Tweet`` primary keys) computed by one task."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(ComputeRun, on_delete=models.CASCADE, related_name="batches")
+    index = models.IntegerField()
+    tweet_pks = models.JSONField(default=list)
+    n_cascades = models.IntegerField(default=0)
+    n_nodes = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.IntegerField(default=0)
+    device = models.CharField(max_length=200, blank=True, default="")
+    timings = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="computebatch_unique_index")]
+        ordering = ["run", "index"]
+
+
+class CascadeInfluence(models.Model):
+    """I_t(v): the audience ``account`` helped ``tweet`` reach. ``publisher`` and ``day`` (the tweet's UTC
+    day) are copied from the tweet so the daily aggregates refresh with one GROUP BY."""
+
+    class Role(models.TextChoices):
+        PUBLISHER = "publisher", "Publisher"
+        SPREADER = "spreader", "Retweeter that passed it on"
+        LEAF = "leaf", "Retweeter nobody saw it from"
+        ORPHAN = "orphan", "Retweeter not reached through the follower graph"
+
+    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="influence")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    influence = models.FloatField()
+    followers = models.FloatField(help_text="n_v used by the backward phase")
+    role = models.CharField(max_length=10, choices=Role.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tweet", "account"], name="cascadeinfluence_unique")]
+        indexes = [
+            models.Index(fields=["account"], name="influence_by_account"),
+            models.Index(fields=["publisher", "day"], name="influence_for_refresh"),
+        ]
+
+
+class DailyInfluence(models.Model):
+    """Σ_t I_t(v) and T_v over the computed tweets of one publisher on one UTC day: what rankings read."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    influence = models.FloatField()
+    cascades = models.IntegerField(help_text="T_v: the day's tweets the account took part in")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "publisher", "day", "account"], name="daily_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "day"], name="daily_for_workspace_ranking"),
+            models.Index(fields=["workspace", "account", "day"], name="daily_for_account_page"),
+        ]
+
+
+class PublisherDay(models.Model):
+    """T: how many computed tweets a publisher posted on a UTC day (the denominator of ``mean``)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    tweets = models.IntegerField()
+    reach = models.FloatField(default=0.0, help_text="Σ of the tweets' reach")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "publisher", "day"], name="publisherday_unique")]

@@ -1,0 +1,295 @@
+"""Every read the dashboard and the API make. Each takes the workspace it reads from, so an object of another
+workspace cannot leak through a forgotten filter; :func:`workspace_for_user` is the one place access is
+decided (404, not 403, for a workspace the user is not in: its existence is not revealed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Count, FloatField, Max, Min, Q, Sum
+from django.db.models.functions import Cast
+from django.http import Http404
+
+from .models import (
+    Account,
+    CascadeInfluence,
+    Collection,
+    ComputeRun,
+    DailyInfluence,
+    FollowerCount,
+    Membership,
+    Publisher,
+    PublisherDay,
+    Retweet,
+    Tweet,
+    Workspace,
+)
+
+AGGREGATES = ("total", "mean", "participation")
+
+
+def workspaces_for_user(user):
+    if not user.is_authenticated:
+        return Workspace.objects.none()
+    if user.is_superuser:
+        return Workspace.objects.all()
+    return Workspace.objects.filter(memberships__user=user)
+
+
+def workspace_for_user(user, slug: str) -> Workspace:
+    ws = workspaces_for_user(user).filter(slug=slug).first()
+    if ws is None:
+        raise Http404("no such workspace")
+    return ws
+
+
+def membership_role(user, ws: Workspace) -> str | None:
+    if user.is_superuser:
+        return Membership.Role.OWNER
+    return Membership.objects.filter(user=user, workspace=ws).values_list("role", flat=True).first()
+
+
+def account_get(ws: Workspace, twitter_id: int) -> Account:
+    acc = Account.objects.filter(workspace=ws, twitter_id=twitter_id).first()
+    if acc is None:
+        raise Http404("no such account in this workspace")
+    return acc
+
+
+def collection_get(ws: Workspace, pk: int) -> Collection:
+    c = Collection.objects.filter(workspace=ws, pk=pk).select_related("uploaded_by").first()
+    if c is None:
+        raise Http404("no such collection in this workspace")
+    return c
+
+
+def run_get(ws: Workspace, pk: int) -> ComputeRun:
+    r = ComputeRun.objects.filter(workspace=ws, pk=pk).select_related("collection", "created_by").first()
+    if r is None:
+        raise Http404("no such compute run in this workspace")
+    return r
+
+
+def tweet_get(ws: Workspace, tweet_id: int) -> Tweet:
+    t = Tweet.objects.filter(workspace=ws, tweet_id=tweet_id).select_related("author").first()
+    if t is None:
+        raise Http404("no such tweet in this workspace")
+    return t
+
+
+# --- time windows -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """An inclusive range of UTC days; ``None`` ends are open."""
+
+    start: dt.date | None = None
+    end: dt.date | None = None
+
+    def filter(self, field: str = "day") -> Q:
+        q = Q()
+        if self.start:
+            q &= Q(**{f"{field}__gte": self.start})
+        if self.end:
+            q &= Q(**{f"{field}__lte": self.end})
+        return q
+
+
+def data_span(ws: Workspace, publisher: Account | None = None) -> tuple[dt.date | None, dt.date | None]:
+    qs = PublisherDay.objects.filter(workspace=ws)
+    if publisher is not None:
+        qs = qs.filter(publisher=publisher)
+    agg = qs.aggregate(lo=Min("day"), hi=Max("day"))
+    return agg["lo"], agg["hi"]
+
+
+# --- rankings -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RankingPage:
+    rows: list[dict]
+    tweets: int  # T: computed tweets in the group and window
+    total_rows: int
+    aggregate: str
+    unit: str
+
+
+def ranking(
+    ws: Workspace,
+    *,
+    publisher: Account | None = None,
+    aggregate: str = "total",
+    window: Window = Window(),
+    limit: int = 50,
+    offset: int = 0,
+) -> RankingPage:
+    """Accounts ranked by combined influence over the window's computed tweets (of one publisher, or of all
+    publishers of the workspace). Three queries whatever the page size: T, the row count and the page."""
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
+    base = DailyInfluence.objects.filter(Q(workspace=ws) & window.filter())
+    days = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
+    if publisher is not None:
+        base = base.filter(publisher=publisher)
+        days = days.filter(publisher=publisher)
+    tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
+    grouped = base.values("account").annotate(
+        total=Sum("influence"),
+        n_cascades=Sum("cascades"),
+        participation=Cast(Sum("influence"), FloatField()) / Cast(Sum("cascades"), FloatField()),
+    )
+    total_rows = grouped.count()
+    order = "-participation" if aggregate == "participation" else "-total"
+    rows = list(
+        grouped.order_by(order, "account__twitter_id").values(
+            "account", "account__twitter_id", "account__screen_name", "total", "n_cascades", "participation"
+        )[offset : offset + limit]
+    )
+    for i, r in enumerate(rows):
+        r["rank"] = offset + i + 1
+        r["mean"] = r["total"] / tweets if tweets else 0.0
+        r["cascades"] = r.pop("n_cascades")
+        r["twitter_id"] = r.pop("account__twitter_id")
+        r["screen_name"] = r.pop("account__screen_name")
+        r["score"] = r[aggregate]
+    unit = _unit(ws, publisher)
+    return RankingPage(rows=rows, tweets=tweets, total_rows=total_rows, aggregate=aggregate, unit=unit)
+
+
+def _unit(ws: Workspace, publisher: Account | None) -> str:
+    qs = Tweet.objects.filter(workspace=ws, compute_status=Tweet.ComputeStatus.COMPUTED)
+    if publisher is not None:
+        qs = qs.filter(author=publisher)
+    units = set(qs.values_list("unit", flat=True).distinct()[:2])
+    if units == {"retweeters"}:
+        return "retweeters reached"
+    if len(units) > 1:
+        return "mixed: followers reached, and retweeters reached where counts are unknown"
+    return "followers reached"
+
+
+# --- overview and pages -------------------------------------------------------------------------------------------
+
+
+def workspace_counts(ws: Workspace) -> dict:
+    return {
+        "tweets": Tweet.objects.filter(workspace=ws).count(),
+        "computed": Tweet.objects.filter(workspace=ws, compute_status=Tweet.ComputeStatus.COMPUTED).count(),
+        "retweets": Retweet.objects.filter(tweet__workspace=ws).count(),
+        "accounts": Account.objects.filter(workspace=ws).count(),
+        "publishers": Publisher.objects.filter(workspace=ws).count(),
+    }
+
+
+def publishers_summary(ws: Workspace, *, limit: int = 100) -> list[dict]:
+    """Publishers with their computed tweets and reach, busiest first (one query)."""
+    rows = (
+        PublisherDay.objects.filter(workspace=ws)
+        .values("publisher", "publisher__twitter_id", "publisher__screen_name")
+        .annotate(tweets=Sum("tweets"), reach=Sum("reach"), first=Min("day"), last=Max("day"))
+        .order_by("-tweets", "-reach", "publisher__twitter_id")[:limit]
+    )
+    return [
+        {
+            "twitter_id": r["publisher__twitter_id"],
+            "screen_name": r["publisher__screen_name"],
+            "tweets": r["tweets"],
+            "reach": r["reach"],
+            "first": r["first"],
+            "last": r["last"],
+        }
+        for r in rows
+    ]
+
+
+def collections_list(ws: Workspace, *, limit: int = 100):
+    return Collection.objects.filter(workspace=ws).select_related("uploaded_by").order_by("-created_at")[:limit]
+
+
+def runs_list(ws: Workspace, *, limit: int = 100):
+    return ComputeRun.objects.filter(workspace=ws).select_related("collection", "created_by").order_by("-pk")[:limit]
+
+
+def account_summary(ws: Workspace, account: Account, *, window: Window = Window()) -> dict:
+    """An account's influence per publisher, per day, its cascades and follower-count history."""
+    per_pub = list(
+        DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter())
+        .values("publisher__twitter_id", "publisher__screen_name")
+        .annotate(total=Sum("influence"), n_cascades=Sum("cascades"))
+        .order_by("-total")[:50]
+    )
+    per_day = list(
+        DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter())
+        .values("day")
+        .annotate(total=Sum("influence"), n_cascades=Sum("cascades"))
+        .order_by("day")
+    )
+    cascades = list(
+        CascadeInfluence.objects.filter(Q(account=account) & window.filter())
+        .select_related("tweet", "publisher")
+        .order_by("-influence", "tweet__tweet_id")[:50]
+    )
+    published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))
+    counts = list(FollowerCount.objects.filter(account=account).order_by("-observed_at")[:20])
+    totals = DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter()).aggregate(
+        total=Sum("influence"), n_cascades=Sum("cascades")
+    )
+    return {
+        "per_publisher": per_pub,
+        "per_day": per_day,
+        "cascades": cascades,
+        "published": published,
+        "follower_counts": counts,
+        "total": totals["total"] or 0.0,
+        "n_cascades": totals["n_cascades"] or 0,
+    }
+
+
+def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluence]:
+    return list(
+        CascadeInfluence.objects.filter(tweet=tweet)
+        .select_related("account")
+        .order_by("-influence", "account__twitter_id")[:limit]
+    )
+
+
+def run_batches(run: ComputeRun):
+    return run.batches.order_by("index").only(
+        "index",
+        "n_cascades",
+        "n_nodes",
+        "status",
+        "attempts",
+        "device",
+        "timings",
+        "error",
+        "started_at",
+        "finished_at",
+        "run_id",
+    )
+
+
+__all__ = [
+    "AGGREGATES",
+    "RankingPage",
+    "Window",
+    "account_get",
+    "account_summary",
+    "collection_get",
+    "collections_list",
+    "data_span",
+    "membership_role",
+    "publishers_summary",
+    "ranking",
+    "run_batches",
+    "run_get",
+    "runs_list",
+    "tweet_get",
+    "tweet_participants",
+    "workspace_counts",
+    "workspace_for_user",
+    "workspaces_for_user",
+]

@@ -1,0 +1,17 @@
+"""Every write to the database goes through a function here (``<entity>_<action>(*, ...)``)."""
+
+from __future__ import annotations
+
+from .collections import collection_create, collection_ingest, collection_progress
+from .compute import compute_batch_run, compute_run_start
+from .workspaces import membership_add, workspace_create
+
+__all__ = [
+    "collection_create",
+    "collection_ingest",
+    "collection_progress",
+    "compute_batch_run",
+    "compute_run_start",
+    "membership_add",
+    "workspace_create",
+]

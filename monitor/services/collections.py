@@ -1,0 +1,178 @@
+"""Creating collections from uploads and running their import (the ``ingest`` task's body)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from compute.formats import InputError
+
+from ..models import Collection, CollectionFile, Workspace
+from .compute import compute_run_start
+from .ingest import UploadError, load_files
+
+log = logging.getLogger(__name__)
+
+__all__ = ["collection_create", "collection_ingest", "collection_progress", "progress_key"]
+
+
+def progress_key(collection_id: int) -> str:
+    return f"spreadwatch:collection-progress:{collection_id}"
+
+
+def collection_progress(collection: Collection) -> dict:
+    """Where a running import is: ``{"stage", "percent"}`` from the cache, or the final state."""
+    if collection.status in (Collection.Status.QUEUED, Collection.Status.INGESTING):
+        p = cache.get(progress_key(collection.pk))
+        if p:
+            return p
+        return {"stage": "waiting for a worker" if collection.status == "queued" else "starting", "percent": 0.0}
+    if collection.status == Collection.Status.COMPUTING:
+        run = collection.compute_runs.order_by("-pk").first()
+        pct = 100.0 * run.progress if run else 0.0
+        return {
+            "stage": f"computing ({run.batches_done}/{run.n_batches} batches)" if run else "computing",
+            "percent": pct,
+        }
+    return {"stage": collection.get_status_display(), "percent": 100.0}
+
+
+def collection_create(
+    *,
+    workspace: Workspace,
+    files: list,
+    user=None,
+    name: str = "",
+    mode: str = Collection.Mode.STRICT,
+    validate_only: bool = False,
+    format: str = "auto",
+    compute: bool = True,
+) -> Collection:
+    """Store the uploaded ``files`` (Django ``UploadedFile``s or local paths) and queue their import.
+
+    ``format`` applies to every file (``"auto"``: detect each). The import starts when the transaction
+    commits.
+    """
+    from ..tasks import ingest_collection
+
+    if not files:
+        raise ValidationError({"files": "choose at least one file"})
+    total = 0
+    for f in files:
+        size = f.size if hasattr(f, "size") else Path(f).stat().st_size
+        total += size
+    if total > settings.SPREADWATCH_UPLOAD_MAX_BYTES:
+        raise ValidationError(
+            {"files": f"the upload is {total:,} bytes; the limit is {settings.SPREADWATCH_UPLOAD_MAX_BYTES:,}"}
+        )
+    names = [Path(getattr(f, "name", str(f))).name for f in files]
+    collection = Collection(
+        workspace=workspace,
+        name=name or ", ".join(names)[:200],
+        uploaded_by=user,
+        mode=mode,
+        validate_only=validate_only,
+        compute=compute,
+    )
+    collection.full_clean()
+    with transaction.atomic():
+        collection.save()
+        for f, shown in zip(files, names):
+            cf = CollectionFile(collection=collection, original_name=shown, format="" if format == "auto" else format)
+            if hasattr(f, "read"):
+                cf.size = f.size
+                cf.file.save(shown, f, save=False)
+            else:
+                with open(f, "rb") as fh:
+                    cf.size = Path(f).stat().st_size
+                    cf.file.save(shown, File(fh), save=False)
+            cf.save()
+        transaction.on_commit(lambda: ingest_collection.delay(collection.pk), robust=True)
+    return collection
+
+
+def collection_ingest(*, collection_id: int) -> Collection:
+    """Import a queued collection. Idempotent: a collection that is no longer queued or importing is left
+    alone, and a retried import merges the same rows (natural ids)."""
+    c = Collection.objects.select_related("workspace").get(pk=collection_id)
+    if c.status not in (Collection.Status.QUEUED, Collection.Status.INGESTING):
+        return c
+    c.status = Collection.Status.INGESTING
+    c.started_at = timezone.now()
+    c.error = ""
+    c.save(update_fields=["status", "started_at", "error"])
+    key = progress_key(c.pk)
+
+    def progress(stage: str, frac: float) -> None:
+        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1)}, timeout=24 * 3600)
+
+    files = [(Path(cf.file.path), cf.original_name, cf.format or "auto") for cf in c.files.all()]
+    report: dict = {}
+    try:
+        with transaction.atomic():
+            res = load_files(
+                files,
+                workspace_id=c.workspace_id,
+                collection_id=c.pk,
+                mode=c.mode,
+                store=not c.validate_only,
+                progress=progress,
+            )
+            report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
+            c.format = "+".join(res.formats)[:16]
+            c.counts = res.counts
+            c.timings = res.timings
+            c.report = report
+            if c.validate_only:
+                transaction.set_rollback(True)
+            else:
+                run = None
+                if c.compute and res.tweet_pks:
+                    c.status = Collection.Status.COMPUTING
+                    c.save()
+                    run = compute_run_start(
+                        workspace=c.workspace, tweet_pks=res.tweet_pks, collection=c, user=c.uploaded_by
+                    )
+                if run is None or run.status == run.Status.DONE:
+                    c.status = Collection.Status.DONE
+                    c.finished_at = timezone.now()
+                c.save()
+    except InputError as exc:
+        # strict mode: the first bad record; the transaction rolled back, so nothing was stored
+        report.update(
+            read={"n_bad": 1, "shown": [exc.record.to_dict()], "by_reason": {exc.record.category: 1}},
+            notes=["strict mode: the upload stopped at the first bad record and nothing was stored"],
+        )
+        return _failed(c, str(exc), report)
+    except UploadError as exc:
+        return _failed(c, str(exc), report)
+    except Exception as exc:
+        log.exception("import of collection %s failed", c.pk)
+        return _failed(c, f"{exc.__class__.__name__}: {exc}", report)
+    finally:
+        cache.delete(key)
+    if c.validate_only:
+        c.status = Collection.Status.VALIDATED
+        c.finished_at = timezone.now()
+        c.save()
+        # nothing is stored from a validation: drop the uploaded files too
+        for cf in c.files.all():
+            cf.file.delete(save=False)
+    return c
+
+
+def _failed(c: Collection, error: str, report: dict) -> Collection:
+    c.status = Collection.Status.FAILED
+    c.error = error
+    c.report = report
+    c.counts = {}
+    c.finished_at = timezone.now()
+    c.save(update_fields=["status", "error", "report", "counts", "finished_at"])
+    return c

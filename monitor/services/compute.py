@@ -1,0 +1,544 @@
+"""Computing influence for stored cascades: planning batches, running one batch, refreshing aggregates.
+
+A *run* covers a set of tweets; the planner groups them into batches of about ``SPREADWATCH_BATCH_NODES``
+participants, largest cascades first, so one task holds a bounded amount of data and a GPU sees cascades of
+similar size together. A batch task loads its cascades and the follow edges among their participants,
+runs the forward and backward phases (``compute``; CPU or GPU), and in one transaction replaces the
+per-cascade influence of its tweets and recomputes the daily aggregates of the (publisher, day) pairs they
+belong to. Running a batch twice gives the same rows once: rows are replaced, not added, and a batch that is
+already done is skipped under a row lock.
+
+Inside a batch, cascades are computed in groups that share how their input must be read: rebuilt from
+follows or given spreading graphs, with or without times, with or without follower counts (a cascade
+without any count uses n_v = 1 and the unit "retweeters"; DESIGN §1).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from compute.backends import resolve_backend
+from compute.backward import backward
+from compute.build import build_cascades
+from compute.forward import forward
+from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
+from compute.tables import NO_TWEET, TweetTable
+
+from ..db import copy_in, copy_out, create_temp, dialect, temp_table_name
+from ..models import Collection, ComputeBatch, ComputeRun, Tweet, Workspace
+
+log = logging.getLogger(__name__)
+
+__all__ = ["compute_run_start", "compute_batch_run", "plan_batches", "device_name"]
+
+ROLE_CODES = {0: "publisher", 1: "spreader", 2: "leaf", 3: "orphan"}
+
+
+# --- planning ------------------------------------------------------------------------------------------------
+
+
+def plan_batches(sizes: dict[int, int], budget: int) -> list[list[int]]:
+    """Group tweet pks (``sizes``: pk -> participants) into batches of at most ``budget`` participants,
+    largest first; a cascade larger than the budget gets a batch of its own."""
+    order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    used = 0
+    for pk in order:
+        n = sizes[pk]
+        if cur and used + n > budget:
+            batches.append(cur)
+            cur, used = [], 0
+        cur.append(pk)
+        used += n
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
+    sizes: dict[int, int] = {}
+    with connection.cursor() as cur:
+        tmp = temp_table_name("plan")
+        create_temp(cur, tmp, [("id", "bigint")])
+        copy_in(cur, tmp, [("id", "bigint")], [np.asarray(tweet_pks, dtype=np.int64)])
+        cur.execute(
+            f"""SELECT p.id, 1 + COUNT(r.id) FROM {tmp} p LEFT JOIN monitor_retweet r ON r.tweet_id = p.id
+                GROUP BY p.id"""
+        )
+        sizes = {int(a): int(b) for a, b in cur.fetchall()}
+        cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+    return sizes
+
+
+def compute_run_start(
+    *,
+    workspace: Workspace,
+    tweet_pks: list[int] | None = None,
+    collection: Collection | None = None,
+    user=None,
+    orphans: str | None = None,
+    backend: str | None = None,
+    aggregate: str = ComputeRun.Aggregate.TOTAL,
+) -> ComputeRun:
+    """Create a run over ``tweet_pks`` (all of the workspace's tweets when ``None``), plan its batches and
+    queue them once the surrounding transaction commits."""
+    from ..tasks import compute_batch
+
+    if tweet_pks is None:
+        tweet_pks = list(Tweet.objects.filter(workspace=workspace).values_list("pk", flat=True))
+    run = ComputeRun(
+        workspace=workspace,
+        collection=collection,
+        created_by=user,
+        orphans=orphans or settings.SPREADWATCH_ORPHANS,
+        backend=backend or settings.SPREADWATCH_BACKEND,
+        aggregate=aggregate,
+    )
+    run.full_clean()
+    sizes = _cascade_sizes(tweet_pks) if tweet_pks else {}
+    plan = plan_batches(sizes, settings.SPREADWATCH_BATCH_NODES)
+    run.n_batches = len(plan)
+    run.n_cascades = len(sizes)
+    run.n_nodes = sum(sizes.values())
+    if not plan:
+        run.status = ComputeRun.Status.DONE
+        run.started_at = run.finished_at = timezone.now()
+    run.save()
+    ComputeBatch.objects.bulk_create(
+        ComputeBatch(run=run, index=i, tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))
+        for i, pks in enumerate(plan)
+    )
+    if not plan and collection is not None:
+        _collection_finished(collection.pk)
+    ids = list(run.batches.values_list("pk", flat=True))
+    # robust: in eager mode (no broker) a failing batch must not undo the caller's work; it records its error
+    for b in ids:
+        transaction.on_commit(lambda b=b: compute_batch.delay(b), robust=True)
+    return run
+
+
+# --- one batch ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchResult:
+    tweet: list[np.ndarray] = field(default_factory=list)  # per node rows
+    account: list[np.ndarray] = field(default_factory=list)
+    publisher: list[np.ndarray] = field(default_factory=list)
+    day: list[np.ndarray] = field(default_factory=list)
+    influence: list[np.ndarray] = field(default_factory=list)
+    followers: list[np.ndarray] = field(default_factory=list)
+    role: list[np.ndarray] = field(default_factory=list)
+    # per tweet
+    t_pk: list[np.ndarray] = field(default_factory=list)
+    t_status: list[np.ndarray] = field(default_factory=list)  # 1 computed, 2 rejected
+    t_nodes: list[np.ndarray] = field(default_factory=list)
+    t_edges: list[np.ndarray] = field(default_factory=list)
+    t_orphans: list[np.ndarray] = field(default_factory=list)
+    t_reach: list[np.ndarray] = field(default_factory=list)
+    t_unit: list[np.ndarray] = field(default_factory=list)  # 0 followers, 1 retweeters
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    n_edges: int = 0
+
+    def cat(self, name: str, dtype) -> np.ndarray:
+        parts = getattr(self, name)
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+    def tick(self, key: str, t0: float) -> float:
+        t = time.perf_counter()
+        self.timings[key] = self.timings.get(key, 0.0) + (t - t0)
+        return t
+
+
+def device_name(backend: str) -> str:
+    if backend == "gpu":
+        try:
+            import cupy
+
+            dev = cupy.cuda.Device()
+            name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
+            return f"GPU {dev.id}: {name.decode() if isinstance(name, bytes) else name}"
+        except Exception as exc:  # pragma: no cover - depends on the machine
+            return f"GPU ({exc.__class__.__name__})"
+    from compute._jit import HAVE_NUMBA
+
+    return f"CPU ({os.cpu_count()} cores{', numba' if HAVE_NUMBA else ', NumPy only'})"
+
+
+def compute_batch_run(*, batch_id: int) -> ComputeBatch:
+    """Compute one batch and store its results (the body of the ``compute_batch`` task)."""
+    batch = ComputeBatch.objects.select_related("run", "run__workspace").get(pk=batch_id)
+    run = batch.run
+    if batch.status == ComputeBatch.Status.DONE:
+        return batch
+    now = timezone.now()
+    ComputeBatch.objects.filter(pk=batch.pk).update(
+        status=ComputeBatch.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, error=""
+    )
+    ComputeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
+    ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.QUEUED).update(status=ComputeRun.Status.RUNNING)
+    t0 = time.perf_counter()
+    try:
+        # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
+        used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
+        res = _compute(batch, run, used)
+        t1 = time.perf_counter()
+        with transaction.atomic():
+            locked = ComputeBatch.objects.select_for_update().get(pk=batch.pk)
+            if locked.status == ComputeBatch.Status.DONE:  # a duplicate delivery finished first
+                return locked
+            _store(run, batch, res)
+            res.timings["store_s"] = time.perf_counter() - t1
+            res.timings["total_s"] = time.perf_counter() - t0
+            locked.status = ComputeBatch.Status.DONE
+            locked.device = device_name(used)
+            locked.timings = {k: round(v, 4) for k, v in res.timings.items()}
+            locked.finished_at = timezone.now()
+            locked.save(update_fields=["status", "device", "timings", "finished_at"])
+            _batch_finished(run.pk, locked, res)
+        return locked
+    except Exception as exc:
+        log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
+        msg = f"{exc.__class__.__name__}: {exc}"
+        ComputeBatch.objects.filter(pk=batch.pk).update(
+            status=ComputeBatch.Status.FAILED, error=msg, finished_at=timezone.now()
+        )
+        ComputeRun.objects.filter(pk=run.pk).update(
+            status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
+        )
+        if run.collection_id:
+            _collection_finished(run.collection_id)
+        raise
+
+
+def _batch_finished(run_pk: int, batch: ComputeBatch, res: BatchResult) -> None:
+    run = ComputeRun.objects.select_for_update().get(pk=run_pk)
+    run.batches_done += 1
+    run.n_edges += res.n_edges
+    for k, v in batch.timings.items():
+        run.timings[k] = round(run.timings.get(k, 0.0) + v, 4)
+    if batch.device and batch.device not in run.devices:
+        run.devices.append(batch.device)
+    for note in res.notes:
+        if len(run.notes) < 50:
+            run.notes.append(f"batch {batch.index}: {note}")
+    if run.batches_done >= run.n_batches and run.status != ComputeRun.Status.FAILED:
+        run.status = ComputeRun.Status.DONE
+        run.finished_at = timezone.now()
+    run.save()
+    if run.status == ComputeRun.Status.DONE and run.collection_id:
+        _collection_finished(run.collection_id)
+
+
+def _collection_finished(collection_pk: int) -> None:
+    Collection.objects.filter(pk=collection_pk, status=Collection.Status.COMPUTING).update(
+        status=Collection.Status.DONE, finished_at=timezone.now()
+    )
+
+
+# --- loading and computing -----------------------------------------------------------------------------------
+
+
+def _compute(batch: ComputeBatch, run: ComputeRun, backend: str) -> BatchResult:
+    res = BatchResult()
+    d = dialect()
+    t = time.perf_counter()
+    with connection.cursor() as cur:
+        bt = temp_table_name("batch")
+        create_temp(cur, bt, [("id", "bigint")])
+        copy_in(cur, bt, [("id", "bigint")], [np.asarray(batch.tweet_pks, dtype=np.int64)])
+        tw = copy_out(
+            cur,
+            f"""SELECT t.id, t.author_id, {d.ts_to_epoch("t.created_at")}, COALESCE(t.author_followers, -1.0),
+                    CASE WHEN t.times_known THEN 1 ELSE 0 END,
+                    CASE WHEN t.graph_source = 'given' THEN 1 ELSE 0 END
+                FROM {bt} b {d.join} monitor_tweet t ON t.id = b.id""",
+            [],
+            [("pk", "bigint"), ("author", "bigint"), ("time", "float"), ("f", "float"), ("tk", "int"), ("g", "int")],
+        )
+        rt = copy_out(
+            cur,
+            f"""SELECT r.tweet_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}, COALESCE(r.followers_count, -1.0)
+                FROM {bt} b {d.join} monitor_retweet r ON r.tweet_id = b.id""",
+            [],
+            [("tweet", "bigint"), ("user", "bigint"), ("time", "float"), ("f", "float")],
+        )
+        t = res.tick("load_tweets_s", t)
+        given = tw[5] == 1
+        # follows among the participants of the cascades rebuilt from follows
+        follow_tweets = set(tw[0][~given].tolist())
+        part = np.unique(np.concatenate([tw[1][~given], rt[1][np.isin(rt[0], list(follow_tweets))]]))
+        fol = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        if len(part):
+            bp = temp_table_name("part")
+            create_temp(cur, bp, [("id", "bigint")])
+            copy_in(cur, bp, [("id", "bigint")], [part])
+            if d.postgres:
+                cur.execute(f"ANALYZE {bp}")
+            fol = copy_out(
+                cur,
+                f"""SELECT f.follower_id, f.followee_id FROM {bp} p1
+                    {d.join} monitor_follow f ON f.follower_id = p1.id
+                    {d.join} {bp} p2 ON p2.id = f.followee_id""",
+                [],
+                [("a", "bigint"), ("b", "bigint")],
+            )
+            cur.execute(f"DROP TABLE IF EXISTS {bp}")
+        edges = [np.zeros(0, np.int64)] * 3
+        if given.any():
+            edges = copy_out(
+                cur,
+                f"""SELECT e.tweet_id, e.src_id, e.dst_id FROM {bt} b {d.join} monitor_givenedge e
+                    ON e.tweet_id = b.id""",
+                [],
+                [("t", "bigint"), ("s", "bigint"), ("d", "bigint")],
+            )
+        cur.execute(f"DROP TABLE IF EXISTS {bt}")
+        t = res.tick("load_follows_s", t)
+
+    graph = FollowerGraph.from_edges(fol[0], fol[1])
+    t = res.tick("graph_s", t)
+    t_pk, t_author, t_time, t_f, t_tk, t_given = tw
+    r_tweet, r_user, r_time, r_f = rt
+    # which tweets carry any follower count: those without use n_v = 1 (unit "retweeters")
+    has_count = t_f >= 0
+    known_rt = np.unique(r_tweet[r_f >= 0])
+    has_count |= np.isin(t_pk, known_rt)
+    groups: dict[tuple[int, int, int], np.ndarray] = {}
+    for key in set(zip(t_given.tolist(), t_tk.tolist(), has_count.astype(int).tolist())):
+        sel = (t_given == key[0]) & (t_tk == key[1]) & (has_count.astype(int) == key[2])
+        groups[key] = np.flatnonzero(sel)
+    for (is_given, times_known, _counts), idx in sorted(groups.items()):
+        rsel = np.isin(r_tweet, t_pk[idx])
+        table = TweetTable(
+            tweet_id=np.concatenate([t_pk[idx], np.zeros(int(rsel.sum()), np.int64)]),
+            retweeted_tweet_id=np.concatenate([np.full(len(idx), NO_TWEET), r_tweet[rsel]]),
+            user_id=np.concatenate([t_author[idx], r_user[rsel]]),
+            created_at=np.concatenate([t_time[idx], r_time[rsel]]),
+            followers_count=np.where(
+                np.concatenate([t_f[idx], r_f[rsel]]) < 0, np.nan, np.concatenate([t_f[idx], r_f[rsel]])
+            ),
+        )
+        cascades, build = build_cascades(table)
+        if not times_known:
+            cascades = _without_times(cascades)
+        res.notes += build.lines()
+        t = res.tick("build_s", t)
+        if is_given:
+            graphs = _given_graphs(cascades, edges)
+        else:
+            graphs = forward(cascades, graph, orphans=run.orphans, backend=backend)
+        t = res.tick("forward_s", t)
+        bw = backward(graphs, backend=backend)
+        res.notes += bw.lines()
+        t = res.tick("backward_s", t)
+        _collect(res, graphs, bw.influence)
+        t = res.tick("collect_s", t)
+    return res
+
+
+def _without_times(c: Cascades) -> Cascades:
+    return Cascades(
+        node_offsets=c.node_offsets,
+        user_ids=c.user_ids,
+        followers=c.followers,
+        publisher=c.publisher,
+        tweet_ids=c.tweet_ids,
+        times=None,
+        unit=c.unit,
+        labels=c.labels,
+    )
+
+
+def _given_graphs(c: Cascades, edges: list[np.ndarray]) -> SpreadingGraphs:
+    """The stored given edges of these cascades as node indices (cascade tweet ids are Tweet pks)."""
+    e_t, e_s, e_d = edges
+    keep = np.isin(e_t, c.tweet_ids)
+    e_t, e_s, e_d = e_t[keep], e_s[keep], e_d[keep]
+    casc_of_edge = np.searchsorted(c.tweet_ids, e_t)  # tweet_ids are sorted by build_cascades
+    casc_of_node = c.cascade_of_node()
+    # node lookup by (cascade, user): sort the nodes by that pair once
+    order = np.lexsort((c.user_ids, casc_of_node))
+    key_c, key_u = casc_of_node[order], c.user_ids[order]
+
+    def find(cs: np.ndarray, us: np.ndarray) -> np.ndarray:
+        lo = np.searchsorted(key_c, cs, "left")
+        hi = np.searchsorted(key_c, cs, "right")
+        out = np.empty(len(cs), np.int64)
+        for i in range(len(cs)):  # per edge, within its cascade's slice (given graphs are small)
+            j = lo[i] + np.searchsorted(key_u[lo[i] : hi[i]], us[i])
+            out[i] = order[j]
+        return out
+
+    src, dst = find(casc_of_edge, e_s), find(casc_of_edge, e_d)
+    eo = np.argsort(casc_of_edge, kind="stable")
+    counts = np.bincount(casc_of_edge, minlength=c.n_cascades)
+    offsets = np.zeros(c.n_cascades + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return SpreadingGraphs(c, offsets, src[eo], dst[eo], orphans="given")
+
+
+def _collect(res: BatchResult, g: SpreadingGraphs, influence: np.ndarray) -> None:
+    c = g.cascades
+    n = c.n_nodes
+    casc = c.cascade_of_node()
+    outdeg = np.bincount(g.edge_src, minlength=n)
+    indeg = np.bincount(g.edge_dst, minlength=n)
+    role = np.where(outdeg == 0, 3, np.where(indeg > 0, 1, 2)).astype(np.int64)
+    role[c.publisher] = 0
+    rejected = np.zeros(c.n_cascades, bool)
+    if n:
+        rejected = np.isnan(influence[c.publisher])
+    ok_node = ~rejected[casc]
+    pub_user = c.user_ids[c.publisher]
+    day = np.floor(c.times[c.publisher] / 86400.0) if c.times is not None else None
+    if day is None:  # untimed given graphs: the day of the tweet's own (snowflake) time is in the DB
+        day = np.full(c.n_cascades, np.nan)
+    res.tweet.append(c.tweet_ids[casc][ok_node])
+    res.account.append(c.user_ids[ok_node])
+    res.publisher.append(pub_user[casc][ok_node])
+    res.day.append(day[casc][ok_node])
+    res.influence.append(influence[ok_node])
+    res.followers.append(c.followers[ok_node])
+    res.role.append(role[ok_node])
+    res.t_pk.append(c.tweet_ids)
+    res.t_status.append(np.where(rejected, 2, 1))
+    res.t_nodes.append(c.sizes)
+    res.t_edges.append(np.diff(g.edge_offsets))
+    orphan = (role == 3).astype(np.int64)
+    res.t_orphans.append(np.bincount(casc, weights=orphan, minlength=c.n_cascades).astype(np.int64))
+    res.t_reach.append(np.where(rejected, np.nan, influence[c.publisher] if n else np.zeros(0)))
+    res.t_unit.append(np.full(c.n_cascades, 0 if c.unit == "followers" else 1))
+    res.n_edges += g.n_edges
+
+
+# --- storing ---------------------------------------------------------------------------------------------------
+
+
+def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
+    d = dialect()
+    ws = run.workspace_id
+    with connection.cursor() as cur:
+        if d.postgres:
+            # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys)
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [ws])
+        bt = temp_table_name("bt")
+        create_temp(cur, bt, [("id", "bigint")])
+        copy_in(cur, bt, [("id", "bigint")], [np.asarray(batch.tweet_pks, dtype=np.int64)])
+        # the (publisher, day) pairs whose aggregates change, taken from the tweets themselves
+        keys = temp_table_name("keys")
+        cur.execute(f"DROP TABLE IF EXISTS {keys}")
+        cur.execute(
+            f"""CREATE TEMP TABLE {keys} AS SELECT DISTINCT t.author_id AS publisher, {d.ts_to_day("t.created_at")}
+                AS day FROM {bt} b {d.join} monitor_tweet t ON t.id = b.id"""
+        )
+        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {bt})")
+
+        inf = temp_table_name("inf")
+        cols = [
+            ("tweet", "bigint"),
+            ("account", "bigint"),
+            ("publisher", "bigint"),
+            ("influence", "float"),
+            ("followers", "float"),
+            ("role", "int"),
+        ]
+        create_temp(cur, inf, cols)
+        copy_in(
+            cur,
+            inf,
+            cols,
+            [
+                res.cat("tweet", np.int64),
+                res.cat("account", np.int64),
+                res.cat("publisher", np.int64),
+                res.cat("influence", np.float64),
+                res.cat("followers", np.float64),
+                res.cat("role", np.int64),
+            ],
+        )
+        role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
+        cur.execute(
+            f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, influence, followers,
+                    role)
+                SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, i.influence, i.followers,
+                    {role_sql}
+                FROM {inf} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
+        )
+
+        st = temp_table_name("tstat")
+        scols = [
+            ("tweet", "bigint"),
+            ("status", "int"),
+            ("nodes", "bigint"),
+            ("edges", "bigint"),
+            ("orphans", "bigint"),
+            ("reach", "float"),
+            ("unit", "int"),
+        ]
+        create_temp(cur, st, scols)
+        copy_in(
+            cur,
+            st,
+            scols,
+            [
+                res.cat("t_pk", np.int64),
+                res.cat("t_status", np.int64),
+                res.cat("t_nodes", np.int64),
+                res.cat("t_edges", np.int64),
+                res.cat("t_orphans", np.int64),
+                res.cat("t_reach", np.float64),
+                res.cat("t_unit", np.int64),
+            ],
+        )
+        cur.execute(
+            f"""UPDATE monitor_tweet SET
+                    compute_status = CASE s.status WHEN 1 THEN 'computed' ELSE 'rejected' END,
+                    n_participants = s.nodes, n_edges = s.edges, n_orphans = s.orphans,
+                    reach = {d.nan_to_null("s.reach")},
+                    unit = CASE s.unit WHEN 0 THEN 'followers' ELSE 'retweeters' END,
+                    computed_at = CURRENT_TIMESTAMP, compute_run_id = %s
+                FROM {st} s WHERE monitor_tweet.id = s.tweet""",
+            [run.pk],
+        )
+
+        # aggregates of the touched (publisher, day) pairs, recomputed from the per-cascade rows
+        exists = f"EXISTS (SELECT 1 FROM {keys} k WHERE k.publisher = {{t}}.publisher_id AND k.day = {{t}}.day)"
+        cur.execute(
+            "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s AND "
+            + exists.format(t="monitor_dailyinfluence"),
+            [ws],
+        )
+        cur.execute(
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, influence, cascades)
+                SELECT %s, ci.publisher_id, ci.account_id, ci.day, SUM(ci.influence), COUNT(*)
+                FROM {keys} k {d.join} monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher AND ci.day = k.day
+                WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day""",
+            [ws],
+        )
+        cur.execute(
+            "DELETE FROM monitor_publisherday WHERE workspace_id = %s AND " + exists.format(t="monitor_publisherday"),
+            [ws],
+        )
+        cur.execute(
+            f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, tweets, reach)
+                SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, COUNT(*), COALESCE(SUM(t.reach), 0)
+                FROM {keys} k {d.join} monitor_tweet t ON t.author_id = k.publisher
+                    AND {d.ts_to_day("t.created_at")} = k.day
+                WHERE t.workspace_id = %s AND t.compute_status = 'computed'
+                GROUP BY t.author_id, {d.ts_to_day("t.created_at")}""",
+            [ws, ws],
+        )
+        for tmp in (bt, keys, inf, st):
+            cur.execute(f"DROP TABLE IF EXISTS {tmp}")

@@ -1,0 +1,195 @@
+"""Spreadwatch settings: every value comes from an environment variable with a safe local default.
+
+With nothing set, Spreadwatch runs on an embedded SQLite file in ``var/``, runs Celery tasks eagerly in the
+calling process and computes on the CPU (or on the GPU when CuPy sees one): the demo needs no services.
+``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to a Redis cache and result backend, and
+``CELERY_BROKER_URL`` to real workers. ``.env.example`` lists every variable; ``monitor/checks.py`` warns
+about dangerous combinations.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from .env import env_bool, env_choice, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("SPREADWATCH_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+
+def _secret_key() -> str:
+    """SECRET_KEY, or one generated on first start and kept in the data dir (sessions survive restarts)."""
+    key = env_str("SECRET_KEY")
+    if key:
+        return key
+    path = DATA_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    try:  # O_EXCL: of several processes starting at once, one writes the key and the others read it
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    return key
+
+
+SECRET_KEY = _secret_key()
+SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY"))
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "monitor.apps.MonitorConfig",
+    "frontend.apps.FrontendConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "monitor.urls"
+WSGI_APPLICATION = "monitor.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database --------------------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'spreadwatch.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    # a web request and an eager task may write at once: wait for the lock instead of failing at once
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- cache (progress of running imports lives here, so every process sees it) ----------------------------
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": DATA_DIR / "cache"}
+    }
+
+# --- auth --------------------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- files -------------------------------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "static")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# runserver without collectstatic (DEBUG) still finds the app's files
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+MEDIA_URL = "media/"
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
+# uploads above 2 MiB stream to a temporary file instead of memory
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FILES = 20
+SPREADWATCH_UPLOAD_MAX_BYTES = env_int("SPREADWATCH_UPLOAD_MAX_BYTES", 10 * 1024**3)
+
+# --- Celery ------------------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+SPREADWATCH_HAS_BROKER = bool(CELERY_BROKER_URL)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "memory://localhost/"  # eager: nothing is sent; this only keeps kombu from looking for AMQP
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = REDIS_URL or None
+CELERY_TASK_IGNORE_RESULT = True
+# tasks are idempotent (they take ids and rewrite the same rows), so a worker lost mid-task may redo it
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_DEFAULT_QUEUE = "default"
+
+# --- the engine ----------------------------------------------------------------------------------------------
+SPREADWATCH_BACKEND = env_choice("SPREADWATCH_BACKEND", "auto", ("auto", "cpu", "gpu"))
+SPREADWATCH_COMPUTE_QUEUE = env_choice(
+    "SPREADWATCH_COMPUTE_QUEUE", "gpu" if SPREADWATCH_BACKEND == "gpu" else "cpu", ("cpu", "gpu")
+)
+SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 250_000)
+SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
+
+CELERY_TASK_ROUTES = {
+    "monitor.tasks.ingest_collection": {"queue": "ingest"},
+    "monitor.tasks.compute_batch": {"queue": SPREADWATCH_COMPUTE_QUEUE},
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+}
+
+if not DEBUG:
+    SESSION_COOKIE_HTTPONLY = True
+    X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,225 @@
+"""Importing collections: every format, idempotent re-upload, strict / skip-bad / validate-only, the worked
+example end to end (against PostgreSQL under ``make test``)."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import zipfile
+
+import numpy as np
+import pytest
+
+from monitor import selectors
+from monitor.models import (
+    CascadeInfluence,
+    Collection,
+    DailyInfluence,
+    Follow,
+    FollowerCount,
+    GivenEdge,
+    Publisher,
+    Retweet,
+    Tweet,
+)
+from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
+
+FORMATS = DATA / "formats"
+
+
+def _table_counts(ws) -> dict:
+    return {
+        "tweets": Tweet.objects.filter(workspace=ws).count(),
+        "retweets": Retweet.objects.filter(tweet__workspace=ws).count(),
+        "follows": Follow.objects.filter(workspace=ws).count(),
+        "counts": FollowerCount.objects.filter(account__workspace=ws).count(),
+        "influence": CascadeInfluence.objects.filter(tweet__workspace=ws).count(),
+        "daily": DailyInfluence.objects.filter(workspace=ws).count(),
+        "publishers": Publisher.objects.filter(workspace=ws).count(),
+    }
+
+
+def test_it_computes_the_thesis_worked_example(ws_a, import_files):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == Collection.Status.DONE, c.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    run = c.compute_runs.get()
+    assert run.status == run.Status.DONE and run.n_cascades == 2 and run.n_edges == 11
+    roles = dict(CascadeInfluence.objects.filter(tweet__tweet_id=1000).values_list("account__screen_name", "role"))
+    assert roles == {"b": "publisher", "a": "spreader", "c": "spreader", "e": "spreader", "d": "leaf", "f": "leaf"}
+
+
+def test_it_ranks_per_publisher_with_every_aggregate(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    b = selectors.account_get(ws_a, 102)
+    for aggregate, expect in (("mean", {"b": 59, "d": 4}), ("participation", {"b": 59, "d": 8})):
+        page = selectors.ranking(ws_a, publisher=b, aggregate=aggregate)
+        got = {r["screen_name"]: r[aggregate] for r in page.rows}
+        assert {k: got[k] for k in expect} == expect
+        assert page.tweets == 2
+
+
+def test_it_windows_rankings_by_day(ws_a, import_files):
+    import datetime as dt
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    day1 = selectors.Window(dt.date(2020, 1, 1), dt.date(2020, 1, 1))
+    page = selectors.ranking(ws_a, window=day1)
+    assert page.tweets == 1
+    assert {r["screen_name"]: r["total"] for r in page.rows}["d"] == 8.0
+    assert "d" not in {
+        r["screen_name"] for r in selectors.ranking(ws_a, window=selectors.Window(dt.date(2020, 1, 2))).rows
+    }
+
+
+def test_it_reimports_the_same_data_without_duplicates(ws_a, import_files):
+    files = [THESIS / "tweets.csv", THESIS / "follows.csv"]
+    import_files(ws_a, files)
+    before = _table_counts(ws_a)
+    c2 = import_files(ws_a, files)
+    assert c2.status == Collection.Status.DONE
+    assert c2.counts["tweets_new"] == 0 and c2.counts["retweets_new"] == 0 and c2.counts["follows_new"] == 0
+    assert _table_counts(ws_a) == before
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_it_adds_follows_uploaded_later_and_recomputes_the_cascades_they_touch(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv"])
+    # no follower graph yet: everyone but the publisher is an orphan and keeps only their own followers
+    assert total_by_name(ws_a)["b"] == 4.0
+    c = import_files(ws_a, [THESIS / "follows.csv"])
+    assert c.status == Collection.Status.DONE
+    assert c.compute_runs.get().n_cascades == 2
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_it_stores_nothing_when_a_strict_upload_has_a_bad_record(ws_a, import_files, tmp_path):
+    bad = tmp_path / "tweets.csv"
+    lines = (THESIS / "tweets.csv").read_text().splitlines()
+    lines.insert(5, "1099,1000,107,not-a-time,3,g")
+    bad.write_text("\n".join(lines) + "\n")
+    c = import_files(ws_a, [bad, THESIS / "follows.csv"])
+    assert c.status == Collection.Status.FAILED
+    assert "tweets.csv:6" in c.error and "created_at" in c.error
+    shown = c.report["read"]["shown"][0]
+    assert (shown["path"], shown["line"], shown["field"]) == ("tweets.csv", 6, "created_at")
+    assert _table_counts(ws_a) == dict.fromkeys(_table_counts(ws_a), 0)
+
+
+def test_it_stores_the_good_records_and_reports_the_rest_with_skip_bad(ws_a, import_files, tmp_path):
+    bad = tmp_path / "tweets.csv"
+    lines = (THESIS / "tweets.csv").read_text().splitlines()
+    lines.insert(5, "1099,1000,107,not-a-time,3,g")
+    lines.insert(7, "1098,1000,oops,2020-01-01T00:00:09Z,3,h")
+    bad.write_text("\n".join(lines) + "\n")
+    c = import_files(ws_a, [bad, THESIS / "follows.csv"], mode="skip-bad")
+    assert c.status == Collection.Status.DONE
+    read = c.report["read"]
+    assert read["n_bad"] == 2
+    assert [(r["path"], r["line"]) for r in read["shown"]] == [("tweets.csv", 6), ("tweets.csv", 8)]
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_it_validates_without_storing(ws_a, import_files):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], validate_only=True)
+    assert c.status == Collection.Status.VALIDATED
+    assert c.report["read"]["n_good"] == 19 and c.report["read"]["n_bad"] == 0
+    assert _table_counts(ws_a)["tweets"] == 0
+    assert all(not f.file for f in c.files.all()) or all(not f.file.storage.exists(f.file.name) for f in c.files.all())
+
+
+def test_it_says_which_file_is_unreadable(ws_a, import_files, tmp_path):
+    junk = tmp_path / "notes.bin"
+    junk.write_bytes(b"\x00\x01\x02 not a tweet file")
+    c = import_files(ws_a, [junk])
+    assert c.status == Collection.Status.FAILED
+    assert c.error.startswith("notes.bin")
+
+
+def _tar(folder, dest):
+    with tarfile.open(dest, "w:gz") as tf:
+        tf.add(folder, arcname=folder.name)
+    return dest
+
+
+def _zip(folder, dest):
+    with zipfile.ZipFile(dest, "w") as zf:
+        for p in folder.rglob("*"):
+            zf.write(p, p.relative_to(folder.parent))
+    return dest
+
+
+@pytest.mark.parametrize(
+    "name, make, expect_tweets",
+    [
+        ("csv", lambda tmp: [FORMATS / "csv" / "good.csv"], None),
+        ("follows + csv", lambda tmp: [THESIS / "tweets.csv", FORMATS / "follows" / "edges.txt"], 2),
+        ("v1", lambda tmp: [FORMATS / "v1" / "good.jsonl"], None),
+        ("v2", lambda tmp: [FORMATS / "v2" / "good.jsonl"], None),
+        ("trees (tar)", lambda tmp: [_tar(FORMATS / "trees" / "good", tmp / "trees.tar.gz")], 2),
+        ("trees (zip)", lambda tmp: [_zip(FORMATS / "trees" / "good", tmp / "trees.zip")], 2),
+        ("tudataset (zip)", lambda tmp: [_zip(FORMATS / "tudataset" / "good", tmp / "tud.zip")], 3),
+    ],
+)
+def test_it_imports_every_format(ws_a, import_files, tmp_path, name, make, expect_tweets):
+    c = import_files(ws_a, make(tmp_path))
+    assert c.status == Collection.Status.DONE, (name, c.error, c.report)
+    n = Tweet.objects.filter(workspace=ws_a).count()
+    assert n > 0
+    if expect_tweets is not None:
+        assert n == expect_tweets
+    assert Tweet.objects.filter(workspace=ws_a, compute_status="pending").count() == 0
+    assert DailyInfluence.objects.filter(workspace=ws_a).exists()
+
+
+def test_it_imports_npz_archives_and_keeps_given_graphs(ws_a, import_files, tmp_path):
+    from compute.collection import save_collection
+    from compute.formats import read
+    from compute.structures import save_archive
+
+    r = read(FORMATS / "tudataset" / "good")
+    save_archive(r.graphs, tmp_path / "graphs.npz")
+    c = import_files(ws_a, [tmp_path / "graphs.npz"])
+    assert c.status == Collection.Status.DONE, c.error
+    assert GivenEdge.objects.filter(tweet__workspace=ws_a).count() == r.graphs.n_edges
+    # the given graphs' influence equals the engine's on the same graphs
+    from compute.backward import backward
+
+    inf = backward(r.graphs, backend="cpu").influence
+    c_ = r.graphs.cascades
+    want = sorted(float(x) for x in inf[c_.publisher])
+    got = sorted(Tweet.objects.filter(workspace=ws_a).values_list("reach", flat=True))
+    assert np.allclose(got, want)
+
+    from compute.generators import twitter_collection
+
+    tweets, graph = twitter_collection(scale=0.0005, seed=3)
+    save_collection(tmp_path / "coll.npz", tweets, graph)
+    c2 = import_files(ws_a, [tmp_path / "coll.npz"])
+    assert c2.status == Collection.Status.DONE, c2.error
+    assert c2.counts["retweets_new"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_imports_a_folder_through_the_command(ws_a, tmp_path, capsys):
+    from django.core.management import call_command
+
+    folder = tmp_path / "t16"
+    shutil.copytree(FORMATS / "trees" / "good", folder)
+    call_command("import_collection", ws_a.slug, str(folder))
+    out = capsys.readouterr().out
+    assert "Done" in out and "trees" in out
+    assert Tweet.objects.filter(workspace=ws_a).count() == 2
+    labels = set(Tweet.objects.filter(workspace=ws_a).values_list("label", flat=True))
+    assert labels == {"false", "non-rumor"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_exits_with_status_2_when_the_command_import_fails(ws_a, tmp_path):
+    from django.core.management import call_command
+
+    bad = tmp_path / "bad.jsonl"
+    shutil.copy(FORMATS / "v1" / "bad.jsonl", bad)
+    with pytest.raises(SystemExit) as exc:
+        call_command("import_collection", ws_a.slug, str(bad))
+    assert exc.value.code == 2

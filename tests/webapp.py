@@ -1,0 +1,138 @@
+"""Shared fixtures of the web application's tests (monitor/, frontend/): named personas and workspaces, and
+the check that the suite runs against the real services ``make test`` provides.
+
+Personas: ``alice`` is an analyst in workspace A ("Newsroom"), ``bob`` an analyst in workspace B ("Lab"),
+``admin`` a superuser in neither.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+THESIS = DATA / "thesis_example"
+EXPECTED_TOTAL = {"b": 118.0, "e": 96.0, "f": 64.0, "c": 32.0, "a": 16.0, "d": 8.0}
+
+
+def _reachable(url: str) -> bool:
+    u = urlparse(url)
+    try:
+        with socket.create_connection((u.hostname or "127.0.0.1", u.port or 0), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def require_services() -> None:
+    """Under ``make test`` (SPREADWATCH_REQUIRE_SERVICES=1) the database must be PostgreSQL and Redis must
+    answer; anything else stops the run with an error: service tests are never skipped silently."""
+    if os.environ.get("SPREADWATCH_REQUIRE_SERVICES") != "1":
+        return
+    from django.db import connection
+
+    problems = []
+    if connection.vendor != "postgresql":
+        problems.append(f"the database is {connection.vendor}, not PostgreSQL (DATABASE_URL is not set?)")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url or not _reachable(redis_url):
+        problems.append(f"Redis is not reachable at REDIS_URL={redis_url!r}")
+    if problems:
+        pytest.exit("service tests cannot run: " + "; ".join(problems), returncode=3)
+
+
+@pytest.fixture(autouse=True)
+def _plain_static(settings):
+    # the manifest storage needs collectstatic; tests render templates without it
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery():
+    """Tasks run in the test's process unless a test starts a real worker (``tests/monitor/test_worker.py``)."""
+    from monitor.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = old
+
+
+@pytest.fixture
+def ws_a(db):
+    from monitor import services
+
+    return services.workspace_create(name="Newsroom", slug="newsroom")
+
+
+@pytest.fixture
+def ws_b(db):
+    from monitor import services
+
+    return services.workspace_create(name="Lab", slug="lab")
+
+
+@pytest.fixture
+def alice(ws_a, django_user_model):
+    from monitor import services
+
+    u = django_user_model.objects.create_user("alice", "alice@example.com", "alice-pass-123")
+    services.membership_add(workspace=ws_a, user=u)
+    return u
+
+
+@pytest.fixture
+def bob(ws_b, django_user_model):
+    from monitor import services
+
+    u = django_user_model.objects.create_user("bob", "bob@example.com", "bob-pass-123")
+    services.membership_add(workspace=ws_b, user=u)
+    return u
+
+
+@pytest.fixture
+def admin_user(db, django_user_model):
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", "admin-pass-123")
+
+
+@pytest.fixture
+def run_tasks(django_capture_on_commit_callbacks):
+    """Run what the code queues on commit (eager Celery), like a real commit would."""
+
+    def go(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+
+    return go
+
+
+@pytest.fixture
+def import_files(run_tasks):
+    """``import_files(ws, [paths], **kw)`` -> the collection after its import and compute."""
+    from monitor import services
+
+    def go(ws, paths, **kw):
+        c = run_tasks(services.collection_create, workspace=ws, files=[Path(p) for p in paths], **kw)
+        c.refresh_from_db()
+        return c
+
+    return go
+
+
+def total_by_name(ws, publisher=None) -> dict[str, float]:
+    from monitor import selectors
+
+    page = selectors.ranking(ws, publisher=publisher, aggregate="total", limit=1000)
+    return {r["screen_name"] or str(r["twitter_id"]): r["total"] for r in page.rows}
