@@ -47,7 +47,7 @@ class Dialect:
         if self.postgres:
             return f"to_timestamp({expr})"
         # Django stores SQLite datetimes as 'YYYY-MM-DD HH:MM:SS[.ffffff]' text in UTC
-        return f"strftime('%Y-%m-%d %H:%M:%f', {expr}, 'unixepoch')"
+        return f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {expr}, 'unixepoch')"
 
     def ts_to_epoch(self, expr: str) -> str:
         if self.postgres:

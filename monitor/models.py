@@ -6,9 +6,14 @@ are per workspace too, so two teams never see each other's data, not even screen
 past 2**53).
 
 Writes go through ``monitor.services``, reads through ``monitor.selectors``. The big tables (retweets,
-follows, follower counts, per-cascade influence, daily aggregates) are loaded with set-based SQL
+follows, follower counts, given edges, per-cascade influence, daily aggregates) are loaded with set-based SQL
 (PostgreSQL COPY into staging tables, then ``INSERT ... SELECT ... ON CONFLICT``), so their invariants live in
-database constraints, not in ``save()``. Index names say which query they serve.
+database constraints (unique keys, checks), not in ``save()``. Their foreign keys are *not* database
+constraints (``db_constraint=False``): PostgreSQL checks each one with a per-row trigger at commit, which cost
+~50 s of a 1M-retweet import, while the loader only ever inserts ids it has just joined from the referenced
+table in the same transaction. Deleting goes through ``services.workspace_purge`` (set-based, in dependency
+order). Foreign-key indexes that a composite unique key already covers are dropped (``db_index=False``).
+Index names say which query they serve.
 """
 
 from __future__ import annotations
@@ -72,10 +77,20 @@ class Account(models.Model):
 class FollowerCount(models.Model):
     """A snapshot of an account's follower count; the count embedded in every tweet is one."""
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="follower_counts")
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="follower_counts", db_constraint=False, db_index=False
+    )
     observed_at = models.DateTimeField()
     count = models.BigIntegerField()
-    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    collection = models.ForeignKey(
+        "Collection",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
 
     class Meta:
         constraints = [
@@ -88,10 +103,24 @@ class Follow(models.Model):
     """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
     was first seen."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    follower = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    followee = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    follower = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    followee = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    collection = models.ForeignKey(
+        "Collection",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
 
     class Meta:
         constraints = [
@@ -172,12 +201,24 @@ class Tweet(models.Model):
 class Retweet(models.Model):
     """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (DESIGN §1)."""
 
-    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="retweets")
-    retweeter = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="retweets")
+    tweet = models.ForeignKey(
+        Tweet, on_delete=models.CASCADE, related_name="retweets", db_constraint=False, db_index=False
+    )
+    retweeter = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="retweets", db_constraint=False, db_index=False
+    )
     retweet_id = models.BigIntegerField(null=True, blank=True, help_text="the retweet's own status id")
     created_at = models.DateTimeField()
     followers_count = models.FloatField(null=True, blank=True, help_text="retweeter's follower count then")
-    collection = models.ForeignKey("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    collection = models.ForeignKey(
+        "Collection",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "retweeter"], name="retweet_one_per_user")]
@@ -188,9 +229,11 @@ class GivenEdge(models.Model):
     """A spreading edge given directly by the input (TUDataset, spreading-graph archive): ``dst`` receives
     ``src``'s share. Only tweets with ``graph_source="given"`` have them."""
 
-    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="given_edges")
-    src = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    dst = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    tweet = models.ForeignKey(
+        Tweet, on_delete=models.CASCADE, related_name="given_edges", db_constraint=False, db_index=False
+    )
+    src = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    dst = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "src", "dst"], name="givenedge_unique")]
@@ -352,9 +395,15 @@ class CascadeInfluence(models.Model):
         LEAF = "leaf", "Retweeter nobody saw it from"
         ORPHAN = "orphan", "Retweeter not reached through the follower graph"
 
-    tweet = models.ForeignKey(Tweet, on_delete=models.CASCADE, related_name="influence")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    tweet = models.ForeignKey(
+        Tweet, on_delete=models.CASCADE, related_name="influence", db_constraint=False, db_index=False
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    publisher = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     day = models.DateField()
     influence = models.FloatField()
     followers = models.FloatField(help_text="n_v used by the backward phase")
@@ -371,9 +420,15 @@ class CascadeInfluence(models.Model):
 class DailyInfluence(models.Model):
     """Σ_t I_t(v) and T_v over the computed tweets of one publisher on one UTC day: what rankings read."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    publisher = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     day = models.DateField()
     influence = models.FloatField()
     cascades = models.IntegerField(help_text="T_v: the day's tweets the account took part in")
@@ -391,8 +446,12 @@ class DailyInfluence(models.Model):
 class PublisherDay(models.Model):
     """T: how many computed tweets a publisher posted on a UTC day (the denominator of ``mean``)."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    publisher = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    publisher = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     day = models.DateField()
     tweets = models.IntegerField()
     reach = models.FloatField(default=0.0, help_text="Σ of the tweets' reach")

@@ -132,8 +132,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-# runserver without collectstatic (DEBUG) still finds the app's files
+# runserver without collectstatic still finds the app's files; a file missing from the manifest is served
+# under its plain name instead of failing the page
 WHITENOISE_USE_FINDERS = True
+WHITENOISE_MANIFEST_STRICT = False
 WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))

@@ -57,6 +57,8 @@ def _plain_static(settings):
 @pytest.fixture(autouse=True)
 def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    (tmp_path / "static").mkdir()
+    settings.STATIC_ROOT = tmp_path / "static"
 
 
 @pytest.fixture(autouse=True)

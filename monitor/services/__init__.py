@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .collections import collection_create, collection_ingest, collection_progress
 from .compute import compute_batch_run, compute_run_start
-from .workspaces import membership_add, workspace_create
+from .workspaces import membership_add, workspace_create, workspace_purge
 
 __all__ = [
     "collection_create",
@@ -14,4 +14,5 @@ __all__ = [
     "compute_run_start",
     "membership_add",
     "workspace_create",
+    "workspace_purge",
 ]

@@ -224,7 +224,8 @@ def compute_batch_run(*, batch_id: int) -> ComputeBatch:
 
 def _batch_finished(run_pk: int, batch: ComputeBatch, res: BatchResult) -> None:
     run = ComputeRun.objects.select_for_update().get(pk=run_pk)
-    run.batches_done += 1
+    # counted, not incremented: a batch redone after its worker died must not count twice
+    run.batches_done = run.batches.filter(status=ComputeBatch.Status.DONE).count()
     run.n_edges += res.n_edges
     for k, v in batch.timings.items():
         run.timings[k] = round(run.timings.get(k, 0.0) + v, 4)
@@ -514,21 +515,24 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         )
 
         # aggregates of the touched (publisher, day) pairs, recomputed from the per-cascade rows
-        exists = f"EXISTS (SELECT 1 FROM {keys} k WHERE k.publisher = {{t}}.publisher_id AND k.day = {{t}}.day)"
-        cur.execute(
-            "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s AND "
-            + exists.format(t="monitor_dailyinfluence"),
-            [ws],
-        )
+        for table in ("monitor_dailyinfluence", "monitor_publisherday"):
+            if d.postgres:  # a join the planner drives from the few keys through the unique index
+                cur.execute(
+                    f"""DELETE FROM {table} x USING {keys} k
+                        WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+                    [ws],
+                )
+            else:
+                cur.execute(
+                    f"""DELETE FROM {table} WHERE workspace_id = %s AND EXISTS (SELECT 1 FROM {keys} k
+                        WHERE k.publisher = {table}.publisher_id AND k.day = {table}.day)""",
+                    [ws],
+                )
         cur.execute(
             f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, influence, cascades)
                 SELECT %s, ci.publisher_id, ci.account_id, ci.day, SUM(ci.influence), COUNT(*)
                 FROM {keys} k {d.join} monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher AND ci.day = k.day
                 WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day""",
-            [ws],
-        )
-        cur.execute(
-            "DELETE FROM monitor_publisherday WHERE workspace_id = %s AND " + exists.format(t="monitor_publisherday"),
             [ws],
         )
         cur.execute(

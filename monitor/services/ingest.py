@@ -34,7 +34,7 @@ from compute.formats.npz import npz_kind
 from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
 
-from ..db import copy_in, create_temp, dialect, temp_table_name
+from ..db import copy_in, copy_out, create_temp, dialect, temp_table_name
 from ..models import Label
 
 log = logging.getLogger(__name__)
@@ -149,42 +149,40 @@ def _detect(path: Path, shown: str, fmt: str) -> str:
 
 # --- staging ----------------------------------------------------------------------------------------------
 
-_TWEET_COLS = [
-    ("tweet_id", "bigint"),
-    ("rt_id", "bigint"),
-    ("user_id", "bigint"),
-    ("created_at", "float"),
-    ("followers", "float"),
-    ("row_no", "bigint"),
-]
+
+def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
 class Stager:
-    """Temporary tables holding everything read so far, plus the few text columns."""
+    """Everything read so far, as NumPy columns (about 40 bytes per record), plus the few text columns.
+
+    Ids are resolved to primary keys, deduplicated and sorted here, so the database receives each big table's
+    rows once, in its unique key's order (B-tree inserts at the right edge, no joins, no DISTINCT).
+    """
 
     def __init__(self, cursor) -> None:
         self.cur = cursor
         self.d = dialect()
-        self.tweets = temp_table_name("tweets")
-        self.follows = temp_table_name("follows")
-        self.edges = temp_table_name("edges")
-        self.texts = temp_table_name("texts")
-        self.names = temp_table_name("names")
-        self.given = temp_table_name("given")
-        create_temp(cursor, self.tweets, _TWEET_COLS)
-        create_temp(cursor, self.follows, [("follower", "bigint"), ("followee", "bigint")])
-        create_temp(cursor, self.edges, [("tweet_id", "bigint"), ("src", "bigint"), ("dst", "bigint")])
-        create_temp(cursor, self.given, [("tweet_id", "bigint"), ("times_known", "int")])
-        cursor.execute(f"DROP TABLE IF EXISTS {self.texts}")
-        cursor.execute(f"CREATE TEMP TABLE {self.texts} (tweet_id bigint, text text, label varchar(16))")
-        cursor.execute(f"DROP TABLE IF EXISTS {self.names}")
-        cursor.execute(f"CREATE TEMP TABLE {self.names} (user_id bigint, screen_name varchar(64))")
+        self.tweet_parts: list[list[np.ndarray]] = []  # tweet_id, rt_id, user_id, created_at, followers
+        self.follow_parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.edge_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.given: dict[int, bool] = {}  # tweet id -> times known
         self.rows = 0
+        self.timings: dict[str, float] = {}
         self.n_follows = 0
         self.missing_times = 0
         self.unknown_labels = 0
         self.names_seen: dict[int, str] = {}
         self.texts_seen: dict[int, tuple[str, str]] = {}
+        self.affected: list[int] = []  # Tweet pks, set by the merge
+        self.temps: list[str] = []  # temporary tables to drop
+
+    def drop(self) -> None:
+        # temporary tables live as long as the connection (workers keep theirs open): drop them now
+        for t in self.temps:
+            self.cur.execute(f"DROP TABLE IF EXISTS {t}")
+        self.temps.clear()
 
     def add_tweets(self, t: TweetTable, labels: dict[int, str] | None = None) -> None:
         ok = ~np.isnan(t.created_at)
@@ -194,32 +192,27 @@ class Stager:
         n = len(t)
         if not n:
             return
-        rows = np.arange(self.rows, self.rows + n, dtype=np.int64)
         self.rows += n
-        copy_in(
-            self.cur,
-            self.tweets,
-            _TWEET_COLS,
-            [t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.followers_count, rows],
-        )
+        self.tweet_parts.append([t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.followers_count])
         if t.screen_name is not None:
             names = t.screen_name
             has = np.flatnonzero(names != None)  # noqa: E711  (object array: elementwise test)
             # the last name seen wins (accounts rename; uploads are roughly in time order)
             self.names_seen.update(zip(t.user_id[has].tolist(), names[has].tolist()))
         orig = np.flatnonzero(t.retweeted_tweet_id == NO_TWEET)
-        if len(orig) and (t.text is not None or t.label is not None or labels):
-            text = t.text[orig].tolist() if t.text is not None else [None] * len(orig)
-            lab = t.label[orig].tolist() if t.label is not None else [None] * len(orig)
-            for tid, tx, lb in zip(t.tweet_id[orig].tolist(), text, lab):
-                if labels and tid in labels:
-                    lb = labels[tid]
-                if tid not in self.texts_seen:
-                    self.texts_seen[tid] = (tx or "", self._label(lb))
-        elif labels:
-            for tid in t.tweet_id[orig].tolist():
-                if tid in labels and tid not in self.texts_seen:
-                    self.texts_seen[tid] = ("", self._label(labels[tid]))
+        if not len(orig):
+            return
+        # a v1.1 retweet embeds its original, so the same original comes once per retweet: first row wins
+        _, first = np.unique(t.tweet_id[orig], return_index=True)
+        orig = orig[np.sort(first)]
+        ids = t.tweet_id[orig].tolist()
+        text = t.text[orig].tolist() if t.text is not None else [None] * len(orig)
+        lab = t.label[orig].tolist() if t.label is not None else [None] * len(orig)
+        for tid, tx, lb in zip(ids, text, lab):
+            if labels and tid in labels:
+                lb = labels[tid]
+            if tid not in self.texts_seen and (tx or lb is not None):
+                self.texts_seen[tid] = (tx or "", self._label(lb))
 
     def _label(self, lb) -> str:
         if lb is None:
@@ -232,15 +225,13 @@ class Stager:
         return v
 
     def add_follows(self, f: FollowTable) -> None:
-        self.n_follows += copy_in(
-            self.cur, self.follows, [("follower", "bigint"), ("followee", "bigint")], [f.follower_id, f.followee_id]
-        )
+        self.follow_parts.append((f.follower_id, f.followee_id))
+        self.n_follows += len(f)
 
     def add_graphs(self, g: SpreadingGraphs) -> None:
         """Given spreading graphs: the participants become tweets + retweets, the edges go to GivenEdge."""
         c = g.cascades
-        sizes = c.sizes
-        casc = np.repeat(np.arange(c.n_cascades), sizes)
+        casc = np.repeat(np.arange(c.n_cascades), c.sizes)
         is_pub = np.zeros(c.n_nodes, bool)
         is_pub[c.publisher] = True
         tid = c.tweet_ids[casc]
@@ -261,228 +252,284 @@ class Stager:
         if c.labels is not None:
             labels = {int(t): str(lb) for t, lb in zip(c.tweet_ids.tolist(), c.labels.tolist()) if lb is not None}
         self.add_tweets(TweetTable(tweet_col, rt, c.user_ids, times, followers), labels=labels)
-        copy_in(
-            self.cur,
-            self.given,
-            [("tweet_id", "bigint"), ("times_known", "int")],
-            [c.tweet_ids, np.full(c.n_cascades, int(times_known))],
-        )
+        self.given.update(dict.fromkeys(c.tweet_ids.tolist(), times_known))
         ecasc = np.repeat(np.arange(c.n_cascades), np.diff(g.edge_offsets))
-        copy_in(
-            self.cur,
-            self.edges,
-            [("tweet_id", "bigint"), ("src", "bigint"), ("dst", "bigint")],
-            [c.tweet_ids[ecasc], c.user_ids[g.edge_src], c.user_ids[g.edge_dst]],
-        )
+        self.edge_parts.append((c.tweet_ids[ecasc], c.user_ids[g.edge_src], c.user_ids[g.edge_dst]))
 
-    def flush_text(self) -> None:
-        """Write the collected screen names and tweet texts (small next to the numeric columns)."""
-        if self.names_seen:
-            self._text_rows(self.names, ("user_id", "screen_name"), [(k, v[:64]) for k, v in self.names_seen.items()])
-        if self.texts_seen:
-            self._text_rows(
-                self.texts, ("tweet_id", "text", "label"), [(k, tx, lb) for k, (tx, lb) in self.texts_seen.items()]
-            )
-
-    def _text_rows(self, table: str, cols: tuple[str, ...], rows: list[tuple]) -> None:
-        if self.d.postgres:
-            raw = self.cur.cursor
-            with raw.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as cp:
-                for r in rows:
-                    cp.write_row(r)
-        else:
-            self.cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(cols))})", rows)
-
-    def drop(self) -> None:
-        for t in (self.tweets, self.follows, self.edges, self.texts, self.names, self.given):
-            self.cur.execute(f"DROP TABLE IF EXISTS {t}")
+    def columns(self) -> tuple[np.ndarray, ...]:
+        cols = list(zip(*self.tweet_parts)) if self.tweet_parts else [[]] * 5
+        dts = (np.int64, np.int64, np.int64, np.float64, np.float64)
+        return tuple(_cat(list(c), dt) for c, dt in zip(cols, dts))
 
 
 # --- the merge ----------------------------------------------------------------------------------------------
 
 
+def _lookup(keys: np.ndarray, values: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` of ``want`` in the sorted ``keys``; second result: found or not."""
+    if not len(keys):
+        return np.zeros(len(want), np.int64), np.zeros(len(want), bool)
+    pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    found = keys[pos] == want
+    return values[pos], found
+
+
+def _first_of_runs(*sorted_keys: np.ndarray) -> np.ndarray:
+    """Mask of the first row of each run of equal keys (rows already sorted by those keys)."""
+    n = len(sorted_keys[0])
+    first = np.ones(n, bool)
+    if n > 1:
+        same = np.ones(n - 1, bool)
+        for k in sorted_keys:
+            same &= k[1:] == k[:-1]
+        first[1:] = ~same
+    return first
+
+
 def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
     d = st.d
     c: dict[str, int] = {}
+    timings = st.timings
 
-    def count(sql: str, params=()) -> int:
+    def timed(sql: str, params=()) -> None:
+        t = time.perf_counter()
         cur.execute(sql, params)
-        return int(cur.fetchone()[0] or 0)
+        key = " ".join(sql.split()[:3]).lower()[:40]  # e.g. "insert into monitor_retweet"
+        timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t, 3)
 
     def run(sql: str, params=()) -> int:
-        cur.execute(sql, params)
+        timed(sql, params)
         return max(cur.rowcount, 0)
 
-    J = d.join
-    for t in (st.tweets, st.follows, st.edges, st.texts, st.names, st.given):
-        cur.execute(f"ANALYZE {t}")
-    cur.execute(f"CREATE INDEX {st.tweets}_rt ON {st.tweets} (rt_id, user_id)")
+    def stage(prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray]) -> str:
+        t = time.perf_counter()
+        name = temp_table_name(prefix)
+        st.temps.append(name)
+        create_temp(cur, name, cols)
+        copy_in(cur, name, cols, arrays)
+        timings[f"stage {prefix}"] = round(timings.get(f"stage {prefix}", 0.0) + time.perf_counter() - t, 3)
+        return name
 
-    # accounts: every user named anywhere in the upload
+    t_id, t_rt, t_user, t_time, t_f = st.columns()
+    f_er = _cat([p[0] for p in st.follow_parts], np.int64)
+    f_ee = _cat([p[1] for p in st.follow_parts], np.int64)
+    e_t = _cat([p[0] for p in st.edge_parts], np.int64)
+    e_s = _cat([p[1] for p in st.edge_parts], np.int64)
+    e_d = _cat([p[2] for p in st.edge_parts], np.int64)
+
+    # --- accounts: every user named anywhere in the upload, with the screen names seen ----------------------
+    users = np.unique(np.concatenate([t_user, f_er, f_ee, e_s, e_d]))
+    acc_stage = temp_table_name("users")
+    st.temps.append(acc_stage)
+    cur.execute(f"CREATE TEMP TABLE {acc_stage} (twitter_id bigint, screen_name varchar(64))")
+    t = time.perf_counter()
+    names = st.names_seen
+    _text_rows(cur, d, acc_stage, ("twitter_id", "screen_name"), [(u, names.get(u, "")[:64]) for u in users.tolist()])
+    timings["stage users"] = round(time.perf_counter() - t, 3)
+    # one pass: new accounts with their names, and known ones renamed where the upload says so
     c["accounts_new"] = run(
         f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
-            SELECT %s, u, '' FROM (
-                SELECT user_id AS u FROM {st.tweets}
-                UNION SELECT follower FROM {st.follows}
-                UNION SELECT followee FROM {st.follows}
-            ) users WHERE true
-            ON CONFLICT (workspace_id, twitter_id) DO NOTHING""",
+            SELECT %s, twitter_id, screen_name FROM {acc_stage} WHERE true ORDER BY twitter_id
+            ON CONFLICT (workspace_id, twitter_id) DO UPDATE SET screen_name = excluded.screen_name
+            WHERE excluded.screen_name <> '' AND monitor_account.screen_name <> excluded.screen_name""",
         [ws],
     )
-    run(
-        f"""UPDATE monitor_account SET screen_name = n.screen_name
-            FROM {st.names} n
-            WHERE monitor_account.workspace_id = %s AND monitor_account.twitter_id = n.user_id
-              AND n.screen_name <> '' AND monitor_account.screen_name <> n.screen_name""",
+    a_tw, a_pk = copy_out(
+        cur,
+        f"""SELECT a.twitter_id, a.id FROM {acc_stage} s {d.join} monitor_account a
+            ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id""",
         [ws],
+        [("twitter_id", "bigint"), ("id", "bigint")],
     )
 
-    # originals: the first row of each tweet id wins
-    c["tweets_in_upload"] = count(f"SELECT count(DISTINCT tweet_id) FROM {st.tweets} WHERE rt_id = %s", [NO_TWEET])
-    before = count("SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s", [ws])
+    # --- originals: one per tweet id, the first row wins ---------------------------------------------------------
+    is_orig = t_rt == NO_TWEET
+    o_rows = np.flatnonzero(is_orig)
+    o_rows = o_rows[np.argsort(t_id[o_rows], kind="stable")]
+    first = _first_of_runs(t_id[o_rows])
+    c["tweets_in_upload"] = int(first.sum())
+    o_rows = o_rows[first]
+    o_author, _ = _lookup(a_tw, a_pk, t_user[o_rows])
+    o_given = np.array([st.given.get(int(x), None) is not None for x in t_id[o_rows]], bool) if st.given else None
+    o_times_known = np.array([bool(st.given.get(int(x), True)) for x in t_id[o_rows]], bool) if st.given else None
+    orig_cols = [
+        ("tweet_id", "bigint"),
+        ("author", "bigint"),
+        ("created_at", "float"),
+        ("followers", "float"),
+        ("given", "int"),
+        ("times_known", "int"),
+    ]
+    n_o = len(o_rows)
+    orig_stage = stage(
+        "orig",
+        orig_cols,
+        [
+            t_id[o_rows],
+            o_author,
+            t_time[o_rows],
+            t_f[o_rows],
+            o_given.astype(np.int64) if o_given is not None else np.zeros(n_o, np.int64),
+            o_times_known.astype(np.int64) if o_times_known is not None else np.ones(n_o, np.int64),
+        ],
+    )
+    texts = temp_table_name("texts")
+    st.temps.append(texts)
+    cur.execute(f"CREATE TEMP TABLE {texts} (tweet_id bigint, text text, label varchar(16))")
+    if st.texts_seen:
+        _text_rows(cur, d, texts, ("tweet_id", "text", "label"), [(k, *v) for k, v in st.texts_seen.items()])
+    before = _count(cur, "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s", [ws])
     run(
         f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
                 graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
-            SELECT %s, o.tweet_id, a.id, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
+            SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
                 COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
-                CASE WHEN g.tweet_id IS NULL THEN 'follows' ELSE 'given' END, COALESCE(g.times_known, 1) = 1,
+                CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
                 %s, 'pending', 0, 0, 0, 'followers'
-            FROM (SELECT s.*, ROW_NUMBER() OVER (PARTITION BY tweet_id ORDER BY row_no) AS rn
-                  FROM {st.tweets} s WHERE rt_id = %s) o
-            {J} monitor_account a ON a.workspace_id = %s AND a.twitter_id = o.user_id
-            LEFT JOIN {st.texts} tx ON tx.tweet_id = o.tweet_id
-            LEFT JOIN {st.given} g ON g.tweet_id = o.tweet_id
-            WHERE o.rn = 1
+            FROM {orig_stage} o LEFT JOIN {texts} tx ON tx.tweet_id = o.tweet_id
+            WHERE true
             ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
                 label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
                 text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
                 author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)""",
-        [ws, coll, NO_TWEET, ws],
+        [ws, coll],
     )
-    c["tweets_new"] = count("SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s", [ws]) - before
-    c["duplicate_originals"] = count(
-        f"SELECT count(*) - count(DISTINCT tweet_id) FROM {st.tweets} WHERE rt_id = %s", [NO_TWEET]
+    c["tweets_new"] = _count(cur, "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s", [ws]) - before
+
+    # the workspace's tweets this upload names (as originals or as retweeted), for the retweets
+    named_tweets = np.unique(np.concatenate([t_id[o_rows], t_rt[~is_orig]]))
+    nt_stage = stage("named", [("tweet_id", "bigint")], [named_tweets])
+    tw_id, tw_pk, tw_author = copy_out(
+        cur,
+        f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {d.join} monitor_tweet t
+            ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.tweet_id""",
+        [ws],
+        [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
     )
 
-    # retweets: of a tweet now in the workspace, not by its author, the earliest per user
-    c["retweets_in_upload"] = count(f"SELECT count(*) FROM {st.tweets} WHERE rt_id <> %s", [NO_TWEET])
-    c["retweets_of_unknown_tweets"] = count(
-        f"""SELECT count(*) FROM {st.tweets} r
-            LEFT JOIN monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = r.rt_id
-            WHERE r.rt_id <> %s AND t.id IS NULL""",
-        [ws, NO_TWEET],
-    )
-    c["self_retweets"] = count(
-        f"""SELECT count(*) FROM {st.tweets} r
-            {J} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = r.rt_id
-            {J} monitor_account a ON a.id = t.author_id
-            WHERE r.rt_id <> %s AND a.twitter_id = r.user_id""",
-        [ws, NO_TWEET],
-    )
-    c["duplicate_retweets"] = c["retweets_in_upload"] - count(
-        f"SELECT count(*) FROM (SELECT DISTINCT rt_id, user_id FROM {st.tweets} WHERE rt_id <> %s) x", [NO_TWEET]
-    )
-    before = count(
-        "SELECT count(*) FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id WHERE t.workspace_id = %s",
-        [ws],
-    )
-    run(
+    # --- retweets: of a tweet in the workspace, not by its author, the earliest per user ---------------------
+    r_rows = np.flatnonzero(~is_orig)
+    c["retweets_in_upload"] = len(r_rows)
+    r_tweet, known = _lookup(tw_id, tw_pk, t_rt[r_rows])
+    r_author, _ = _lookup(tw_id, tw_author, t_rt[r_rows])
+    c["retweets_of_unknown_tweets"] = int(np.count_nonzero(~known))
+    r_rows, r_tweet, r_author = r_rows[known], r_tweet[known], r_author[known]
+    r_user, _ = _lookup(a_tw, a_pk, t_user[r_rows])
+    selfrt = r_user == r_author
+    c["self_retweets"] = int(np.count_nonzero(selfrt))
+    r_rows, r_tweet, r_user = r_rows[~selfrt], r_tweet[~selfrt], r_user[~selfrt]
+    order = np.lexsort((r_rows, t_time[r_rows], r_user, r_tweet))
+    r_rows, r_tweet, r_user = r_rows[order], r_tweet[order], r_user[order]
+    first = _first_of_runs(r_tweet, r_user)
+    c["duplicate_retweets"] = int(len(first) - first.sum())
+    r_rows, r_tweet, r_user = r_rows[first], r_tweet[first], r_user[first]
+    rt_cols = [("tweet", "bigint"), ("account", "bigint"), ("rid", "bigint"), ("created_at", "float"),
+               ("followers", "float")]  # fmt: skip
+    rt_stage = stage("rt", rt_cols, [r_tweet, r_user, t_id[r_rows], t_time[r_rows], t_f[r_rows]])
+    # rowcount: retweets inserted, plus stored ones this upload moved earlier in time
+    c["retweets_stored"] = run(
         f"""INSERT INTO monitor_retweet (tweet_id, retweeter_id, retweet_id, created_at, followers_count,
                 collection_id)
-            SELECT t.id, a.id, CASE WHEN r.tweet_id > 0 THEN r.tweet_id END, {d.epoch_to_ts("r.created_at")},
+            SELECT r.tweet, r.account, CASE WHEN r.rid > 0 THEN r.rid END, {d.epoch_to_ts("r.created_at")},
                 {d.nan_to_null("r.followers")}, %s
-            FROM (SELECT s.*, ROW_NUMBER() OVER (PARTITION BY rt_id, user_id ORDER BY created_at, row_no) AS rn
-                  FROM {st.tweets} s WHERE rt_id <> %s) r
-            {J} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = r.rt_id
-            {J} monitor_account a ON a.workspace_id = %s AND a.twitter_id = r.user_id
-            WHERE r.rn = 1 AND a.id <> t.author_id
+            FROM {rt_stage} r WHERE true
             ON CONFLICT (tweet_id, retweeter_id) DO UPDATE SET
                 created_at = excluded.created_at, followers_count = excluded.followers_count,
                 retweet_id = excluded.retweet_id
             WHERE excluded.created_at < monitor_retweet.created_at""",
-        [coll, NO_TWEET, ws, ws],
-    )
-    c["retweets_new"] = (
-        count(
-            "SELECT count(*) FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id "
-            "WHERE t.workspace_id = %s",
-            [ws],
-        )
-        - before
+        [coll],
     )
 
-    # follower-count snapshots: every row with a count is one
+    # --- follower-count snapshots: every row with a count is one ----------------------------------------------
+    has = np.flatnonzero((t_f >= 0) & (t_f < 9.2e18))
+    fc_acc, _ = _lookup(a_tw, a_pk, t_user[has])
+    fc_time, fc_n = t_time[has], t_f[has]
+    order = np.lexsort((-fc_n, fc_time, fc_acc))
+    fc_acc, fc_time, fc_n = fc_acc[order], fc_time[order], fc_n[order]
+    first = _first_of_runs(fc_acc, fc_time)
+    fc_stage = stage(
+        "fc", [("account", "bigint"), ("t", "float"), ("n", "bigint")],
+        [fc_acc[first], fc_time[first], fc_n[first].astype(np.int64)],
+    )  # fmt: skip
     c["follower_counts_new"] = run(
         f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
-            SELECT a.id, {d.epoch_to_ts("s.created_at")}, CAST(s.f AS bigint), %s
-            FROM (SELECT user_id, created_at, MAX(followers) AS f FROM {st.tweets}
-                  WHERE followers >= 0 AND followers < 9.2e18 GROUP BY user_id, created_at) s
-            {J} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.user_id
-            WHERE true
+            SELECT account, {d.epoch_to_ts("t")}, n, %s FROM {fc_stage} WHERE true
             ON CONFLICT (account_id, observed_at) DO NOTHING""",
-        [coll, ws],
+        [coll],
     )
 
-    # follows
+    # --- follows ---------------------------------------------------------------------------------------------------
     c["follows_in_upload"] = st.n_follows
-    c["self_follows"] = count(f"SELECT count(*) FROM {st.follows} WHERE follower = followee")
+    fa, _ = _lookup(a_tw, a_pk, f_er)
+    fb, _ = _lookup(a_tw, a_pk, f_ee)
+    selff = fa == fb
+    c["self_follows"] = int(np.count_nonzero(selff))
+    fa, fb = fa[~selff], fb[~selff]
+    order = np.lexsort((fb, fa))
+    fa, fb = fa[order], fb[order]
+    first = _first_of_runs(fa, fb)
+    fa, fb = fa[first], fb[first]
+    fol_stage = stage("fol", [("a", "bigint"), ("b", "bigint")], [fa, fb])
     c["follows_new"] = run(
         f"""INSERT INTO monitor_follow (workspace_id, follower_id, followee_id, collection_id)
-            SELECT %s, a.id, b.id, %s
-            FROM (SELECT DISTINCT follower, followee FROM {st.follows} WHERE follower <> followee) f
-            {J} monitor_account a ON a.workspace_id = %s AND a.twitter_id = f.follower
-            {J} monitor_account b ON b.workspace_id = %s AND b.twitter_id = f.followee
-            WHERE true
+            SELECT %s, a, b, %s FROM {fol_stage} WHERE true
             ON CONFLICT (follower_id, followee_id) DO NOTHING""",
-        [ws, coll, ws, ws],
+        [ws, coll],
     )
 
-    # given spreading edges
-    c["given_edges_new"] = run(
-        f"""INSERT INTO monitor_givenedge (tweet_id, src_id, dst_id)
-            SELECT DISTINCT t.id, a.id, b.id FROM {st.edges} e
-            {J} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = e.tweet_id
-            {J} monitor_account a ON a.workspace_id = %s AND a.twitter_id = e.src
-            {J} monitor_account b ON b.workspace_id = %s AND b.twitter_id = e.dst
-            WHERE true
-            ON CONFLICT (tweet_id, src_id, dst_id) DO NOTHING""",
-        [ws, ws, ws],
-    )
+    # --- given spreading edges -------------------------------------------------------------------------------------
+    c["given_edges_new"] = 0
+    if len(e_t):
+        et, ok = _lookup(tw_id, tw_pk, e_t)
+        es, _ = _lookup(a_tw, a_pk, e_s)
+        ed, _ = _lookup(a_tw, a_pk, e_d)
+        ge_stage = stage("ge", [("t", "bigint"), ("s", "bigint"), ("d", "bigint")], [et[ok], es[ok], ed[ok]])
+        c["given_edges_new"] = run(
+            f"""INSERT INTO monitor_givenedge (tweet_id, src_id, dst_id) SELECT t, s, d FROM {ge_stage} WHERE true
+                ON CONFLICT (tweet_id, src_id, dst_id) DO NOTHING"""
+        )
 
-    # every author of an original is a publisher of the workspace
+    # --- every author of an original is a publisher of the workspace -----------------------------------------------
+    pub_stage = stage("pub", [("account", "bigint")], [np.unique(o_author)])
     c["publishers_new"] = run(
         f"""INSERT INTO monitor_publisher (workspace_id, account_id, monitored, created_at)
-            SELECT DISTINCT %s, t.author_id, {"true" if d.postgres else "1"}, CURRENT_TIMESTAMP
-            FROM {st.tweets} s {J} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = s.tweet_id
-            WHERE s.rt_id = %s
+            SELECT %s, account, {"true" if d.postgres else "1"}, CURRENT_TIMESTAMP FROM {pub_stage} WHERE true
             ON CONFLICT (workspace_id, account_id) DO NOTHING""",
-        [ws, ws, NO_TWEET],
+        [ws],
     )
+
+    # --- tweets whose cascade may have changed ------------------------------------------------------------------------
+    affected = set(_lookup(tw_id, tw_pk, t_id[o_rows])[0].tolist()) | set(r_tweet.tolist())
+    if len(fa):
+        # a participant who gained a follow edge may gain spreading edges in every cascade it took part in
+        fer_stage = stage("fer", [("account", "bigint")], [np.unique(fa)])
+        timed(
+            f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {d.join} monitor_retweet r
+                ON r.retweeter_id = f.account WHERE true"""
+        )
+        affected.update(row[0] for row in cur.fetchall())
+    st.affected = sorted(affected)
     return c
 
 
-def _affected(cur, st: Stager, ws: int) -> list[int]:
-    """Tweets whose cascade the upload may have changed: those it names (originals or retweets), and those
-    with a participant who gained a follow edge (the forward phase may now find more edges)."""
-    cur.execute(
-        f"""SELECT t.id FROM monitor_tweet t
-            JOIN (SELECT tweet_id AS k FROM {st.tweets} WHERE rt_id = %s
-                  UNION SELECT rt_id FROM {st.tweets} WHERE rt_id <> %s) s ON t.tweet_id = s.k
-            WHERE t.workspace_id = %s""",
-        [NO_TWEET, NO_TWEET, ws],
-    )
-    pks = {r[0] for r in cur.fetchall()}
-    if st.n_follows:
-        cur.execute(
-            f"""SELECT DISTINCT t.id FROM (SELECT DISTINCT follower FROM {st.follows}) f
-                {st.d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = f.follower
-                {st.d.join} monitor_retweet r ON r.retweeter_id = a.id
-                {st.d.join} monitor_tweet t ON t.id = r.tweet_id
-                WHERE true""",
-            [ws],
-        )
-        pks.update(r[0] for r in cur.fetchall())
-    return sorted(pks)
+def _count(cur, sql: str, params) -> int:
+    cur.execute(sql, params)
+    return int(cur.fetchone()[0] or 0)
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _text_rows(cur, d, table: str, cols: tuple[str, ...], rows: list[tuple]) -> None:
+    """Rows of ints and strings into a temporary table (PostgreSQL: one COPY text buffer per 100K rows)."""
+    if d.postgres:
+        with cur.cursor.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as cp:
+            for a in range(0, len(rows), 100_000):
+                cp.write(
+                    "".join("\t".join(str(v).translate(_COPY_ESCAPES) for v in r) + "\n" for r in rows[a : a + 100_000])
+                )
+    else:
+        cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(cols))})", rows)
 
 
 # --- the entry point ---------------------------------------------------------------------------------------
@@ -524,7 +571,6 @@ def load_files(
             _read_into(st, path, shown, fmt, mode, res.report, on_bytes)
             done += size
             progress(f"read {shown}", 0.85 * done / total)
-        st.flush_text()
         res.counts["rows_read"] = st.rows
         res.counts["missing_times"] = st.missing_times
         res.timings = {"read_s": round(time.perf_counter() - t0, 3)}
@@ -537,8 +583,10 @@ def load_files(
             t1 = time.perf_counter()
             res.counts.update(_merge(cur, st, workspace_id, collection_id))
             progress("finding affected cascades", 0.97)
-            res.tweet_pks = _affected(cur, st, workspace_id)
+            res.tweet_pks = st.affected
+            st.drop()
             res.timings["merge_s"] = round(time.perf_counter() - t1, 3)
+            res.timings["merge_steps_s"] = st.timings
             for key, text in (
                 ("retweets_of_unknown_tweets", "retweet(s) of tweets not in the workspace were skipped"),
                 ("self_retweets", "self-retweet(s) were dropped"),
@@ -547,7 +595,6 @@ def load_files(
             ):
                 if res.counts.get(key):
                     res.notes.append(f"{res.counts[key]:,} {text}")
-        st.drop()
     progress("done", 1.0)
     return res
 

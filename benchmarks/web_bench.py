@@ -1,0 +1,156 @@
+"""Issue 4's web benchmark: import + compute 1M retweets (v1.1 JSONL, generated) on PostgreSQL with the CPU
+backend, until the ranking page shows them; then the ranking page's latency with that data loaded.
+
+    make bench-web          # = scripts/with_services.py -- .venv/bin/python benchmarks/web_bench.py
+
+It needs DATABASE_URL to point at PostgreSQL (with_services provides it) and writes into that database's
+``bench-1m`` workspace (dropped and recreated first). Ingest and compute run in this one process, as an eager
+Celery task would: the time is the wall time of ``collection_create`` returning with the run done, plus the
+first ranking request. The page latency is measured with Django's test client (view + template + SQL, no
+network), over the overall ranking and the ten biggest publishers' rankings, every aggregate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+os.environ.setdefault("SPREADWATCH_BACKEND", "cpu")
+os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+
+
+def _ensure_database(url: str) -> None:
+    """Create the benchmark's database when the server has none of that name yet."""
+    if not url.startswith(("postgres://", "postgresql://")):
+        return
+    import dj_database_url
+    import psycopg
+
+    cfg = dj_database_url.parse(url)
+    kw = {"host": cfg["HOST"], "port": cfg["PORT"] or 5432, "user": cfg["USER"], "password": cfg["PASSWORD"]}
+    with psycopg.connect(dbname="postgres", autocommit=True, **{k: v for k, v in kw.items() if v}) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
+            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--retweets", type=int, default=1_000_000)
+    ap.add_argument("--data", default=str(ROOT / "var" / "bench1m"), help="folder for the generated files")
+    ap.add_argument("--requests", type=int, default=200, help="ranking page requests for the latency")
+    ap.add_argument("--json", help="write the results here too")
+    args = ap.parse_args()
+
+    _ensure_database(os.environ.get("DATABASE_URL", ""))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    if connection.vendor != "postgresql":
+        print("web_bench: DATABASE_URL must point at PostgreSQL", file=sys.stderr)
+        return 2
+    call_command("migrate", verbosity=0)
+    data = Path(args.data)
+    if not (data / "tweets.jsonl").exists():
+        from compute.generators import generate
+
+        t = time.perf_counter()
+        generate("twitter", data, fmt="v1", retweets=args.retweets, seed=0)
+        print(f"generated {data} in {time.perf_counter() - t:.1f} s")
+    files = [data / "tweets.jsonl", data / "follows.csv"]
+    size = sum(f.stat().st_size for f in files)
+
+    from monitor import selectors, services
+    from monitor.models import Workspace
+
+    for old in Workspace.objects.filter(slug="bench-1m"):
+        services.workspace_purge(workspace=old)
+    ws = services.workspace_create(name="Benchmark 1M", slug="bench-1m")
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username="bench")
+    services.membership_add(workspace=ws, user=user)
+    with connection.cursor() as cur:
+        cur.execute("VACUUM ANALYZE")
+
+    t0 = time.perf_counter()
+    c = services.collection_create(workspace=ws, files=files, user=user, name="bench 1M")
+    c.refresh_from_db()
+    t_import = time.perf_counter() - t0
+    run = c.compute_runs.get()
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["*"]
+    # no collectstatic here: serve asset URLs unhashed, as in DEBUG
+    from django.test import override_settings
+
+    override_settings(
+        STORAGES={
+            **settings.STORAGES,
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        }
+    ).enable()
+    client = Client()
+    client.force_login(user)
+    r = client.get(f"/w/{ws.slug}/ranking/")
+    t_total = time.perf_counter() - t0
+    assert r.status_code == 200, r.status_code
+    page = selectors.ranking(ws, limit=1)
+    assert page.total_rows > 0
+
+    pubs = [p["twitter_id"] for p in selectors.publishers_summary(ws, limit=10)]
+    urls = [f"/w/{ws.slug}/ranking/?aggregate={a}" for a in ("total", "mean", "participation")]
+    urls += [f"/w/{ws.slug}/publishers/{p}/?aggregate={a}" for p in pubs for a in ("total", "participation")]
+    lat = []
+    for i in range(args.requests):
+        u = urls[i % len(urls)]
+        t = time.perf_counter()
+        resp = client.get(u)
+        lat.append(time.perf_counter() - t)
+        assert resp.status_code == 200, (u, resp.status_code)
+    lat.sort()
+    p95 = lat[int(0.95 * (len(lat) - 1))]
+    rows = (
+        c.counts.get("retweets_in_upload", 0)
+        + c.counts.get("follows_in_upload", 0)
+        + c.counts.get("tweets_in_upload", 0)
+    )
+    res = {
+        "retweets": c.counts.get("retweets_in_upload"),
+        "tweets": c.counts.get("tweets_in_upload"),
+        "follows": c.counts.get("follows_in_upload"),
+        "input_bytes": size,
+        "status": c.status,
+        "import_read_s": c.timings.get("read_s"),
+        "import_merge_s": c.timings.get("merge_s"),
+        "compute_s": run.timings,
+        "batches": run.n_batches,
+        "import_and_compute_s": round(t_import, 2),
+        "until_ranking_shows_s": round(t_total, 2),
+        "ingest_rows_per_s": round(rows / (c.timings.get("read_s", 0) + c.timings.get("merge_s", 0))),
+        "ranking_requests": len(lat),
+        "ranking_p50_ms": round(1000 * statistics.median(lat), 1),
+        "ranking_p95_ms": round(1000 * p95, 1),
+        "ranking_max_ms": round(1000 * lat[-1], 1),
+        "cpu_count": os.cpu_count(),
+    }
+    print(json.dumps(res, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
