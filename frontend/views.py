@@ -161,7 +161,11 @@ def upload(request: HttpRequest, ws: str) -> HttpResponse:
                 form.add_error("files", msg)
         else:
             messages.success(request, f"Uploaded {c.name}: the import has started.")
-            return redirect("collection", ws=workspace.slug, pk=c.pk)
+            url = reverse("collection", kwargs={"ws": workspace.slug, "pk": c.pk})
+            if request.headers.get("X-Requested-With") == "XMLHttpRequest":
+                # upload.js sent the form in the background (for its progress bar): it navigates itself
+                return JsonResponse({"redirect": url})
+            return redirect(url)
     return render(request, "frontend/upload.html", _ctx(request, workspace, form=form))
 
 

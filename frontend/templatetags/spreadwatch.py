@@ -1,0 +1,274 @@
+"""Small presentation helpers for the dashboard templates: ``{% load spreadwatch %}``.
+
+Numbers: :func:`influence` rounds a score to what is worth reading. Dates: :func:`utc` prints a ``<time>``
+in UTC. Status: :func:`badge`. Charts: :func:`day_bars`, an inline SVG bar chart that needs no JavaScript.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from django import template
+from django.contrib.humanize.templatetags.humanize import intcomma
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+
+# --- numbers ---------------------------------------------------------------------------------------------------
+
+
+@register.filter
+def influence(value) -> str:
+    """An influence score or aggregate, rounded to what is worth reading: ``73,165``, ``734``, ``53.8``, ``4.21``,
+    ``0.867``, ``0.0012``; the exact value is one hover away where the template puts it in a ``title``."""
+    if value is None or value == "":
+        return "–"
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(x):
+        return "–"
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 100:
+        return intcomma(round(x))
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    if a >= 0.01:
+        return f"{x:.3f}"
+    return f"{x:.2g}"
+
+
+@register.filter
+def num(value) -> str:
+    """A count with thousands separators; ``–`` when there is none (a missing key of a counts dict)."""
+    if value is None or value == "":
+        return "–"
+    return intcomma(value)
+
+
+@register.filter
+def seconds(value) -> str:
+    """A duration in seconds, readable: ``12 ms``, ``3.4 s``, ``2 min 5 s``."""
+    try:
+        s = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    m, r = divmod(round(s), 60)
+    if m < 60:
+        return f"{m} min {r} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m} min"
+
+
+@register.filter
+def elapsed(start, end=None) -> str:
+    """``start|elapsed:end``: the time between two datetimes (until now if ``end`` is empty)."""
+    if not start:
+        return "–"
+    end = end or timezone.now()
+    return seconds((end - start).total_seconds())
+
+
+@register.filter
+def percent(value, digits: int = 0) -> str:
+    """A fraction 0..1 as a percentage."""
+    try:
+        return f"{100.0 * float(value):.{int(digits)}f} %"
+    except (TypeError, ValueError):
+        return "–"
+
+
+@register.filter
+def ratio(value, by):
+    """``a|ratio:b``: a / b, or ``None`` when b is 0 or either is missing."""
+    try:
+        return float(value) / float(by) if float(by) else None
+    except (TypeError, ValueError):
+        return None
+
+
+@register.filter
+def times100(value) -> float:
+    try:
+        return round(100.0 * float(value), 1)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+# --- dates -----------------------------------------------------------------------------------------------------
+
+
+@register.filter
+def utc(value, fmt: str = "minutes") -> str:
+    """A datetime or date as ``<time>`` in UTC: ``2016-08-19 14:03`` (``utc:"seconds"``, ``utc:"date"``)."""
+    if not value:
+        return "–"
+    if isinstance(value, dt.datetime):
+        if timezone.is_aware(value):
+            value = value.astimezone(dt.UTC)
+        shown = {
+            "date": value.strftime("%Y-%m-%d"),
+            "seconds": value.strftime("%Y-%m-%d %H:%M:%S"),
+        }.get(fmt, value.strftime("%Y-%m-%d %H:%M"))
+        iso = value.isoformat(timespec="seconds")
+        return format_html('<time datetime="{}" title="{} UTC">{}</time>', iso, iso, shown)
+    if isinstance(value, dt.date):
+        return format_html('<time datetime="{}">{}</time>', value.isoformat(), value.isoformat())
+    return str(value)
+
+
+# --- labels ----------------------------------------------------------------------------------------------------
+
+COUNT_LABELS = {
+    "rows_read": "Rows read",
+    "missing_times": "Rows without a time (skipped)",
+    "accounts_new": "New accounts",
+    "tweets_in_upload": "Original tweets in the upload",
+    "tweets_new": "New original tweets",
+    "duplicate_originals": "Originals already known",
+    "retweets_in_upload": "Retweets in the upload",
+    "retweets_new": "New retweets",
+    "retweets_stored": "Retweets stored",
+    "retweets_of_unknown_tweets": "Retweets of unknown tweets (skipped)",
+    "self_retweets": "Self-retweets (dropped)",
+    "duplicate_retweets": "Repeated retweets (earliest kept)",
+    "follower_counts_new": "New follower-count snapshots",
+    "follows_in_upload": "Follow edges in the upload",
+    "follows_new": "New follow edges",
+    "self_follows": "Self-follows (ignored)",
+    "given_edges_new": "New given spreading edges",
+    "publishers_new": "New publishers",
+}
+
+TIMING_LABELS = {
+    "read_s": "Reading",
+    "merge_s": "Storing",
+    "merge_steps_s": "Storing, step by step",
+    "load_tweets_s": "Loading tweets",
+    "load_follows_s": "Loading follows",
+    "graph_s": "Building the graph",
+    "build_s": "Building cascades",
+    "forward_s": "Forward phase",
+    "backward_s": "Backward phase",
+    "collect_s": "Collecting results",
+    "store_s": "Storing results",
+    "total_s": "Total",
+}
+
+
+def _humanize_key(key: str) -> str:
+    key = str(key)
+    if key.endswith("_s"):
+        key = key[:-2]
+    return key.replace("_", " ").replace("-", " ").strip().capitalize()
+
+
+@register.filter
+def count_label(key) -> str:
+    return COUNT_LABELS.get(key, _humanize_key(key))
+
+
+@register.filter
+def timing_label(key) -> str:
+    return TIMING_LABELS.get(key, _humanize_key(key))
+
+
+@register.simple_tag
+def badge(status, label=None, kind: str = "s", title: str = ""):
+    """``{% badge c.status c.get_status_display %}``: a coloured pill, one class per value. ``kind`` picks the
+    palette: ``s`` statuses, ``l`` truth labels, ``r`` cascade roles; ``title`` is a tooltip."""
+    status = str(status or "unknown")
+    if title:
+        return format_html(
+            '<span class="badge {}-{}" title="{}">{}</span>', kind, status.replace(" ", "-"), title, label or status
+        )
+    return format_html('<span class="badge {}-{}">{}</span>', kind, status.replace(" ", "-"), label or status)
+
+
+@register.simple_tag(takes_context=True)
+def account_link(context, twitter_id, screen_name=""):
+    """A link to an account's page, showing ``@screen_name`` or the numeric id."""
+    from django.urls import reverse
+
+    ws = context.get("ws")
+    shown = f"@{screen_name}" if screen_name else str(twitter_id)
+    if ws is None:
+        return shown
+    url = reverse("account", kwargs={"ws": ws.slug, "twitter_id": twitter_id})
+    if screen_name:
+        return format_html('<a href="{}">{}</a>', url, shown)
+    return format_html('<a href="{}" class="mono">{}</a>', url, shown)
+
+
+# --- charts ----------------------------------------------------------------------------------------------------
+
+
+@register.simple_tag
+def day_bars(rows, value_key: str = "total", day_key: str = "day", width: int = 960, height: int = 200):
+    """An inline SVG bar chart of ``rows`` (dicts with a date and a value), one bar per day on a true time
+    axis; each bar has a ``<title>`` tooltip. The chart is an image with a text summary: the numbers
+    themselves are in the table that follows it in the page."""
+    pts = [(r[day_key], float(r[value_key] or 0.0)) for r in rows if r.get(day_key) is not None]
+    if not pts:
+        return ""
+    pts.sort()
+    lo, hi = pts[0][0], pts[-1][0]
+    n_days = (hi - lo).days + 1
+    vmax = max(v for _, v in pts) or 1.0
+    left, right, top, bottom = 56, 8, 10, 22
+    pw, ph = width - left - right, height - top - bottom
+    slot = pw / n_days
+    bw = max(3.0, slot * 0.8) if n_days > 1 else min(40.0, pw / 4)
+
+    bars = []
+    for day, v in pts:
+        x = left + ((day - lo).days + 0.5) * slot - bw / 2 if n_days > 1 else left + (pw - bw) / 2
+        h = max(1.0 if v > 0 else 0.0, ph * v / vmax)
+        bars.append((f"{x:.2f}", f"{top + ph - h:.2f}", f"{bw:.2f}", f"{h:.2f}", f"{day.isoformat()}: {influence(v)}"))
+    bar_svg = format_html_join(
+        "", '<rect class="bar" x="{}" y="{}" width="{}" height="{}"><title>{}</title></rect>', bars
+    )
+    axis = format_html(
+        '<line class="axis" x1="{l}" y1="{b}" x2="{r}" y2="{b}"/>'
+        '<line class="axis" x1="{l}" y1="{t}" x2="{l}" y2="{b}"/>'
+        '<text class="tick" x="{tx}" y="{ty0}" text-anchor="end" dominant-baseline="middle">{vmax}</text>'
+        '<text class="tick" x="{tx}" y="{b}" text-anchor="end" dominant-baseline="middle">0</text>'
+        '<text class="tick" x="{l}" y="{dy}" text-anchor="start">{lo}</text>'
+        '<text class="tick" x="{r}" y="{dy}" text-anchor="end">{hi}</text>',
+        l=left,
+        r=width - right,
+        t=top,
+        b=top + ph,
+        tx=left - 6,
+        ty0=top + 4,
+        dy=height - 6,
+        vmax=influence(vmax),
+        lo=lo.isoformat(),
+        hi=hi.isoformat() if hi != lo else "",
+    )
+    peak_day, peak = max(pts, key=lambda p: p[1])
+    summary = (
+        f"Influence per day, {len(pts)} day(s) with activity from {lo.isoformat()} to {hi.isoformat()}; "
+        f"highest {influence(peak)} on {peak_day.isoformat()}."
+    )
+    return format_html(
+        '<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{s}"><title>{s}</title>{axis}{bars}</svg>',
+        w=width,
+        h=height,
+        s=summary,
+        axis=axis,
+        bars=mark_safe(bar_svg),
+    )
