@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import Count, FloatField, Max, Min, Q, Sum
-from django.db.models.functions import Cast
+from django.db import connection
+from django.db.models import Count, Max, Min, Q, Sum
 from django.http import Http404
 
 from .models import (
@@ -127,36 +127,63 @@ def ranking(
     offset: int = 0,
 ) -> RankingPage:
     """Accounts ranked by combined influence over the window's computed tweets (of one publisher, or of all
-    publishers of the workspace). Three queries whatever the page size: T, the row count and the page."""
+    publishers of the workspace). Four queries whatever the page size: T, the page with the number of ranked
+    accounts (one pass over the daily aggregates: the count is a window function over the grouped rows), the
+    page's accounts, and the unit. Ties are broken by the account's first appearance in the workspace."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
-    base = DailyInfluence.objects.filter(Q(workspace=ws) & window.filter())
     days = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
+    where = ["d.workspace_id = %s"]
+    params: list = [ws.pk]
     if publisher is not None:
-        base = base.filter(publisher=publisher)
         days = days.filter(publisher=publisher)
+        where.append("d.publisher_id = %s")
+        params.append(publisher.pk)
+    if window.start:
+        where.append("d.day >= %s")
+        params.append(window.start)
+    if window.end:
+        where.append("d.day <= %s")
+        params.append(window.end)
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
-    grouped = base.values("account").annotate(
-        total=Sum("influence"),
-        n_cascades=Sum("cascades"),
-        participation=Cast(Sum("influence"), FloatField()) / Cast(Sum("cascades"), FloatField()),
-    )
-    total_rows = grouped.count()
-    order = "-participation" if aggregate == "participation" else "-total"
-    rows = list(
-        grouped.order_by(order, "account__twitter_id").values(
-            "account", "account__twitter_id", "account__screen_name", "total", "n_cascades", "participation"
-        )[offset : offset + limit]
-    )
-    for i, r in enumerate(rows):
-        r["rank"] = offset + i + 1
-        r["mean"] = r["total"] / tweets if tweets else 0.0
-        r["cascades"] = r.pop("n_cascades")
-        r["twitter_id"] = r.pop("account__twitter_id")
-        r["screen_name"] = r.pop("account__screen_name")
-        r["score"] = r[aggregate]
+    order = "SUM(d.influence) / SUM(d.cascades)" if aggregate == "participation" else "SUM(d.influence)"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""SELECT d.account_id, SUM(d.influence), SUM(d.cascades), COUNT(*) OVER ()
+                FROM monitor_dailyinfluence d WHERE {" AND ".join(where)}
+                GROUP BY d.account_id ORDER BY {order} DESC, d.account_id LIMIT %s OFFSET %s""",
+            [*params, limit, offset],
+        )
+        found = cur.fetchall()
+    total_rows = int(found[0][3]) if found else (0 if offset == 0 else _count_ranked(where, params))
+    accounts = {a.pk: a for a in Account.objects.filter(pk__in=[r[0] for r in found]).only("twitter_id", "screen_name")}
+    rows = []
+    for i, (pk, total, tv, _) in enumerate(found):
+        acc = accounts[pk]
+        total, tv = float(total), int(tv)
+        row = {
+            "rank": offset + i + 1,
+            "account": pk,
+            "twitter_id": acc.twitter_id,
+            "screen_name": acc.screen_name,
+            "total": total,
+            "cascades": tv,
+            "mean": total / tweets if tweets else 0.0,
+            "participation": total / tv if tv else 0.0,
+        }
+        row["score"] = row[aggregate]
+        rows.append(row)
     unit = _unit(ws, publisher)
     return RankingPage(rows=rows, tweets=tweets, total_rows=total_rows, aggregate=aggregate, unit=unit)
+
+
+def _count_ranked(where: list[str], params: list) -> int:
+    """Ranked accounts when the page asked for is past the end (so the page query returned no row)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT COUNT(DISTINCT d.account_id) FROM monitor_dailyinfluence d WHERE {' AND '.join(where)}", params
+        )
+        return int(cur.fetchone()[0])
 
 
 def _unit(ws: Workspace, publisher: Account | None) -> str:

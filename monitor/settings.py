@@ -165,7 +165,9 @@ SPREADWATCH_BACKEND = env_choice("SPREADWATCH_BACKEND", "auto", ("auto", "cpu", 
 SPREADWATCH_COMPUTE_QUEUE = env_choice(
     "SPREADWATCH_COMPUTE_QUEUE", "gpu" if SPREADWATCH_BACKEND == "gpu" else "cpu", ("cpu", "gpu")
 )
-SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 250_000)
+# one batch per ~1M participants: per-batch work (loading follows, refreshing the touched aggregates) repeats
+# for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
+SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
 
 CELERY_TASK_ROUTES = {
