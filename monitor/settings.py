@@ -98,6 +98,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # a web request and an eager task may write at once: wait for the lock instead of failing at once
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+if env_str("SPREADWATCH_TEST_DATABASE"):  # set by scripts/with_services.py: one test database per run
+    DATABASES["default"]["TEST"] = {"NAME": env_str("SPREADWATCH_TEST_DATABASE")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- cache (progress of running imports lives here, so every process sees it) ----------------------------

@@ -598,6 +598,9 @@ def _provide_and_run(
         "REDIS_URL": redis.url or "",
         "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL") or redis.url or "",
         "SPREADWATCH_REQUIRE_SERVICES": "1",
+        # a test database of this run's own, so two runs against one server (CI and a developer, two
+        # checkouts) do not drop each other's
+        "SPREADWATCH_TEST_DATABASE": os.environ.get("SPREADWATCH_TEST_DATABASE") or f"test_spreadwatch_{os.getpid()}",
     }
     if print_env:
         for name, value in exports.items():
