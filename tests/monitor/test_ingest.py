@@ -161,8 +161,29 @@ def _zip(folder, dest):
         ("tudataset (zip)", lambda tmp: [_zip(FORMATS / "tudataset" / "good", tmp / "tud.zip")], 3),
     ],
 )
-def test_it_imports_every_format(ws_a, import_files, tmp_path, name, make, expect_tweets):
-    c = import_files(ws_a, make(tmp_path))
+@pytest.mark.parametrize("via", ["web upload", "command"])
+def test_it_imports_every_format(
+    ws_a, alice, client, tmp_path, name, make, expect_tweets, via, django_capture_on_commit_callbacks
+):
+    files = make(tmp_path)
+    with django_capture_on_commit_callbacks(execute=True):
+        if via == "web upload":
+            client.force_login(alice)
+            handles = [open(f, "rb") for f in files]  # noqa: SIM115  (closed below)
+            try:
+                r = client.post(
+                    f"/w/{ws_a.slug}/collections/new/",
+                    {"files": handles, "format": "auto", "mode": "strict", "compute": "on"},
+                )
+            finally:
+                for h in handles:
+                    h.close()
+            assert r.status_code == 302, r.content[:2000]
+        else:
+            from django.core.management import call_command
+
+            call_command("import_collection", ws_a.slug, *map(str, files))
+    c = Collection.objects.get(workspace=ws_a)
     assert c.status == Collection.Status.DONE, (name, c.error, c.report)
     n = Tweet.objects.filter(workspace=ws_a).count()
     assert n > 0
