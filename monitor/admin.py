@@ -1,0 +1,553 @@
+"""The Django admin for Spreadwatch's models: for operators, not analysts (they use the dashboard).
+
+Several tables hold millions of rows (follows, retweets, follower counts, given edges, influence rows), so:
+
+* every foreign key to a big table (Account, Tweet, Collection, ComputeRun) is a raw-id field: no change
+  page renders a ``<select>`` of every account;
+* every foreign key a changelist shows is in ``list_select_related``: no query per row;
+* the bulk tables' changelists never count the whole table: ``show_full_result_count = False`` drops the
+  "N total" count, and :class:`EstimatedCountPaginator` takes PostgreSQL's row estimate instead of
+  ``COUNT(*)`` when the list is unfiltered;
+* their list filters need no query to list their choices (choices, booleans, workspaces, date ranges) and
+  they have no date hierarchy (it scans the table for its years and months); their searches match ids and
+  screen names exactly; only the id column sorts (ordering by another column sorts the whole table);
+* rows the engine writes (batches, influence, daily aggregates) are view-only: they are replaced by the next
+  computation, so an edit would be silently lost or leave the aggregates inconsistent.
+
+Deleting a workspace goes through ``services.workspace_purge``: the bulk tables have no database-level foreign
+keys, and Django's collector would load their rows one by one, both to list them on the confirmation page
+and to delete them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.core.paginator import Paginator
+from django.db import connections, transaction
+from django.db.models import QuerySet
+from django.urls import reverse
+from django.utils.functional import cached_property
+from django.utils.html import format_html
+from django.utils.text import capfirst
+
+from . import services
+from .models import (
+    Account,
+    CascadeInfluence,
+    Collection,
+    CollectionFile,
+    ComputeBatch,
+    ComputeRun,
+    DailyInfluence,
+    Follow,
+    FollowerCount,
+    GivenEdge,
+    Membership,
+    Publisher,
+    PublisherDay,
+    Retweet,
+    Tweet,
+    Workspace,
+)
+
+admin.site.site_header = "Spreadwatch admin"
+admin.site.site_title = "Spreadwatch admin"
+admin.site.index_title = "Data and operations"
+
+
+# --- helpers -----------------------------------------------------------------------------------------------
+
+
+def pretty_json(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def json_display(field: str, description: str | None = None):
+    """A read-only admin field showing the JSON field ``field`` pretty-printed."""
+
+    @admin.display(description=description or field.replace("_", " "))
+    def show(self, obj):
+        return pretty_json(getattr(obj, field))
+
+    show.__name__ = f"{field}_json"
+    return show
+
+
+class EstimatedCountPaginator(Paginator):
+    """Counts an unfiltered changelist with PostgreSQL's estimate (``pg_class.reltuples``, kept by ANALYZE and
+    autovacuum) once the table is large; ``COUNT(*)`` reads every row. Filtered lists, small tables, tables
+    never analyzed and other databases are counted exactly. The last page numbers may then be approximate."""
+
+    estimate_above = 100_000
+
+    @cached_property
+    def count(self) -> int:
+        qs = self.object_list
+        if isinstance(qs, QuerySet) and not qs.query.where and not qs.query.distinct:
+            connection = connections[qs.db]
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cur:
+                    cur.execute(
+                        "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)", [qs.model._meta.db_table]
+                    )
+                    row = cur.fetchone()
+                if row and row[0] is not None and row[0] >= self.estimate_above:
+                    return int(row[0])
+        return super().count
+
+
+class BigTableAdmin(admin.ModelAdmin):
+    """Changelist settings for tables of millions of rows."""
+
+    list_per_page = 50
+    show_full_result_count = False
+    paginator = EstimatedCountPaginator
+    sortable_by = ("id",)
+    search_help_text = "Twitter ids and screen names match exactly."
+
+
+class EngineRowsAdmin(BigTableAdmin):
+    """Rows only the services write (recomputed by every run): view-only, never added or deleted here."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+# --- workspaces and members --------------------------------------------------------------------------------
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "created_at")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    readonly_fields = ("created_at",)
+    inlines = (MembershipInline,)
+    list_per_page = 50
+
+    # Deleting: the bulk tables have no database-level foreign keys and hold millions of rows. The default
+    # confirmation page lists every related row, and the default delete removes them one collector pass at
+    # a time; both go through counts and services.workspace_purge (set-based) instead.
+
+    # what a workspace's deletion removes: deleting it asks for the delete permission of each, as Django does
+    purged_models = (
+        Account, Tweet, Publisher, Retweet, Follow, FollowerCount, GivenEdge, CascadeInfluence, DailyInfluence,
+        PublisherDay, Collection, CollectionFile, ComputeRun, ComputeBatch, Membership,
+    )  # fmt: skip
+
+    def get_deleted_objects(self, objs, request):
+        objs = list(objs)
+        ids = [ws.pk for ws in objs]
+        opts = self.model._meta
+        deleted = []
+        for ws in objs:
+            url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[ws.pk])
+            deleted.append(format_html('{}: <a href="{}">{}</a>', capfirst(opts.verbose_name), url, ws))
+            deleted.append(
+                [
+                    "its accounts, tweets, publishers, collections, compute runs and memberships",
+                    "their follows, follower counts, retweets, given edges and influence rows (deleted set-based)",
+                ]
+            )
+        model_count = {
+            opts.verbose_name_plural: len(objs),
+            Account._meta.verbose_name_plural: Account.objects.filter(workspace__in=ids).count(),
+            Tweet._meta.verbose_name_plural: Tweet.objects.filter(workspace__in=ids).count(),
+            Publisher._meta.verbose_name_plural: Publisher.objects.filter(workspace__in=ids).count(),
+            Collection._meta.verbose_name_plural: Collection.objects.filter(workspace__in=ids).count(),
+            ComputeRun._meta.verbose_name_plural: ComputeRun.objects.filter(workspace__in=ids).count(),
+            Membership._meta.verbose_name_plural: Membership.objects.filter(workspace__in=ids).count(),
+        }
+        perms_needed = {
+            str(model._meta.verbose_name)
+            for model in (self.model, *self.purged_models)
+            if not request.user.has_perm(f"{model._meta.app_label}.delete_{model._meta.model_name}")
+        }
+        return deleted, model_count, perms_needed, []
+
+    def delete_model(self, request, obj) -> None:
+        services.workspace_purge(workspace=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic(using=queryset.db):
+            for ws in queryset:
+                services.workspace_purge(workspace=ws)
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "workspace", "role", "created_at")
+    list_filter = ("role", "workspace")
+    list_select_related = ("user", "workspace")
+    search_fields = ("user__username", "user__email", "workspace__name")
+    autocomplete_fields = ("user",)
+    readonly_fields = ("created_at",)
+    list_per_page = 100
+
+
+# --- accounts and the follower graph -----------------------------------------------------------------------
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ("twitter_id", "screen_name", "workspace")
+    list_filter = ("workspace",)
+    list_select_related = ("workspace",)
+    search_fields = ("=twitter_id", "screen_name")
+    search_help_text = "An exact Twitter id, or part of a screen name."
+    sortable_by = ()
+    list_per_page = 50
+    show_full_result_count = False
+    paginator = EstimatedCountPaginator
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("workspace", "twitter_id") if obj else ()
+
+    def has_delete_permission(self, request, obj=None):
+        # an account's rows are spread over the bulk tables and the daily aggregates, which a row-by-row
+        # delete would leave stale: data leaves with its workspace (workspace_purge)
+        return False
+
+
+@admin.register(FollowerCount)
+class FollowerCountAdmin(BigTableAdmin):
+    list_display = ("id", "account", "observed_at", "count", "collection")
+    list_filter = ("account__workspace",)
+    list_select_related = ("account", "collection")
+    search_fields = ("=account__twitter_id", "=account__screen_name")
+    raw_id_fields = ("account", "collection")
+
+
+@admin.register(Follow)
+class FollowAdmin(BigTableAdmin):
+    list_display = ("id", "follower", "followee", "workspace", "collection")
+    list_filter = ("workspace",)
+    list_select_related = ("follower", "followee", "workspace", "collection")
+    search_fields = (
+        "=follower__twitter_id",
+        "=followee__twitter_id",
+        "=follower__screen_name",
+        "=followee__screen_name",
+    )
+    raw_id_fields = ("follower", "followee", "collection")
+
+
+@admin.register(Publisher)
+class PublisherAdmin(admin.ModelAdmin):
+    list_display = ("account", "workspace", "monitored", "created_at")
+    list_editable = ("monitored",)
+    list_filter = ("workspace", "monitored")
+    list_select_related = ("account", "workspace")
+    search_fields = ("=account__twitter_id", "account__screen_name")
+    raw_id_fields = ("account",)
+    readonly_fields = ("created_at",)
+    list_per_page = 100
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("workspace", "account", "created_at") if obj else ("created_at",)
+
+
+# --- tweets and cascades -----------------------------------------------------------------------------------
+
+
+@admin.register(Tweet)
+class TweetAdmin(admin.ModelAdmin):
+    list_display = (
+        "tweet_id",
+        "author",
+        "workspace",
+        "created_at",
+        "label",
+        "graph_source",
+        "compute_status",
+        "n_participants",
+        "reach",
+    )
+    list_filter = ("workspace", "label", "graph_source", "compute_status", "times_known")
+    list_select_related = ("author", "workspace")
+    search_fields = ("=tweet_id", "text", "author__screen_name")
+    search_help_text = "An exact status id, or part of the text or of the author's screen name."
+    date_hierarchy = "created_at"
+    raw_id_fields = ("author", "collection")
+    list_per_page = 50
+    show_full_result_count = False
+    computed = (
+        "compute_status",
+        "n_participants",
+        "n_edges",
+        "n_orphans",
+        "reach",
+        "unit",
+        "computed_at",
+        "compute_run",
+    )
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "workspace",
+                    "tweet_id",
+                    "author",
+                    "created_at",
+                    "text",
+                    "label",
+                    "author_followers",
+                    "graph_source",
+                    "times_known",
+                    "collection",
+                )
+            },
+        ),
+        ("Computed", {"fields": computed}),
+    )
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("workspace", "tweet_id", "author", *self.computed) if obj else self.computed
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # as for accounts: the aggregates would go stale; delete the workspace instead
+
+
+@admin.register(Retweet)
+class RetweetAdmin(BigTableAdmin):
+    list_display = ("id", "tweet", "retweeter", "retweet_id", "created_at", "followers_count")
+    list_filter = ("tweet__workspace",)
+    list_select_related = ("tweet", "retweeter")
+    search_fields = ("=tweet__tweet_id", "=retweet_id", "=retweeter__twitter_id", "=retweeter__screen_name")
+    raw_id_fields = ("tweet", "retweeter", "collection")
+
+
+@admin.register(GivenEdge)
+class GivenEdgeAdmin(BigTableAdmin):
+    list_display = ("id", "tweet", "src", "dst")
+    list_filter = ("tweet__workspace",)
+    list_select_related = ("tweet", "src", "dst")
+    search_fields = ("=tweet__tweet_id", "=src__twitter_id", "=dst__twitter_id")
+    raw_id_fields = ("tweet", "src", "dst")
+
+
+# --- uploads -----------------------------------------------------------------------------------------------
+
+
+class CollectionFileInline(admin.TabularInline):
+    model = CollectionFile
+    fields = ("original_name", "file", "size", "format")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    list_display = ("name", "workspace", "status", "format", "mode", "validate_only", "uploaded_by", "created_at")
+    list_filter = ("workspace", "status", "mode", "validate_only")
+    list_select_related = ("workspace", "uploaded_by")
+    search_fields = ("name",)
+    date_hierarchy = "created_at"
+    inlines = (CollectionFileInline,)
+    list_per_page = 50
+    counts_json = json_display("counts")
+    report_json = json_display("report")
+    timings_json = json_display("timings")
+    fields = (
+        "workspace",
+        "name",
+        "uploaded_by",
+        "mode",
+        "validate_only",
+        "compute",
+        "status",
+        "format",
+        "counts_json",
+        "report_json",
+        "error",
+        "timings_json",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
+    # how the upload was read and what it brought: only the name is the operator's to change
+    readonly_fields = tuple(f for f in fields if f != "name")
+
+    def has_add_permission(self, request) -> bool:
+        return False  # uploads go through the dashboard, the API or import_collection, which queue the import
+
+
+@admin.register(CollectionFile)
+class CollectionFileAdmin(admin.ModelAdmin):
+    list_display = ("original_name", "collection", "format", "size")
+    list_filter = ("collection__workspace",)
+    list_select_related = ("collection",)
+    search_fields = ("original_name", "collection__name")
+    fields = ("collection", "original_name", "file", "size", "format")
+    readonly_fields = fields
+    list_per_page = 100
+
+    def has_add_permission(self, request) -> bool:
+        return False  # files come with their upload
+
+
+# --- computation -------------------------------------------------------------------------------------------
+
+
+class ComputeBatchInline(admin.TabularInline):
+    model = ComputeBatch
+    fields = ("index", "status", "n_cascades", "n_nodes", "attempts", "device", "started_at", "finished_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("tweet_pks", "timings")
+
+
+@admin.register(ComputeRun)
+class ComputeRunAdmin(admin.ModelAdmin):
+    list_display = (
+        "__str__",
+        "workspace",
+        "collection",
+        "status",
+        "progress_display",
+        "backend",
+        "orphans",
+        "n_cascades",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = ("workspace", "status", "backend", "orphans", "aggregate")
+    list_select_related = ("workspace", "collection")
+    search_fields = ("=id", "collection__name")
+    search_help_text = "A run number, or part of its collection's name."
+    date_hierarchy = "created_at"
+    inlines = (ComputeBatchInline,)
+    list_per_page = 50
+    devices_json = json_display("devices")
+    timings_json = json_display("timings")
+    notes_json = json_display("notes")
+    fields = (
+        "workspace",
+        "collection",
+        "created_by",
+        "aggregate",
+        "orphans",
+        "backend",
+        "status",
+        "n_batches",
+        "batches_done",
+        "n_cascades",
+        "n_nodes",
+        "n_edges",
+        "devices_json",
+        "timings_json",
+        "notes_json",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
+    # what the run was asked and what it did: the services own all of it
+    readonly_fields = fields
+
+    @admin.display(description="progress")
+    def progress_display(self, obj: ComputeRun) -> str:
+        return f"{obj.batches_done}/{obj.n_batches}"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # runs are planned by services.compute_run_start (dashboard "recompute", uploads)
+
+
+@admin.register(ComputeBatch)
+class ComputeBatchAdmin(EngineRowsAdmin):
+    list_display = ("id", "run", "index", "status", "n_cascades", "n_nodes", "attempts", "device", "finished_at")
+    list_filter = ("status", "run__workspace")
+    list_select_related = ("run",)
+    search_fields = ("=run__id",)
+    search_help_text = "A run number."
+    show_full_result_count = True
+    paginator = Paginator
+    sortable_by = None
+    timings_json = json_display("timings")
+    fields = (
+        "run",
+        "index",
+        "status",
+        "tweet_pks_summary",
+        "n_cascades",
+        "n_nodes",
+        "attempts",
+        "device",
+        "timings_json",
+        "error",
+        "started_at",
+        "finished_at",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="tweets (primary keys)")
+    def tweet_pks_summary(self, obj: ComputeBatch) -> str:
+        pks = obj.tweet_pks or []
+        head = ", ".join(str(pk) for pk in pks[:50])
+        return f"{len(pks)}: {head}{', …' if len(pks) > 50 else ''}"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("tweet_pks")
+
+
+# --- computed influence ------------------------------------------------------------------------------------
+
+
+@admin.register(CascadeInfluence)
+class CascadeInfluenceAdmin(EngineRowsAdmin):
+    list_display = ("id", "tweet", "account", "role", "influence", "followers", "publisher", "day")
+    list_filter = ("role", ("day", admin.DateFieldListFilter))
+    list_select_related = ("tweet", "account", "publisher")
+    search_fields = ("=tweet__tweet_id", "=account__twitter_id", "=account__screen_name")
+    raw_id_fields = ("tweet", "account", "publisher")
+
+
+@admin.register(DailyInfluence)
+class DailyInfluenceAdmin(EngineRowsAdmin):
+    list_display = ("id", "workspace", "publisher", "account", "day", "influence", "cascades")
+    list_filter = ("workspace", ("day", admin.DateFieldListFilter))
+    list_select_related = ("workspace", "publisher", "account")
+    search_fields = ("=account__twitter_id", "=account__screen_name", "=publisher__twitter_id")
+    raw_id_fields = ("publisher", "account")
+
+
+@admin.register(PublisherDay)
+class PublisherDayAdmin(EngineRowsAdmin):
+    # one row per publisher and day: small enough for exact counts and a date hierarchy
+    list_display = ("id", "workspace", "publisher", "day", "tweets", "reach")
+    list_filter = ("workspace",)
+    list_select_related = ("workspace", "publisher")
+    search_fields = ("=publisher__twitter_id", "=publisher__screen_name")
+    date_hierarchy = "day"
+    raw_id_fields = ("publisher",)
+    show_full_result_count = True
+    paginator = Paginator
