@@ -153,6 +153,16 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKE
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "memory://localhost/"  # eager: nothing is sent; this only keeps kombu from looking for AMQP
 CELERY_TASK_EAGER_PROPAGATES = True
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's file-based transport: queues as files in the data dir; one machine, no broker service (used by
+    # benchmarks/gpu_worker.py on the GPU machine, which has no Redis)
+    _queues = DATA_DIR / "broker"
+    _queues.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queues),
+        "data_folder_out": str(_queues),
+        "control_folder": str(_queues / "control"),
+    }
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_IGNORE_RESULT = True
 # tasks are idempotent (they take ids and rewrite the same rows), so a worker lost mid-task may redo it
