@@ -286,8 +286,9 @@ def _first_of_runs(*sorted_keys: np.ndarray) -> np.ndarray:
     return first
 
 
-def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
+def _merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None) -> dict:
     d = st.d
+    step = progress or (lambda stage, frac: None)
     c: dict[str, int] = {}
     timings = st.timings
 
@@ -317,6 +318,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
     e_s = _cat([p[1] for p in st.edge_parts], np.int64)
     e_d = _cat([p[2] for p in st.edge_parts], np.int64)
 
+    step("storing accounts", 0.86)
     # --- accounts: every user named anywhere in the upload, with the screen names seen ----------------------
     users = np.unique(np.concatenate([t_user, f_er, f_ee, e_s, e_d]))
     acc_stage = temp_table_name("users")
@@ -342,6 +344,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [("twitter_id", "bigint"), ("id", "bigint")],
     )
 
+    step("storing tweets", 0.88)
     # --- originals: one per tweet id, the first row wins ---------------------------------------------------------
     is_orig = t_rt == NO_TWEET
     o_rows = np.flatnonzero(is_orig)
@@ -407,6 +410,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
     )
 
+    step("storing retweets", 0.89)
     # --- retweets: of a tweet in the workspace, not by its author, the earliest per user ---------------------
     r_rows = np.flatnonzero(~is_orig)
     c["retweets_in_upload"] = len(r_rows)
@@ -440,6 +444,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [coll],
     )
 
+    step("storing follower counts", 0.91)
     # --- follower-count snapshots: every row with a count is one ----------------------------------------------
     has = np.flatnonzero((t_f >= 0) & (t_f < 9.2e18))
     fc_acc, _ = _lookup(a_tw, a_pk, t_user[has])
@@ -458,6 +463,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [coll],
     )
 
+    step("storing follows", 0.93)
     # --- follows ---------------------------------------------------------------------------------------------------
     c["follows_in_upload"] = st.n_follows
     fa, _ = _lookup(a_tw, a_pk, f_er)
@@ -477,6 +483,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [ws, coll],
     )
 
+    step("storing given edges", 0.97)
     # --- given spreading edges -------------------------------------------------------------------------------------
     c["given_edges_new"] = 0
     if len(e_t):
@@ -498,6 +505,7 @@ def _merge(cur, st: Stager, ws: int, coll: int) -> dict:
         [ws],
     )
 
+    step("finding the cascades to compute", 0.98)
     # --- tweets whose cascade may have changed ------------------------------------------------------------------------
     affected = set(_lookup(tw_id, tw_pk, t_id[o_rows])[0].tolist()) | set(r_tweet.tolist())
     if len(fa):
@@ -579,10 +587,8 @@ def load_files(
         if st.missing_times:
             res.notes.append(f"{st.missing_times:,} row(s) without a time were skipped")
         if store:
-            progress("storing", 0.86)
             t1 = time.perf_counter()
-            res.counts.update(_merge(cur, st, workspace_id, collection_id))
-            progress("finding affected cascades", 0.97)
+            res.counts.update(_merge(cur, st, workspace_id, collection_id, progress))
             res.tweet_pks = st.affected
             st.drop()
             res.timings["merge_s"] = round(time.perf_counter() - t1, 3)

@@ -178,3 +178,26 @@ def test_it_skips_the_default_ports_when_asked(ws: ModuleType, monkeypatch: pyte
 def test_it_masks_passwords_in_what_it_prints(ws: ModuleType) -> None:
     assert ws._redact("postgres://u:secret@h:5432/db") == "postgres://u:***@h:5432/db"
     assert ws._redact("redis://h:6379/0") == "redis://h:6379/0"
+
+
+def test_it_stops_the_suite_when_make_test_finds_no_postgresql(tmp_path):
+    """Under ``make test`` (SPREADWATCH_REQUIRE_SERVICES=1) a run that would fall back to SQLite stops with an
+    error instead of quietly testing something else."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SPREADWATCH_TEST_DATABASE")}
+    env.update(SPREADWATCH_REQUIRE_SERVICES="1", SPREADWATCH_DATA_DIR=str(tmp_path), REDIS_URL="")
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/monitor/test_settings.py"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 3, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "not PostgreSQL" in r.stdout + r.stderr
