@@ -23,6 +23,12 @@ from django.db import models
 from django.db.models import F, Q
 
 
+def _bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
+    """A foreign key of a bulk-loaded table: no database constraint (see the module docstring) and, unless
+    ``index``, no index of its own (a composite unique key or named index covers it)."""
+    return models.ForeignKey(to, on_delete=on_delete, db_constraint=False, db_index=index, **kw)
+
+
 class Workspace(models.Model):
     """A team. Owns collections, accounts and everything derived from them."""
 
@@ -77,20 +83,10 @@ class Account(models.Model):
 class FollowerCount(models.Model):
     """A snapshot of an account's follower count; the count embedded in every tweet is one."""
 
-    account = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="follower_counts", db_constraint=False, db_index=False
-    )
+    account = _bulk_fk(Account, related_name="follower_counts")
     observed_at = models.DateTimeField()
     count = models.BigIntegerField()
-    collection = models.ForeignKey(
-        "Collection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_constraint=False,
-        db_index=False,
-    )
+    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [
@@ -103,24 +99,10 @@ class Follow(models.Model):
     """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
     was first seen."""
 
-    workspace = models.ForeignKey(
-        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    follower = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    followee = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    collection = models.ForeignKey(
-        "Collection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_constraint=False,
-        db_index=False,
-    )
+    workspace = _bulk_fk(Workspace, related_name="+")
+    follower = _bulk_fk(Account, related_name="+")
+    followee = _bulk_fk(Account, related_name="+")
+    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [
@@ -201,24 +183,12 @@ class Tweet(models.Model):
 class Retweet(models.Model):
     """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (DESIGN §1)."""
 
-    tweet = models.ForeignKey(
-        Tweet, on_delete=models.CASCADE, related_name="retweets", db_constraint=False, db_index=False
-    )
-    retweeter = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="retweets", db_constraint=False, db_index=False
-    )
+    tweet = _bulk_fk(Tweet, related_name="retweets")
+    retweeter = _bulk_fk(Account, related_name="retweets")
     retweet_id = models.BigIntegerField(null=True, blank=True, help_text="the retweet's own status id")
     created_at = models.DateTimeField()
     followers_count = models.FloatField(null=True, blank=True, help_text="retweeter's follower count then")
-    collection = models.ForeignKey(
-        "Collection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_constraint=False,
-        db_index=False,
-    )
+    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "retweeter"], name="retweet_one_per_user")]
@@ -229,11 +199,9 @@ class GivenEdge(models.Model):
     """A spreading edge given directly by the input (TUDataset, spreading-graph archive): ``dst`` receives
     ``src``'s share. Only tweets with ``graph_source="given"`` have them."""
 
-    tweet = models.ForeignKey(
-        Tweet, on_delete=models.CASCADE, related_name="given_edges", db_constraint=False, db_index=False
-    )
-    src = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
-    dst = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    tweet = _bulk_fk(Tweet, related_name="given_edges")
+    src = _bulk_fk(Account, related_name="+", index=True)
+    dst = _bulk_fk(Account, related_name="+", index=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "src", "dst"], name="givenedge_unique")]
@@ -395,15 +363,9 @@ class CascadeInfluence(models.Model):
         LEAF = "leaf", "Retweeter nobody saw it from"
         ORPHAN = "orphan", "Retweeter not reached through the follower graph"
 
-    tweet = models.ForeignKey(
-        Tweet, on_delete=models.CASCADE, related_name="influence", db_constraint=False, db_index=False
-    )
-    account = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    publisher = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
+    tweet = _bulk_fk(Tweet, related_name="influence")
+    account = _bulk_fk(Account, related_name="+")
+    publisher = _bulk_fk(Account, related_name="+")
     day = models.DateField()
     influence = models.FloatField()
     followers = models.FloatField(help_text="n_v used by the backward phase")
@@ -420,15 +382,9 @@ class CascadeInfluence(models.Model):
 class DailyInfluence(models.Model):
     """Σ_t I_t(v) and T_v over the computed tweets of one publisher on one UTC day: what rankings read."""
 
-    workspace = models.ForeignKey(
-        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    publisher = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    account = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
+    workspace = _bulk_fk(Workspace, related_name="+")
+    publisher = _bulk_fk(Account, related_name="+")
+    account = _bulk_fk(Account, related_name="+")
     day = models.DateField()
     influence = models.FloatField()
     cascades = models.IntegerField(help_text="T_v: the day's tweets the account took part in")
@@ -446,12 +402,8 @@ class DailyInfluence(models.Model):
 class PublisherDay(models.Model):
     """T: how many computed tweets a publisher posted on a UTC day (the denominator of ``mean``)."""
 
-    workspace = models.ForeignKey(
-        Workspace, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    publisher = models.ForeignKey(
-        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
+    workspace = _bulk_fk(Workspace, related_name="+")
+    publisher = _bulk_fk(Account, related_name="+")
     day = models.DateField()
     tweets = models.IntegerField()
     reach = models.FloatField(default=0.0, help_text="Σ of the tweets' reach")
