@@ -379,6 +379,28 @@ class CascadeInfluence(models.Model):
         ]
 
 
+class CascadeGraph(models.Model):
+    """The spreading graph of one computed cascade, as the backward phase used it: edge ``(src, dst)`` means
+    ``src`` could have seen the tweet from ``dst`` and passed its share to it (DESIGN §1's ``(v, u)``).
+
+    One row per tweet, the edges packed as little-endian int64 ``Account`` primary keys ``src0, dst0, src1,
+    dst1, ...``: 1M retweets make ~1.7M edges, which as rows would cost more to write than the rest of a
+    batch's results; as 27K blobs they cost almost nothing, and every reader wants a whole cascade anyway.
+    Rejected cascades (cycles without times) have none."""
+
+    tweet = models.OneToOneField(
+        Tweet, on_delete=models.CASCADE, primary_key=True, db_constraint=False, related_name="graph"
+    )
+    n_edges = models.IntegerField()
+    edges = models.BinaryField()
+
+    def edge_arrays(self):
+        import numpy as np
+
+        a = np.frombuffer(bytes(self.edges), dtype="<i8").astype(np.int64)
+        return a[0::2], a[1::2]
+
+
 class DailyInfluence(models.Model):
     """Σ_t I_t(v) and T_v over the computed tweets of one publisher on one UTC day: what rankings read."""
 

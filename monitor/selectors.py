@@ -13,6 +13,7 @@ from django.http import Http404
 
 from .models import (
     Account,
+    CascadeGraph,
     CascadeInfluence,
     Collection,
     ComputeRun,
@@ -283,6 +284,44 @@ def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluen
     )
 
 
+def cascade_graph(tweet: Tweet) -> dict:
+    """One cascade as nodes (participants with influence, n_v, role, account) and spreading edges
+    ``(src, dst)`` as Account pks: ``src`` could have seen the tweet from ``dst`` (DESIGN §1's (v, u))."""
+    import numpy as np
+
+    nodes = tweet_participants(tweet, limit=10**9)
+    g = CascadeGraph.objects.filter(tweet=tweet).first()
+    src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return {"nodes": nodes, "src": src, "dst": dst}
+
+
+def account_amplification(ws: Workspace, account: Account, *, cascades: int = 1000, top: int = 20) -> dict:
+    """Whom ``account`` amplified (the accounts it retweeted from: its share flowed to them) and who amplified
+    it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades."""
+    import numpy as np
+
+    tweet_ids = list(
+        CascadeInfluence.objects.filter(account=account, tweet__workspace=ws)
+        .order_by("-influence")
+        .values_list("tweet_id", flat=True)[:cascades]
+    )
+    amplified: dict[int, int] = {}
+    amplified_by: dict[int, int] = {}
+    for g in CascadeGraph.objects.filter(tweet_id__in=tweet_ids).only("edges"):
+        src, dst = g.edge_arrays()
+        for acc in np.unique(dst[src == account.pk]).tolist():
+            amplified[acc] = amplified.get(acc, 0) + 1
+        for acc in np.unique(src[dst == account.pk]).tolist():
+            amplified_by[acc] = amplified_by.get(acc, 0) + 1
+
+    def rows(counts: dict[int, int]) -> list[dict]:
+        best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        accs = Account.objects.in_bulk([k for k, _ in best])
+        return [{"account": accs[k], "cascades": n} for k, n in best if k in accs]
+
+    return {"amplified": rows(amplified), "amplified_by": rows(amplified_by), "cascades_read": len(tweet_ids)}
+
+
 def run_batches(run: ComputeRun):
     return run.batches.order_by("index").only(
         "index",
@@ -303,8 +342,10 @@ __all__ = [
     "AGGREGATES",
     "RankingPage",
     "Window",
+    "account_amplification",
     "account_get",
     "account_summary",
+    "cascade_graph",
     "collection_get",
     "collections_list",
     "data_span",

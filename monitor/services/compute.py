@@ -147,6 +147,7 @@ class BatchResult:
     t_orphans: list[np.ndarray] = field(default_factory=list)
     t_reach: list[np.ndarray] = field(default_factory=list)
     t_unit: list[np.ndarray] = field(default_factory=list)  # 0 followers, 1 retweeters
+    graphs: list[tuple[int, int, bytes]] = field(default_factory=list)  # tweet pk, edges, packed edges
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     n_edges: int = 0
@@ -422,6 +423,15 @@ def _collect(res: BatchResult, g: SpreadingGraphs, influence: np.ndarray) -> Non
     res.t_reach.append(np.where(rejected, np.nan, influence[c.publisher] if n else np.zeros(0)))
     res.t_unit.append(np.full(c.n_cascades, 0 if c.unit == "followers" else 1))
     res.n_edges += g.n_edges
+    # the spreading edges of each accepted cascade, as account pks, packed for CascadeGraph
+    pairs = np.empty((g.n_edges, 2), dtype="<i8")
+    pairs[:, 0] = c.user_ids[g.edge_src]
+    pairs[:, 1] = c.user_ids[g.edge_dst]
+    offs = g.edge_offsets.tolist()
+    tids = c.tweet_ids.tolist()
+    for k in np.flatnonzero(~rejected).tolist():
+        a, b = offs[k], offs[k + 1]
+        res.graphs.append((tids[k], b - a, pairs[a:b].tobytes()))
 
 
 # --- storing ---------------------------------------------------------------------------------------------------
@@ -445,6 +455,15 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
                 AS day FROM {bt} b {d.join} monitor_tweet t ON t.id = b.id"""
         )
         cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {bt})")
+        cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {bt})")
+        if d.postgres:
+            with cur.cursor.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN") as cp:
+                for row in res.graphs:
+                    cp.write_row(row)
+        else:
+            cur.executemany(
+                "INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", res.graphs
+            )
 
         inf = temp_table_name("inf")
         cols = [

@@ -41,6 +41,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),
         ("givenedge", f"DELETE FROM monitor_givenedge WHERE tweet_id IN ({tweets})"),
+        ("cascadegraph", f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN ({tweets})"),
         ("retweet", f"DELETE FROM monitor_retweet WHERE tweet_id IN ({tweets})"),
         ("follow", "DELETE FROM monitor_follow WHERE workspace_id = %s"),
         ("followercount", f"DELETE FROM monitor_followercount WHERE account_id IN ({accounts})"),

@@ -95,3 +95,23 @@ def test_it_keeps_units_apart_for_cascades_with_and_without_follower_counts(ws_a
     assert {u for t, u in units.items() if t not in (1000, 2000)} == {"retweeters"}
     b = selectors.account_get(ws_a, 102)
     assert total_by_name(ws_a, publisher=b) == EXPECTED_TOTAL
+
+
+def test_it_stores_each_cascades_spreading_edges(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    t = Tweet.objects.get(workspace=ws_a, tweet_id=1000)
+    g = selectors.cascade_graph(t)
+    name = {a.pk: a.screen_name for a in ws_a.accounts.all()}
+    edges = {(name[s], name[d]) for s, d in zip(g["src"].tolist(), g["dst"].tolist())}
+    # DESIGN §1's worked example, tweet 0: BE = {(a,b), (c,b), (d,b), (e,b), (c,a), (e,c), (f,e)}
+    assert edges == {("a", "b"), ("c", "b"), ("d", "b"), ("e", "b"), ("c", "a"), ("e", "c"), ("f", "e")}
+    assert len(g["nodes"]) == 6
+
+
+def test_it_tells_whom_an_account_amplified_and_who_amplified_it(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    e = selectors.account_get(ws_a, 105)
+    amp = selectors.account_amplification(ws_a, e)
+    # e retweeted from b (both tweets) and from c (tweet 1000); f retweeted from e in both tweets
+    assert {(r["account"].screen_name, r["cascades"]) for r in amp["amplified"]} == {("b", 2), ("c", 1)}
+    assert [(r["account"].screen_name, r["cascades"]) for r in amp["amplified_by"]] == [("f", 2)]
