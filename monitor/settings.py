@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "monitor.apps.MonitorConfig",
     "frontend.apps.FrontendConfig",
+    "monitor.alerts.apps.AlertsConfig",
 ]
 
 MIDDLEWARE = [
@@ -185,7 +186,28 @@ SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "at
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},
     "monitor.tasks.compute_batch": {"queue": SPREADWATCH_COMPUTE_QUEUE},
+    "monitor.alerts.tasks.evaluate_alerts": {"queue": "default"},
+    "monitor.alerts.tasks.evaluate_all": {"queue": "default"},
+    "monitor.alerts.tasks.deliver_webhook": {"queue": "default"},
 }
+# beat: alert rules are also evaluated on a schedule (rolling windows move even when nothing is computed)
+CELERY_BEAT_SCHEDULE = {
+    "alerts-evaluate-all": {
+        "task": "monitor.alerts.tasks.evaluate_all",
+        "schedule": env_int("SPREADWATCH_ALERTS_EVERY_S", 900),
+    },
+}
+
+# --- alerts: email and webhooks --------------------------------------------------------------------------------
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "spreadwatch@localhost")
+SPREADWATCH_BASE_URL = env_str("SPREADWATCH_BASE_URL", "http://127.0.0.1:8000")  # absolute links in emails
+SPREADWATCH_WEBHOOK_TIMEOUT = env_int("SPREADWATCH_WEBHOOK_TIMEOUT", 10)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -8,5 +8,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("monitor.api.urls")),
+    path("alerts/", include("monitor.alerts.urls")),
     path("", include("frontend.urls")),
 ]

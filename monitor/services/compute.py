@@ -239,8 +239,13 @@ def _batch_finished(run_pk: int, batch: ComputeBatch, res: BatchResult) -> None:
         run.status = ComputeRun.Status.DONE
         run.finished_at = timezone.now()
     run.save()
-    if run.status == ComputeRun.Status.DONE and run.collection_id:
-        _collection_finished(run.collection_id)
+    if run.status == ComputeRun.Status.DONE:
+        from monitor.alerts.tasks import evaluate_alerts
+
+        # the rankings changed: evaluate the workspace's alert rules once the results are committed
+        transaction.on_commit(lambda ws=run.workspace_id: evaluate_alerts.delay(ws), robust=True)
+        if run.collection_id:
+            _collection_finished(run.collection_id)
 
 
 def _collection_finished(collection_pk: int) -> None:

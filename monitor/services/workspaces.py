@@ -37,6 +37,13 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
     tweets = "SELECT id FROM monitor_tweet WHERE workspace_id = %s"
     accounts = "SELECT id FROM monitor_account WHERE workspace_id = %s"
     steps = [
+        (
+            "alerts_webhookdelivery",
+            "DELETE FROM alerts_webhookdelivery WHERE alert_id IN "
+            "(SELECT id FROM alerts_alert WHERE workspace_id = %s)",
+        ),
+        ("alerts_alert", "DELETE FROM alerts_alert WHERE workspace_id = %s"),
+        ("alerts_alertrule", "DELETE FROM alerts_alertrule WHERE workspace_id = %s AND publisher_id IS NOT NULL"),
         ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),

@@ -1,0 +1,257 @@
+"""Evaluating one rule: which accounts (and tweets) satisfy its condition now. Pure reads; nothing is written.
+
+Windows are inclusive ranges of UTC days that end at the newest day with data in the rule's scope
+(``selectors.data_span``: the publisher's, or the workspace's): collections are historical, so "the last 7
+days" means the last 7 days of data. The current window is ``[end - w + 1, end]``; the previous one, which
+``top_k`` and ``rank_rise`` compare with, is ``[end - 2w + 1, end - w]``. Rankings come from
+``selectors.ranking`` with the rule's aggregate, so an alert matches what the ranking page shows.
+
+* ``top_k``: in the top K of the current window and not in the top K of the previous one.
+* ``influence_threshold``: score (the rule's aggregate) in the current window > ``threshold``.
+* ``rank_rise``: ranked in both windows and ``previous rank - rank >= places``. Only the first
+  :data:`SCAN_LIMIT` ranks of each window are read; an account outside them is not compared.
+* ``cascade_reach``: every computed tweet of the publisher (``None``: of any *monitored* publisher) posted in
+  the current window whose ``reach`` > ``reach``; one alert per tweet (its window is the tweet's day).
+* ``false_spreader``: accounts that took part, other than as the publisher, in at least ``count`` cascades
+  labelled false (of the scope's publishers) posted in the current window.
+
+Every function returns :class:`Candidate` rows, most notable first (the rate limit keeps the first ones).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Count, Sum
+
+from monitor import selectors
+from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
+
+from .models import AlertRule
+
+SCAN_LIMIT = 5000  # ranks read per window by rank_rise and influence_threshold
+PAGE = 500
+
+
+@dataclass(frozen=True)
+class Candidate:
+    account_id: int
+    window_start: dt.date
+    window_end: dt.date
+    value: float
+    message: str
+    tweet_id: int | None = None
+    previous_value: float | None = None
+    rank: int | None = None
+    previous_rank: int | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.account_id, self.window_start, self.window_end, self.tweet_id)
+
+
+def windows(rule: AlertRule) -> tuple[selectors.Window, selectors.Window] | None:
+    """(current, previous) windows of the rule, or None when its scope has no data yet."""
+    _, end = selectors.data_span(rule.workspace, rule.publisher)
+    if end is None:
+        return None
+    w = rule.window_days
+    current = selectors.Window(end - dt.timedelta(days=w - 1), end)
+    previous = selectors.Window(end - dt.timedelta(days=2 * w - 1), end - dt.timedelta(days=w))
+    return current, previous
+
+
+def _scope(rule: AlertRule) -> str:
+    return f"@{rule.publisher.screen_name or rule.publisher.twitter_id}" if rule.publisher_id else "all publishers"
+
+
+def _name(row_or_account) -> str:
+    if isinstance(row_or_account, dict):
+        return f"@{row_or_account['screen_name'] or row_or_account['twitter_id']}"
+    return f"@{row_or_account.screen_name or row_or_account.twitter_id}"
+
+
+def _span(w: selectors.Window) -> str:
+    return f"{w.start:%Y-%m-%d}..{w.end:%Y-%m-%d}"
+
+
+def _ranks(rule: AlertRule, window: selectors.Window, limit: int) -> list[dict]:
+    """The first ``limit`` ranking rows of the window, read a page at a time."""
+    rows: list[dict] = []
+    while len(rows) < limit:
+        page = selectors.ranking(
+            rule.workspace,
+            publisher=rule.publisher,
+            aggregate=rule.aggregate,
+            window=window,
+            limit=min(PAGE, limit - len(rows)),
+            offset=len(rows),
+        )
+        rows.extend(page.rows)
+        if len(page.rows) < PAGE or len(rows) >= page.total_rows:
+            break
+    return rows
+
+
+def top_k(rule: AlertRule) -> list[Candidate]:
+    ws = windows(rule)
+    if ws is None:
+        return []
+    cur, prev = ws
+    now = _ranks(rule, cur, rule.k)
+    before = {r["account"]: r for r in _ranks(rule, prev, rule.k)}
+    return [
+        Candidate(
+            account_id=r["account"],
+            window_start=cur.start,
+            window_end=cur.end,
+            value=r["score"],
+            rank=r["rank"],
+            message=f"{_name(r)} entered the top {rule.k} for {_scope(rule)} ({rule.aggregate}): rank {r['rank']}, "
+            f"{r['score']:g} in {_span(cur)}",
+        )
+        for r in now
+        if r["account"] not in before
+    ]
+
+
+def influence_threshold(rule: AlertRule) -> list[Candidate]:
+    ws = windows(rule)
+    if ws is None:
+        return []
+    cur, _ = ws
+    out: list[Candidate] = []
+    offset = 0
+    while offset < SCAN_LIMIT:
+        page = selectors.ranking(
+            rule.workspace, publisher=rule.publisher, aggregate=rule.aggregate, window=cur, limit=PAGE, offset=offset
+        )
+        for r in page.rows:
+            # total and mean are ordered by Σ influence, participation by its own ratio: all descending
+            if r["score"] <= rule.threshold:
+                return out
+            out.append(
+                Candidate(
+                    account_id=r["account"],
+                    window_start=cur.start,
+                    window_end=cur.end,
+                    value=r["score"],
+                    rank=r["rank"],
+                    message=f"{_name(r)}'s influence for {_scope(rule)} ({rule.aggregate}) is {r['score']:g} in "
+                    f"{_span(cur)}, above {rule.threshold:g}",
+                )
+            )
+        if len(page.rows) < PAGE:
+            break
+        offset += PAGE
+    return out
+
+
+def rank_rise(rule: AlertRule) -> list[Candidate]:
+    ws = windows(rule)
+    if ws is None:
+        return []
+    cur, prev = ws
+    before = {r["account"]: r for r in _ranks(rule, prev, SCAN_LIMIT)}
+    out = []
+    for r in _ranks(rule, cur, SCAN_LIMIT):
+        p = before.get(r["account"])
+        if p is None or p["rank"] - r["rank"] < rule.places:
+            continue
+        out.append(
+            Candidate(
+                account_id=r["account"],
+                window_start=cur.start,
+                window_end=cur.end,
+                value=r["score"],
+                previous_value=p["score"],
+                rank=r["rank"],
+                previous_rank=p["rank"],
+                message=f"{_name(r)} rose {p['rank'] - r['rank']} places for {_scope(rule)} ({rule.aggregate}): "
+                f"rank {p['rank']} in {_span(prev)} -> {r['rank']} in {_span(cur)}",
+            )
+        )
+    out.sort(key=lambda c: (c.rank - c.previous_rank, c.rank))  # biggest rise first
+    return out
+
+
+def cascade_reach(rule: AlertRule) -> list[Candidate]:
+    ws = windows(rule)
+    if ws is None:
+        return []
+    cur, _ = ws
+    start = dt.datetime.combine(cur.start, dt.time.min, tzinfo=dt.UTC)
+    stop = dt.datetime.combine(cur.end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+    tweets = Tweet.objects.filter(
+        workspace=rule.workspace,
+        compute_status=Tweet.ComputeStatus.COMPUTED,
+        reach__gt=rule.reach,
+        created_at__gte=start,
+        created_at__lt=stop,
+    )
+    if rule.publisher_id:
+        tweets = tweets.filter(author_id=rule.publisher_id)
+    else:
+        monitored = Publisher.objects.filter(workspace=rule.workspace, monitored=True).values("account_id")
+        tweets = tweets.filter(author_id__in=monitored)
+    out = []
+    for t in tweets.select_related("author").order_by("-reach", "tweet_id")[:SCAN_LIMIT]:
+        day = t.created_at.astimezone(dt.UTC).date()
+        out.append(
+            Candidate(
+                account_id=t.author_id,
+                tweet_id=t.pk,
+                window_start=day,
+                window_end=day,
+                value=float(t.reach),
+                message=f"a cascade of {_name(t.author)} (tweet {t.tweet_id}, {day:%Y-%m-%d}) reached {t.reach:g} "
+                f"{t.unit}, above {rule.reach:g}",
+            )
+        )
+    return out
+
+
+def false_spreader(rule: AlertRule) -> list[Candidate]:
+    ws = windows(rule)
+    if ws is None:
+        return []
+    cur, _ = ws
+    rows = CascadeInfluence.objects.filter(cur.filter("day"), tweet__label=Label.FALSE).exclude(
+        role=CascadeInfluence.Role.PUBLISHER
+    )
+    if rule.publisher_id:
+        rows = rows.filter(publisher_id=rule.publisher_id)
+    else:
+        rows = rows.filter(tweet__workspace=rule.workspace)
+    found = list(
+        rows.values("account_id")
+        .annotate(n=Count("tweet_id", distinct=True), influence=Sum("influence"))
+        .filter(n__gte=rule.count)
+        .order_by("-n", "-influence", "account_id")[:SCAN_LIMIT]
+    )
+    accounts = Account.objects.in_bulk([r["account_id"] for r in found])
+    return [
+        Candidate(
+            account_id=r["account_id"],
+            window_start=cur.start,
+            window_end=cur.end,
+            value=float(r["n"]),
+            message=f"{_name(accounts[r['account_id']])} spread {r['n']} cascades labelled false for {_scope(rule)} "
+            f"in {_span(cur)} (at least {rule.count})",
+        )
+        for r in found
+    ]
+
+
+EVALUATORS = {
+    AlertRule.Kind.TOP_K: top_k,
+    AlertRule.Kind.INFLUENCE_THRESHOLD: influence_threshold,
+    AlertRule.Kind.RANK_RISE: rank_rise,
+    AlertRule.Kind.CASCADE_REACH: cascade_reach,
+    AlertRule.Kind.FALSE_SPREADER: false_spreader,
+}
+
+
+def evaluate(rule: AlertRule) -> list[Candidate]:
+    return EVALUATORS[rule.kind](rule)

@@ -1,0 +1,131 @@
+"""Each rule kind fires when its condition holds and stays quiet below its threshold (PostgreSQL under
+``make test``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor import selectors
+from monitor.alerts import services
+from monitor.alerts.models import Alert, AlertRule
+from monitor.models import Publisher, Tweet
+from tests.webapp import THESIS
+
+from .helpers import DAY2, rising_ranks
+
+Kind = AlertRule.Kind
+
+
+@pytest.fixture
+def thesis(ws_a, alice, import_files):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == c.Status.DONE, c.error
+    return ws_a
+
+
+def rule(ws, owner, kind, **params) -> AlertRule:
+    return services.rule_create(workspace=ws, owner=owner, name=f"{kind} rule", kind=kind, **params)
+
+
+def fired(ws, r: AlertRule) -> dict[str, Alert]:
+    created = services.evaluate_workspace(ws.pk)
+    assert all(a.rule_id == r.pk for a in created)
+    return {a.account.screen_name: a for a in Alert.objects.filter(rule=r).select_related("account")}
+
+
+def test_it_fires_top_k_for_accounts_entering_the_top_k(ws_a, alice):
+    acc = rising_ranks(ws_a)
+    r = rule(ws_a, alice, Kind.TOP_K, publisher=acc["p"], k=2, window_days=1)
+    got = fired(ws_a, r)
+    assert set(got) == {"x6", "x5"}  # top 2 on day 2; x1 and x2 held it on day 1
+    assert (got["x6"].rank, got["x6"].value, got["x6"].window_start, got["x6"].window_end) == (1, 100.0, DAY2, DAY2)
+    assert "entered the top 2" in got["x6"].message
+
+
+def test_it_does_not_fire_top_k_when_the_top_k_is_unchanged(ws_a, alice):
+    acc = rising_ranks(ws_a)
+    r = rule(ws_a, alice, Kind.TOP_K, publisher=acc["p"], k=6, window_days=1)
+    assert fired(ws_a, r) == {}
+
+
+def test_it_fires_top_k_for_any_publisher_of_the_workspace(thesis, alice):
+    # the two days together against the two empty days before them: the whole top 3 is new
+    r = rule(thesis, alice, Kind.TOP_K, k=3, window_days=2)
+    assert set(fired(thesis, r)) == {"b", "e", "f"}
+
+
+def test_it_fires_influence_threshold_above_the_threshold_only(thesis, alice):
+    r = rule(thesis, alice, Kind.INFLUENCE_THRESHOLD, threshold=90, window_days=2)
+    got = fired(thesis, r)
+    assert {n: a.value for n, a in got.items()} == {"b": 118.0, "e": 96.0}
+    quiet = rule(thesis, alice, Kind.INFLUENCE_THRESHOLD, threshold=118, window_days=2)
+    services.evaluate_workspace(thesis.pk)
+    assert not Alert.objects.filter(rule=quiet).exists()
+
+
+def test_it_fires_influence_threshold_on_the_rules_aggregate_and_window(thesis, alice):
+    b = selectors.account_get(thesis, 102)
+    # the last day of data only (2020-01-02): e 48, f 32 are spreaders; mean over T=1
+    r = rule(thesis, alice, Kind.INFLUENCE_THRESHOLD, publisher=b, threshold=40, window_days=1, aggregate="mean")
+    assert {n: a.value for n, a in fired(thesis, r).items()} == {"b": 55.0, "e": 48.0}
+
+
+def test_it_fires_rank_rise_at_least_n_places(ws_a, alice):
+    acc = rising_ranks(ws_a)
+    r = rule(ws_a, alice, Kind.RANK_RISE, publisher=acc["p"], places=3, window_days=1)
+    got = fired(ws_a, r)
+    assert set(got) == {"x6", "x5"}
+    assert (got["x6"].previous_rank, got["x6"].rank, got["x6"].previous_value) == (6, 1, 10.0)
+    assert (got["x5"].previous_rank, got["x5"].rank) == (5, 2)
+
+
+def test_it_does_not_fire_rank_rise_below_n_places(ws_a, alice):
+    acc = rising_ranks(ws_a)
+    r = rule(ws_a, alice, Kind.RANK_RISE, places=6, window_days=1)  # x6 rose 5
+    assert fired(ws_a, r) == {}
+    assert acc  # the data is there: a smaller N fires
+    r.places = 5
+    r.save()
+    assert set(fired(ws_a, r)) == {"x6"}
+
+
+def test_it_fires_cascade_reach_once_per_tweet_above_r(thesis, alice):
+    r = rule(thesis, alice, Kind.CASCADE_REACH, reach=60, window_days=7)  # reaches: 1000 -> 63, 2000 -> 55
+    got = list(Alert.objects.filter(rule=r))
+    assert got == []
+    created = services.evaluate_workspace(thesis.pk)
+    assert [(a.tweet.tweet_id, a.account.screen_name, a.value) for a in created] == [(1000, "b", 63.0)]
+    r.reach = 50
+    r.save()
+    assert sorted(a.tweet.tweet_id for a in services.evaluate_workspace(thesis.pk)) == [2000]  # 1000 not again
+
+
+def test_it_does_not_fire_cascade_reach_below_r_or_for_unmonitored_publishers(thesis, alice):
+    r = rule(thesis, alice, Kind.CASCADE_REACH, reach=63, window_days=7)
+    assert services.evaluate_workspace(thesis.pk) == []
+    r.reach = 10
+    r.save()
+    Publisher.objects.filter(workspace=thesis).update(monitored=False)
+    assert services.evaluate_workspace(thesis.pk) == []
+
+
+def test_it_fires_false_spreader_at_count_false_cascades(thesis, alice):
+    Tweet.objects.filter(workspace=thesis, tweet_id__in=[1000, 2000]).update(label="false")
+    r = rule(thesis, alice, Kind.FALSE_SPREADER, count=2, window_days=7)
+    got = fired(thesis, r)
+    assert {n: a.value for n, a in got.items()} == {"a": 2.0, "c": 2.0, "e": 2.0, "f": 2.0}  # not b: publisher
+
+
+def test_it_does_not_fire_false_spreader_below_count(thesis, alice):
+    Tweet.objects.filter(workspace=thesis, tweet_id=1000).update(label="false")
+    r = rule(thesis, alice, Kind.FALSE_SPREADER, count=2, window_days=7)
+    assert fired(thesis, r) == {}
+    r.count = 1
+    r.save()
+    assert set(fired(thesis, r)) == {"a", "c", "d", "e", "f"}
+
+
+def test_it_raises_nothing_for_a_workspace_without_data(ws_a, alice):
+    for kind in Kind.values:
+        rule(ws_a, alice, kind)
+    assert services.evaluate_workspace(ws_a.pk) == []
