@@ -13,4 +13,12 @@ urlpatterns = [
     path("workspaces/<slug:ws>/runs/<int:pk>/", views.run_detail, name="run"),
     path("workspaces/<slug:ws>/ranking/", views.ranking, name="ranking"),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/ranking/", views.ranking, name="publisher-ranking"),
+    path("workspaces/<slug:ws>/ranking/export/", views.ranking_export, name="ranking-export"),
+    path(
+        "workspaces/<slug:ws>/publishers/<int:publisher>/ranking/export/",
+        views.ranking_export,
+        name="publisher-ranking-export",
+    ),
+    path("workspaces/<slug:ws>/publishers/<int:publisher>/network/", views.publisher_network, name="publisher-network"),
+    path("workspaces/<slug:ws>/tweets/<int:tweet_id>/graph/", views.tweet_graph, name="tweet-graph"),
 ]
