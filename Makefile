@@ -32,6 +32,8 @@ demo: $(VENV)/.installed
 
 ## Serve again without re-importing.
 serve: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py runserver $(HOST)
 
 ## The whole test suite (what CI runs) against real PostgreSQL and Redis: DATABASE_URL / REDIS_URL if set, else

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, register_converter
 
-from . import views
+from . import exports, views
+
+register_converter(exports.TableFormat, "tablefmt")
+register_converter(exports.GraphFormat, "graphfmt")
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
@@ -11,9 +14,20 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("w/<slug:ws>/", views.overview, name="overview"),
     path("w/<slug:ws>/ranking/", views.ranking, name="ranking"),
+    path("w/<slug:ws>/ranking/export.<tablefmt:fmt>", exports.ranking_export, name="ranking-export"),
     path("w/<slug:ws>/publishers/<int:publisher>/", views.ranking, name="publisher"),
+    path(
+        "w/<slug:ws>/publishers/<int:publisher>/export.<tablefmt:fmt>", exports.ranking_export, name="publisher-export"
+    ),
+    path(
+        "w/<slug:ws>/publishers/<int:publisher>/network.<graphfmt:fmt>",
+        exports.publisher_network,
+        name="publisher-network",
+    ),
     path("w/<slug:ws>/accounts/<int:twitter_id>/", views.account, name="account"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/", views.tweet, name="tweet"),
+    path("w/<slug:ws>/tweets/<int:tweet_id>/graph.<graphfmt:fmt>", exports.tweet_graph, name="tweet-graph"),
+    path("w/<slug:ws>/tweets/<int:tweet_id>/explore/", views.cascade, name="cascade"),
     path("w/<slug:ws>/collections/", views.collections, name="collections"),
     path("w/<slug:ws>/collections/new/", views.upload, name="upload"),
     path("w/<slug:ws>/collections/<int:pk>/", views.collection, name="collection"),

@@ -116,7 +116,13 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
 def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
     acc = selectors.account_get(workspace, twitter_id)
-    ctx = _ctx(request, workspace, account=acc, summary=selectors.account_summary(workspace, acc))
+    ctx = _ctx(
+        request,
+        workspace,
+        account=acc,
+        summary=selectors.account_summary(workspace, acc),
+        amplification=selectors.account_amplification(workspace, acc),
+    )
     return render(request, "frontend/account.html", ctx)
 
 
@@ -235,3 +241,23 @@ def recompute(request: HttpRequest, ws: str) -> HttpResponse:
     )
     messages.success(request, f"Run {r.pk} queued: {r.n_cascades:,} cascades in {r.n_batches} batch(es).")
     return redirect(reverse("run", kwargs={"ws": workspace.slug, "pk": r.pk}))
+
+
+EXPLORER_LIMIT = 150  # nodes drawn by default: beyond that a layered drawing stops being readable on one screen
+
+
+@login_required
+@require_GET
+def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
+    """The cascade explorer: one tweet's spreading graph drawn as a layered DAG flowing to the publisher.
+
+    Large cascades are cut to the ``limit`` most influential participants (the publisher always stays) and
+    the edges among them; the page says how many nodes and edges are hidden."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    t = selectors.tweet_get(workspace, tweet_id)
+    try:
+        limit = min(max(int(request.GET.get("limit", EXPLORER_LIMIT)), 10), 5000)
+    except ValueError:
+        return HttpResponse("limit: not an integer", status=400, content_type="text/plain")
+    data = selectors.cascade_explorer_data(t, limit=limit)
+    return render(request, "frontend/cascade.html", _ctx(request, workspace, tweet=t, data=data, limit=limit))

@@ -35,6 +35,7 @@ from django.utils.text import capfirst
 from . import services
 from .models import (
     Account,
+    CascadeGraph,
     CascadeInfluence,
     Collection,
     CollectionFile,
@@ -529,6 +530,21 @@ class CascadeInfluenceAdmin(EngineRowsAdmin):
     list_select_related = ("tweet", "account", "publisher")
     search_fields = ("=tweet__tweet_id", "=account__twitter_id", "=account__screen_name")
     raw_id_fields = ("tweet", "account", "publisher")
+
+
+@admin.register(CascadeGraph)
+class CascadeGraphAdmin(EngineRowsAdmin):
+    list_display = ("tweet", "n_edges")
+    list_select_related = ("tweet",)
+    search_fields = ("=tweet__tweet_id",)
+    raw_id_fields = ("tweet",)
+    exclude = ("edges",)  # packed int64 pairs: shown decoded below, not as bytes
+    readonly_fields = ("tweet", "n_edges", "edge_list")
+
+    @admin.display(description="edges (src → dst, Account ids; first 200)")
+    def edge_list(self, obj: CascadeGraph) -> str:
+        src, dst = obj.edge_arrays()
+        return ", ".join(f"{s}→{d}" for s, d in zip(src[:200].tolist(), dst[:200].tolist()))
 
 
 @admin.register(DailyInfluence)

@@ -295,6 +295,46 @@ def cascade_graph(tweet: Tweet) -> dict:
     return {"nodes": nodes, "src": src, "dst": dst}
 
 
+def cascade_explorer_data(tweet: Tweet, *, limit: int = 400) -> dict:
+    """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants,
+    the spreading edges among them, each retweet's delay after the tweet, and how much was left out."""
+    import numpy as np
+
+    g = cascade_graph(tweet)
+    nodes = g["nodes"]
+    pub = tweet.author_id
+    keep = [n for n in nodes if n.account_id == pub] + [n for n in nodes if n.account_id != pub][: max(limit - 1, 0)]
+    kept = {n.account_id for n in keep}
+    src, dst = g["src"], g["dst"]
+    mask = np.isin(src, list(kept)) & np.isin(dst, list(kept)) if len(src) else np.zeros(0, bool)
+    t0 = tweet.created_at
+    delays = {
+        r["retweeter_id"]: (r["created_at"] - t0).total_seconds()
+        for r in Retweet.objects.filter(tweet=tweet).values("retweeter_id", "created_at")
+    }
+    all_delays = sorted(d for d in delays.values() if d is not None)
+    return {
+        "tweet": str(tweet.tweet_id),
+        "label": tweet.label,
+        "unit": tweet.unit,
+        "nodes": [
+            {
+                "id": n.account_id,
+                "tid": str(n.account.twitter_id),
+                "name": n.account.screen_name,
+                "inf": n.influence,
+                "n": n.followers,
+                "role": n.role,
+                "delay": 0.0 if n.account_id == pub else delays.get(n.account_id),
+            }
+            for n in keep
+        ],
+        "edges": np.stack([src[mask], dst[mask]], axis=1).tolist() if len(src) else [],
+        "hidden": {"nodes": len(nodes) - len(keep), "edges": int(len(src) - mask.sum())},
+        "timeline": all_delays,
+    }
+
+
 def account_amplification(ws: Workspace, account: Account, *, cascades: int = 1000, top: int = 20) -> dict:
     """Whom ``account`` amplified (the accounts it retweeted from: its share flowed to them) and who amplified
     it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades."""
@@ -345,6 +385,7 @@ __all__ = [
     "account_amplification",
     "account_get",
     "account_summary",
+    "cascade_explorer_data",
     "cascade_graph",
     "collection_get",
     "collections_list",

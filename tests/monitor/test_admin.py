@@ -35,6 +35,7 @@ SEARCH = {
     m.ComputeRun: lambda run: str(run.pk),
     m.ComputeBatch: lambda batch: str(batch.run_id),
     m.CascadeInfluence: "1000",
+    m.CascadeGraph: "1000",
     m.DailyInfluence: "102",
     m.PublisherDay: "b",
 }

@@ -1,0 +1,63 @@
+"""The cascade explorer page: the graph data it draws, the cut for large cascades, access."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from django.urls import reverse
+
+from tests.webapp import THESIS
+
+
+def _data(html: str) -> dict:
+    m = re.search(r'<script id="cascade-data" type="application/json">(.*?)</script>', html, re.S)
+    assert m, "no graph data on the page"
+    return json.loads(m.group(1))
+
+
+def test_it_draws_the_worked_examples_cascade(client, alice, ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    r = client.get(reverse("cascade", kwargs={"ws": ws_a.slug, "tweet_id": 1000}))
+    assert r.status_code == 200
+    data = _data(r.content.decode())
+    by_pk = {n["id"]: n for n in data["nodes"]}
+    names = {pk: n["name"] for pk, n in by_pk.items()}
+    assert {names[s] + names[d] for s, d in data["edges"]} == {"ab", "cb", "db", "eb", "ca", "ec", "fe"}
+    assert {n["name"]: n["inf"] for n in data["nodes"]} == {"a": 15, "b": 63, "c": 28, "d": 8, "e": 48, "f": 32}
+    assert {n["name"]: n["role"] for n in data["nodes"]}["b"] == "publisher"
+    assert sorted(data["timeline"]) == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert data["hidden"] == {"nodes": 0, "edges": 0}
+
+
+def test_it_cuts_a_large_cascade_and_says_what_is_hidden(client, alice, ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    r = client.get(reverse("cascade", kwargs={"ws": ws_a.slug, "tweet_id": 1000}), {"limit": 10})
+    assert r.status_code == 200
+    # the page's own floor is 10 nodes; cut further through the selector to see the rule
+    from monitor import selectors
+
+    t = ws_a.tweets.get(tweet_id=1000)
+    data = selectors.cascade_explorer_data(t, limit=3)
+    assert [n["name"] for n in data["nodes"]] == ["b", "e", "f"]  # the publisher, then by influence
+    assert data["hidden"] == {"nodes": 3, "edges": 5}
+    b, e, f = (n["id"] for n in data["nodes"])
+    assert {(s, d) for s, d in data["edges"]} == {(e, b), (f, e)}  # the edges among the drawn nodes
+
+
+def test_it_hides_another_workspaces_cascade(client, bob, ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(bob)
+    assert client.get(reverse("cascade", kwargs={"ws": ws_a.slug, "tweet_id": 1000})).status_code == 404
+    own = bob.workspaces.get().slug
+    assert client.get(reverse("cascade", kwargs={"ws": own, "tweet_id": 1000})).status_code == 404
+
+
+def test_it_shows_amplification_on_the_account_page(client, alice, ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    html = client.get(reverse("account", kwargs={"ws": ws_a.slug, "twitter_id": 105})).content.decode()
+    section = html[html.index("Whom it amplified") : html.index("Cascades</h2>")]
+    assert "102" in section and "103" in section and "106" in section  # b, c amplified; f amplified e
