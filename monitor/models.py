@@ -354,8 +354,9 @@ class ComputeBatch(models.Model):
 
 
 class CascadeInfluence(models.Model):
-    """I_t(v): the audience ``account`` helped ``tweet`` reach. ``publisher`` and ``day`` (the tweet's UTC
-    day) are copied from the tweet so the daily aggregates refresh with one GROUP BY."""
+    """I_t(v): the audience ``account`` helped ``tweet`` reach. ``publisher``, ``day`` (the tweet's UTC day)
+    and ``label`` (its truth label) are copied from the tweet so the daily aggregates refresh with one GROUP
+    BY."""
 
     class Role(models.TextChoices):
         PUBLISHER = "publisher", "Publisher"
@@ -367,6 +368,7 @@ class CascadeInfluence(models.Model):
     account = _bulk_fk(Account, related_name="+")
     publisher = _bulk_fk(Account, related_name="+")
     day = models.DateField()
+    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
     influence = models.FloatField()
     followers = models.FloatField(help_text="n_v used by the backward phase")
     role = models.CharField(max_length=10, choices=Role.choices)
@@ -402,18 +404,20 @@ class CascadeGraph(models.Model):
 
 
 class DailyInfluence(models.Model):
-    """Σ_t I_t(v) and T_v over the computed tweets of one publisher on one UTC day: what rankings read."""
+    """Σ_t I_t(v) and T_v over the computed tweets of one publisher, with one truth label, on one UTC day:
+    what rankings read (a label filter is a WHERE, not a recomputation)."""
 
     workspace = _bulk_fk(Workspace, related_name="+")
     publisher = _bulk_fk(Account, related_name="+")
     account = _bulk_fk(Account, related_name="+")
     day = models.DateField()
+    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
     influence = models.FloatField()
     cascades = models.IntegerField(help_text="T_v: the day's tweets the account took part in")
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "publisher", "day", "account"], name="daily_unique"),
+            models.UniqueConstraint(fields=["workspace", "publisher", "day", "label", "account"], name="daily_unique"),
         ]
         indexes = [
             models.Index(fields=["workspace", "day"], name="daily_for_workspace_ranking"),
@@ -422,13 +426,17 @@ class DailyInfluence(models.Model):
 
 
 class PublisherDay(models.Model):
-    """T: how many computed tweets a publisher posted on a UTC day (the denominator of ``mean``)."""
+    """T: how many computed tweets with one truth label a publisher posted on a UTC day (the denominator of
+    ``mean``), and their summed reach."""
 
     workspace = _bulk_fk(Workspace, related_name="+")
     publisher = _bulk_fk(Account, related_name="+")
     day = models.DateField()
+    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
     tweets = models.IntegerField()
     reach = models.FloatField(default=0.0, help_text="Σ of the tweets' reach")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["workspace", "publisher", "day"], name="publisherday_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "publisher", "day", "label"], name="publisherday_unique")
+        ]

@@ -124,6 +124,7 @@ def ranking(
     publisher: Account | None = None,
     aggregate: str = "total",
     window: Window = Window(),
+    labels: list[str] | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> RankingPage:
@@ -146,6 +147,10 @@ def ranking(
     if window.end:
         where.append("d.day <= %s")
         params.append(window.end)
+    if labels:
+        days = days.filter(label__in=labels)
+        where.append("d.label IN (" + ", ".join(["%s"] * len(labels)) + ")")
+        params.extend(labels)
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
     order = "SUM(d.influence) / SUM(d.cascades)" if aggregate == "participation" else "SUM(d.influence)"
     with connection.cursor() as cur:
@@ -176,6 +181,18 @@ def ranking(
         rows.append(row)
     unit = _unit(ws, publisher)
     return RankingPage(rows=rows, tweets=tweets, total_rows=total_rows, aggregate=aggregate, unit=unit)
+
+
+def reach_by_label(ws: Workspace, *, publisher: Account | None = None, window: Window = Window()) -> list[dict]:
+    """The computed tweets and their summed reach per truth label (one query): whose claims travel."""
+    qs = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
+    if publisher is not None:
+        qs = qs.filter(publisher=publisher)
+    rows = list(qs.values("label").annotate(tweets=Sum("tweets"), reach=Sum("reach")).order_by("-reach", "label"))
+    total = sum(r["reach"] or 0.0 for r in rows) or 1.0
+    for r in rows:
+        r["share"] = (r["reach"] or 0.0) / total
+    return rows
 
 
 def _count_ranked(where: list[str], params: list) -> int:
@@ -393,6 +410,7 @@ __all__ = [
     "membership_role",
     "publishers_summary",
     "ranking",
+    "reach_by_label",
     "run_batches",
     "run_get",
     "runs_list",

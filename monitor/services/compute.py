@@ -495,10 +495,10 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         )
         role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
         cur.execute(
-            f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, influence, followers,
-                    role)
-                SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, i.influence, i.followers,
-                    {role_sql}
+            f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, label, influence,
+                    followers, role)
+                SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, t.label, i.influence,
+                    i.followers, {role_sql}
                 FROM {inf} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
         )
 
@@ -553,19 +553,20 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
                     [ws],
                 )
         cur.execute(
-            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, influence, cascades)
-                SELECT %s, ci.publisher_id, ci.account_id, ci.day, SUM(ci.influence), COUNT(*)
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                    cascades)
+                SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
                 FROM {keys} k {d.join} monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher AND ci.day = k.day
-                WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day""",
+                WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
             [ws],
         )
         cur.execute(
-            f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, tweets, reach)
-                SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, COUNT(*), COALESCE(SUM(t.reach), 0)
+            f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
+                SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, t.label, COUNT(*), COALESCE(SUM(t.reach), 0)
                 FROM {keys} k {d.join} monitor_tweet t ON t.author_id = k.publisher
                     AND {d.ts_to_day("t.created_at")} = k.day
                 WHERE t.workspace_id = %s AND t.compute_status = 'computed'
-                GROUP BY t.author_id, {d.ts_to_day("t.created_at")}""",
+                GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
             [ws, ws],
         )
         for tmp in (bt, keys, inf, st):

@@ -36,23 +36,26 @@ class Command(BaseCommand):
         password = o["password"] or secrets.token_urlsafe(9)
         user.set_password(password)
         user.save()
-        ws = Workspace.objects.filter(slug="demo").first() or services.workspace_create(
-            name="Demo: Twitter16 and a generated collection", slug="demo"
-        )
-        services.membership_add(workspace=ws, user=user, role=Membership.Role.OWNER)
+        # one workspace per data set: their scores have different units (Twitter16 carries no follower counts,
+        # so its scores count retweeters reached), and a workspace's rankings should not mix units
+        spaces = {}
+        for slug, name in (
+            ("demo", "Twitter16 rumour cascades"),
+            ("generated", "Generated Twitter-like collection"),
+            ("thesis", "Thesis worked example"),
+        ):
+            ws = Workspace.objects.filter(slug=slug).first() or services.workspace_create(name=name, slug=slug)
+            services.membership_add(workspace=ws, user=user, role=Membership.Role.OWNER)
+            spaces[slug] = ws
 
-        self._import(
-            ws,
-            user,
-            "Thesis worked example (Lindberg 2020, Fig. 2.1)",
-            [
-                SAMPLES / "thesis_example" / "tweets.csv",
-                SAMPLES / "thesis_example" / "follows.csv",
-            ],
-        )
-        self._import(ws, user, "Twitter16 rumour cascades (Ma et al. 2017)", [SAMPLES / "twitter16.tar.xz"])
+        self._import(spaces["thesis"], user, "Thesis worked example (Lindberg 2020, Fig. 2.1)", [
+            SAMPLES / "thesis_example" / "tweets.csv",
+            SAMPLES / "thesis_example" / "follows.csv",
+        ])  # fmt: skip
+        self._import(spaces["demo"], user, "Twitter16 rumour cascades (Ma et al. 2017)", [SAMPLES / "twitter16.tar.xz"])
         with tempfile.TemporaryDirectory(prefix="spreadwatch-demo-") as tmp:
             name = f"Generated Twitter-like collection ({o['retweets']:,} retweets, v1.1 JSONL)"
+            ws = spaces["generated"]
             if not Collection.objects.filter(workspace=ws, name=name, status=Collection.Status.DONE).exists():
                 from compute.generators import generate
 
