@@ -261,3 +261,31 @@ def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
         return HttpResponse("limit: not an integer", status=400, content_type="text/plain")
     data = selectors.cascade_explorer_data(t, limit=limit)
     return render(request, "frontend/cascade.html", _ctx(request, workspace, tweet=t, data=data, limit=limit))
+
+
+@login_required
+@require_POST
+def collection_cancel(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    c = selectors.collection_get(workspace, pk)
+    try:
+        services.collection_cancel(collection=c)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Cancelling: nothing of this import will be stored.")
+    return redirect("collection", ws=workspace.slug, pk=c.pk)
+
+
+@login_required
+@require_POST
+def collection_retry(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    c = selectors.collection_get(workspace, pk)
+    try:
+        services.collection_retry(collection=c)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Import queued again.")
+    return redirect("collection", ws=workspace.slug, pk=c.pk)

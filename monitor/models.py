@@ -217,6 +217,7 @@ class Collection(models.Model):
         DONE = "done", "Done"
         VALIDATED = "validated", "Validated (nothing stored)"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled (nothing stored)"
 
     class Mode(models.TextChoices):
         STRICT = "strict", "Strict: any bad record stores nothing"

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from .collections import collection_create, collection_ingest, collection_progress
+from .collections import (
+    collection_cancel,
+    collection_create,
+    collection_ingest,
+    collection_progress,
+    collection_retry,
+)
 from .compute import compute_batch_run, compute_run_start
 from .workspaces import membership_add, workspace_create, workspace_purge
 
 __all__ = [
+    "collection_cancel",
+    "collection_retry",
     "collection_create",
     "collection_ingest",
     "collection_progress",

@@ -20,11 +20,64 @@ from .ingest import UploadError, load_files
 
 log = logging.getLogger(__name__)
 
-__all__ = ["collection_create", "collection_ingest", "collection_progress", "progress_key"]
+__all__ = [
+    "collection_cancel",
+    "collection_create",
+    "collection_ingest",
+    "collection_progress",
+    "collection_retry",
+    "progress_key",
+]
 
 
 def progress_key(collection_id: int) -> str:
     return f"spreadwatch:collection-progress:{collection_id}"
+
+
+def cancel_key(collection_id: int) -> str:
+    return f"spreadwatch:collection-cancel:{collection_id}"
+
+
+class Cancelled(Exception):
+    """Raised inside a running import when an analyst cancelled it: the transaction rolls back."""
+
+
+def collection_cancel(*, collection: Collection) -> Collection:
+    """Cancel a queued or running import. A queued one is marked at once (its task will find it cancelled); a
+    running one stops at its next progress report and rolls back, so nothing of it is stored. An import that
+    has finished cannot be cancelled (its data is stored; delete the workspace's data instead)."""
+    if collection.status == Collection.Status.QUEUED:
+        n = Collection.objects.filter(pk=collection.pk, status=Collection.Status.QUEUED).update(
+            status=Collection.Status.CANCELLED, finished_at=timezone.now(), error="cancelled before it started"
+        )
+        if n:
+            collection.refresh_from_db()
+            return collection
+    if collection.status == Collection.Status.INGESTING:
+        cache.set(cancel_key(collection.pk), True, timeout=24 * 3600)
+        return collection
+    raise ValidationError(f"a collection that is {collection.get_status_display().lower()} cannot be cancelled")
+
+
+def collection_retry(*, collection: Collection) -> Collection:
+    """Queue a failed or cancelled import again, with the same files and options (the import is idempotent,
+    so a retry after a partial failure stores each record once)."""
+    if collection.status not in (Collection.Status.FAILED, Collection.Status.CANCELLED):
+        raise ValidationError(f"only a failed or cancelled import can be retried, not a {collection.status} one")
+    missing = [
+        cf.original_name for cf in collection.files.all() if not cf.file or not cf.file.storage.exists(cf.file.name)
+    ]
+    if missing:
+        raise ValidationError(f"the uploaded files are gone ({', '.join(missing)}): upload them again")
+    from ..tasks import ingest_collection
+
+    cache.delete(cancel_key(collection.pk))
+    Collection.objects.filter(pk=collection.pk).update(
+        status=Collection.Status.QUEUED, error="", report={}, counts={}, started_at=None, finished_at=None
+    )
+    transaction.on_commit(lambda: ingest_collection.delay(collection.pk), robust=True)
+    collection.refresh_from_db()
+    return collection
 
 
 def collection_progress(collection: Collection) -> dict:
@@ -111,6 +164,8 @@ def collection_ingest(*, collection_id: int) -> Collection:
     key = progress_key(c.pk)
 
     def progress(stage: str, frac: float) -> None:
+        if cache.get(cancel_key(c.pk)):
+            raise Cancelled()
         cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1)}, timeout=24 * 3600)
 
     files = [(Path(cf.file.path), cf.original_name, cf.format or "auto") for cf in c.files.all()]
@@ -153,6 +208,13 @@ def collection_ingest(*, collection_id: int) -> Collection:
         return _failed(c, str(exc), report)
     except UploadError as exc:
         return _failed(c, str(exc), report)
+    except Cancelled:
+        cache.delete(cancel_key(c.pk))
+        c.status = Collection.Status.CANCELLED
+        c.error = "cancelled while importing; nothing was stored"
+        c.finished_at = timezone.now()
+        c.save(update_fields=["status", "error", "finished_at"])
+        return c
     except Exception as exc:
         log.exception("import of collection %s failed", c.pk)
         return _failed(c, f"{exc.__class__.__name__}: {exc}", report)

@@ -159,3 +159,29 @@ def test_it_hides_other_workspaces_behind_404(client, bob, loaded):
     assert client.get("/api/v1/workspaces/").json() == [
         {"slug": own, "name": "Lab", "created_at": bob.workspaces.get().created_at.isoformat().replace("+00:00", "Z")}
     ]
+
+
+def test_it_cancels_and_retries_from_the_collection_page(client, alice, ws_a, django_capture_on_commit_callbacks):
+    from monitor import services
+
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    page = client.get(reverse("collection", kwargs={"ws": ws_a.slug, "pk": c.pk})).content.decode()
+    assert "Cancel import" in page
+    client.post(reverse("collection-cancel", kwargs={"ws": ws_a.slug, "pk": c.pk}))
+    c.refresh_from_db()
+    assert c.status == "cancelled"
+    assert "Retry import" in client.get(reverse("collection", kwargs={"ws": ws_a.slug, "pk": c.pk})).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("collection-retry", kwargs={"ws": ws_a.slug, "pk": c.pk}))
+    c.refresh_from_db()
+    assert c.status == "done"
+
+
+def test_it_hides_cancel_and_retry_of_another_workspace(client, bob, ws_a):
+    from monitor import services
+
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv"])
+    client.force_login(bob)
+    for name in ("collection-cancel", "collection-retry"):
+        assert client.post(reverse(name, kwargs={"ws": ws_a.slug, "pk": c.pk})).status_code == 404
