@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from . import exports, views
+from . import alerts, exports, views
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -37,4 +37,12 @@ urlpatterns = [
     path("w/<slug:ws>/runs/", views.runs, name="runs"),
     path("w/<slug:ws>/runs/new/", views.recompute, name="recompute"),
     path("w/<slug:ws>/runs/<int:pk>/", views.run, name="run"),
+    path("w/<slug:ws>/alerts/", alerts.inbox, name="alerts"),
+    path("w/<slug:ws>/alerts/<int:pk>/read/", alerts.alert_read, name="alert-read"),
+    path("w/<slug:ws>/alerts/read-all/", alerts.alerts_read_all, name="alerts-read-all"),
+    path("w/<slug:ws>/alerts/rules/", alerts.rules, name="alert-rules"),
+    path("w/<slug:ws>/alerts/rules/new/", alerts.rule_form, name="alert-rule-new"),
+    path("w/<slug:ws>/alerts/rules/evaluate/", alerts.evaluate, name="alert-rules-evaluate"),
+    path("w/<slug:ws>/alerts/rules/<int:pk>/edit/", alerts.rule_form, name="alert-rule-edit"),
+    path("w/<slug:ws>/alerts/rules/<int:pk>/<slug:action>/", alerts.rule_action, name="alert-rule-action"),
 ]

@@ -47,10 +47,12 @@ __all__ = [
     "evaluate_workspace",
     "inbox_for_user",
     "rule_create",
+    "rule_delete",
     "rule_mute",
     "rule_rotate_secret",
     "rule_snooze",
     "rule_unsubscribe",
+    "rule_update",
 ]
 
 
@@ -237,3 +239,46 @@ def deliveries_retry_due(*, now: dt.datetime | None = None, limit: int = 500) ->
     for pk in due:
         transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
     return due
+
+
+#: the fields a rule's owner may change (the secret, token, counters and owner are not among them)
+RULE_EDITABLE = (
+    "name",
+    "kind",
+    "k",
+    "threshold",
+    "places",
+    "reach",
+    "count",
+    "window_days",
+    "aggregate",
+    "inbox",
+    "email",
+    "webhook_url",
+    "max_alerts_per_day",
+)
+
+
+_UNSET = object()
+
+
+def rule_update(rule: AlertRule, *, publisher: Account | object | None = _UNSET, **fields) -> AlertRule:
+    """Change a rule's name, kind, parameters, scope and channels (``publisher=None``: any publisher; left out:
+    unchanged). Validates like :func:`rule_create` (``full_clean``)."""
+    unknown = set(fields) - set(RULE_EDITABLE)
+    if unknown:
+        raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+    if publisher is not _UNSET:
+        if publisher is not None and publisher.workspace_id != rule.workspace_id:
+            raise ValueError("the publisher is not an account of this workspace")
+        rule.publisher = publisher
+    for name, value in fields.items():
+        setattr(rule, name, value)
+    rule.full_clean()
+    rule.save()
+    return rule
+
+
+def rule_delete(rule: AlertRule) -> None:
+    """Delete a rule with its alerts and their webhook deliveries."""
+    rule.delete()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ..models import Collection, ComputeRun, Workspace
+from monitor.alerts.models import AlertRule
+
+from ..models import Account, Collection, ComputeRun, Workspace
 
 
 class WorkspaceSerializer(serializers.ModelSerializer):
@@ -91,3 +93,226 @@ class RankingRowSerializer(serializers.Serializer):
     mean = serializers.FloatField()
     participation = serializers.FloatField()
     cascades = serializers.IntegerField()
+
+
+class RankingPageSerializer(serializers.Serializer):
+    publisher = serializers.CharField(allow_null=True)
+    aggregate = serializers.ChoiceField(choices=ComputeRun.Aggregate.choices)
+    unit = serializers.CharField()
+    tweets = serializers.IntegerField(help_text="T: computed tweets in the group and window")
+    count = serializers.IntegerField(help_text="ranked accounts")
+    results = RankingRowSerializer(many=True)
+
+
+# --- publishers, accounts, cascades ------------------------------------------------------------------------------
+
+
+class AccountRefSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+
+
+class PublisherSerializer(serializers.Serializer):
+    account = AccountRefSerializer()
+    tweets = serializers.IntegerField(help_text="computed tweets")
+    reach = serializers.FloatField(allow_null=True, help_text="Σ reach of its computed tweets")
+    first_day = serializers.DateField(allow_null=True)
+    last_day = serializers.DateField(allow_null=True)
+
+
+class PerPublisherSerializer(serializers.Serializer):
+    publisher = AccountRefSerializer()
+    total = serializers.FloatField()
+    cascades = serializers.IntegerField()
+
+
+class PerDaySerializer(serializers.Serializer):
+    day = serializers.DateField()
+    total = serializers.FloatField()
+    cascades = serializers.IntegerField()
+
+
+class FollowerCountSerializer(serializers.Serializer):
+    observed_at = serializers.DateTimeField()
+    count = serializers.IntegerField()
+
+
+class AccountCascadeSerializer(serializers.Serializer):
+    tweet_id = serializers.CharField()
+    publisher = serializers.CharField(help_text="the publisher's Twitter id")
+    day = serializers.DateField()
+    label = serializers.CharField()
+    influence = serializers.FloatField()
+    role = serializers.CharField()
+
+
+class AmplificationRowSerializer(serializers.Serializer):
+    account = AccountRefSerializer()
+    cascades = serializers.IntegerField()
+
+
+class AmplificationSerializer(serializers.Serializer):
+    amplified = AmplificationRowSerializer(many=True, help_text="accounts it retweeted from")
+    amplified_by = AmplificationRowSerializer(many=True, help_text="accounts that retweeted from it")
+    cascades_read = serializers.IntegerField()
+
+
+class PublishedSerializer(serializers.Serializer):
+    tweets = serializers.IntegerField()
+    reach = serializers.FloatField(allow_null=True)
+
+
+class AccountDetailSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    total = serializers.FloatField(help_text="Σ influence over every publisher and day")
+    cascades = serializers.IntegerField(help_text="cascades it took part in")
+    published = PublishedSerializer()
+    per_publisher = PerPublisherSerializer(many=True)
+    per_day = PerDaySerializer(many=True)
+    top_cascades = AccountCascadeSerializer(many=True)
+    follower_counts = FollowerCountSerializer(many=True)
+    amplification = AmplificationSerializer()
+
+
+class ParticipantSerializer(serializers.Serializer):
+    account = AccountRefSerializer()
+    influence = serializers.FloatField()
+    followers = serializers.FloatField(help_text="n_v used by the backward phase")
+    role = serializers.CharField()
+
+
+class TweetDetailSerializer(serializers.Serializer):
+    tweet_id = serializers.CharField()
+    author = AccountRefSerializer()
+    created_at = serializers.DateTimeField()
+    text = serializers.CharField(allow_blank=True)
+    label = serializers.CharField()
+    compute_status = serializers.CharField()
+    graph_source = serializers.CharField()
+    n_participants = serializers.IntegerField()
+    n_edges = serializers.IntegerField()
+    n_orphans = serializers.IntegerField()
+    reach = serializers.FloatField(allow_null=True)
+    unit = serializers.CharField()
+    participants = ParticipantSerializer(many=True)
+    edges = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2),
+        help_text="spreading edges [src, dst] as Twitter ids: src could have seen the tweet from dst",
+    )
+
+
+# --- alerts ----------------------------------------------------------------------------------------------------
+
+
+class AlertRuleSerializer(serializers.ModelSerializer):
+    """A rule of the caller's. ``publisher`` is a Twitter id of the workspace (null: any publisher); the webhook
+    secret is only returned when the rule is created (``webhook_secret``), never afterwards."""
+
+    id = serializers.CharField(read_only=True)
+    publisher = serializers.CharField(
+        allow_null=True, required=False, help_text="a publisher's Twitter id; null: any publisher"
+    )
+    state = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AlertRule
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "publisher",
+            "k",
+            "threshold",
+            "places",
+            "reach",
+            "count",
+            "window_days",
+            "aggregate",
+            "inbox",
+            "email",
+            "webhook_url",
+            "max_alerts_per_day",
+            "is_active",
+            "muted_until",
+            "state",
+            "suppressed_count",
+            "last_evaluated_at",
+            "created_at",
+        ]
+        read_only_fields = ["suppressed_count", "last_evaluated_at", "created_at"]
+
+    def get_state(self, obj) -> str:
+        from django.utils import timezone
+
+        if not obj.is_active:
+            return "muted"
+        if obj.muted_until is not None and obj.muted_until > timezone.now():
+            return "snoozed"
+        return "active"
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        data["publisher"] = str(obj.publisher.twitter_id) if obj.publisher_id else None
+        return data
+
+    def validate_publisher(self, value):
+        if value in (None, ""):
+            return None
+        try:
+            tid = int(value)
+        except ValueError:
+            raise serializers.ValidationError("not a Twitter id") from None
+        acc = Account.objects.filter(workspace=self.context["workspace"], twitter_id=tid).first()
+        if acc is None:
+            raise serializers.ValidationError("no such account in this workspace")
+        return acc
+
+
+class AlertRuleCreatedSerializer(AlertRuleSerializer):
+    webhook_secret = serializers.CharField(read_only=True, help_text="shown this once")
+
+    class Meta(AlertRuleSerializer.Meta):
+        fields = [*AlertRuleSerializer.Meta.fields, "webhook_secret"]
+
+
+class AlertSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    rule = serializers.CharField(source="rule_id")
+    rule_name = serializers.CharField(source="rule.name")
+    kind = serializers.CharField(source="rule.kind")
+    account = AccountRefSerializer()
+    tweet_id = serializers.SerializerMethodField()
+    window_start = serializers.DateField()
+    window_end = serializers.DateField()
+    value = serializers.FloatField()
+    previous_value = serializers.FloatField(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True)
+    previous_rank = serializers.IntegerField(allow_null=True)
+    message = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    read_at = serializers.DateTimeField(allow_null=True)
+
+    def get_tweet_id(self, obj) -> str | None:
+        return str(obj.tweet.tweet_id) if obj.tweet_id else None
+
+
+def paginated(child: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:
+    """The envelope of ``LimitOffsetPagination`` around ``child`` (for the schema of function views)."""
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": child(many=True),
+            "__module__": __name__,
+        },
+    )
+
+
+PaginatedCollectionList = paginated(CollectionSerializer, "PaginatedCollectionList")
+PaginatedComputeRunList = paginated(ComputeRunSerializer, "PaginatedComputeRunList")
+PaginatedAlertRuleList = paginated(AlertRuleSerializer, "PaginatedAlertRuleList")
+PaginatedAlertList = paginated(AlertSerializer, "PaginatedAlertList")

@@ -1,16 +1,23 @@
 from __future__ import annotations
 
 from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from . import views
 
 app_name = "api"
 urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("workspaces/", views.workspaces, name="workspaces"),
     path("workspaces/<slug:ws>/collections/", views.collections, name="collections"),
     path("workspaces/<slug:ws>/collections/<int:pk>/", views.collection_detail, name="collection"),
     path("workspaces/<slug:ws>/runs/", views.runs, name="runs"),
     path("workspaces/<slug:ws>/runs/<int:pk>/", views.run_detail, name="run"),
+    path("workspaces/<slug:ws>/publishers/", views.publishers, name="publishers"),
+    path("workspaces/<slug:ws>/accounts/<int:twitter_id>/", views.account_detail, name="account"),
+    path("workspaces/<slug:ws>/tweets/<int:tweet_id>/", views.tweet_detail, name="tweet"),
     path("workspaces/<slug:ws>/ranking/", views.ranking, name="ranking"),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/ranking/", views.ranking, name="publisher-ranking"),
     path("workspaces/<slug:ws>/ranking/export/", views.ranking_export, name="ranking-export"),
@@ -21,4 +28,8 @@ urlpatterns = [
     ),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/network/", views.publisher_network, name="publisher-network"),
     path("workspaces/<slug:ws>/tweets/<int:tweet_id>/graph/", views.tweet_graph, name="tweet-graph"),
+    path("workspaces/<slug:ws>/alerts/", views.alerts, name="alerts"),
+    path("workspaces/<slug:ws>/alerts/<int:pk>/read/", views.alert_read, name="alert-read"),
+    path("workspaces/<slug:ws>/alerts/rules/", views.alert_rules, name="alert-rules"),
+    path("workspaces/<slug:ws>/alerts/rules/<int:pk>/", views.alert_rule_detail, name="alert-rule"),
 ]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import NotAcceptable, ValidationError
@@ -15,21 +17,58 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
+from monitor.alerts import services as alert_services
+from monitor.alerts.models import AlertRule
+from monitor.alerts.services import rule_update
+
 from .. import exports, selectors, services
 from .serializers import (
+    AccountDetailSerializer,
+    AlertRuleCreatedSerializer,
+    AlertRuleSerializer,
+    AlertSerializer,
     CollectionSerializer,
     CollectionUploadSerializer,
     ComputeRunSerializer,
+    PaginatedAlertList,
+    PaginatedAlertRuleList,
+    PaginatedCollectionList,
+    PaginatedComputeRunList,
+    PublisherSerializer,
+    RankingPageSerializer,
     RankingRowSerializer,
+    TweetDetailSerializer,
     WorkspaceSerializer,
 )
 
+PAGINATION = [
+    OpenApiParameter("limit", int, description="page size"),
+    OpenApiParameter("offset", int, description="rows to skip"),
+]
+WINDOW = [
+    OpenApiParameter("from", OpenApiTypes.DATE, description="first UTC day of the window (YYYY-MM-DD)"),
+    OpenApiParameter("to", OpenApiTypes.DATE, description="last UTC day of the window (YYYY-MM-DD)"),
+]
 
+
+@extend_schema(responses=WorkspaceSerializer(many=True))
 @api_view(["GET"])
 def workspaces(request):
     return Response(WorkspaceSerializer(selectors.workspaces_for_user(request.user), many=True).data)
 
 
+@extend_schema(
+    methods=["GET"],
+    operation_id="workspaces_collections_list",
+    parameters=PAGINATION,
+    responses=PaginatedCollectionList,
+)
+@extend_schema(
+    methods=["POST"],
+    request={"multipart/form-data": CollectionUploadSerializer},
+    responses={201: CollectionSerializer},
+    description="Upload files (repeat `files`); the import (and compute) start when the request commits.",
+)
 @api_view(["GET", "POST"])
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def collections(request, ws: str):
@@ -62,12 +101,14 @@ def collections(request, ws: str):
     return Response(CollectionSerializer(c).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema(responses=CollectionSerializer)
 @api_view(["GET"])
 def collection_detail(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
     return Response(CollectionSerializer(selectors.collection_get(workspace, pk)).data)
 
 
+@extend_schema(operation_id="workspaces_runs_list", parameters=PAGINATION, responses=PaginatedComputeRunList)
 @api_view(["GET"])
 def runs(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -76,6 +117,7 @@ def runs(request, ws: str):
     return pager.get_paginated_response(ComputeRunSerializer(page, many=True).data)
 
 
+@extend_schema(responses=ComputeRunSerializer)
 @api_view(["GET"])
 def run_detail(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -108,6 +150,15 @@ def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
     return v
 
 
+@extend_schema(
+    parameters=[
+        OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
+        *WINDOW,
+        OpenApiParameter("limit", int, description="1 to 1000 (default 50)"),
+        OpenApiParameter("offset", int),
+    ],
+    responses=RankingPageSerializer,
+)
 @api_view(["GET"])
 def ranking(request, ws: str, publisher: int | None = None):
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -152,9 +203,20 @@ class ExportNegotiation(DefaultContentNegotiation):
             return renderers[0], renderers[0].media_type
 
 
-def _export_view(func):
-    func.content_negotiation_class = ExportNegotiation  # read by @api_view, which must wrap this
-    return api_view(["GET"])(func)
+def _export_view(*parameters: OpenApiParameter, formats: tuple[str, ...]):
+    def wrap(func):
+        func.content_negotiation_class = ExportNegotiation  # read by @api_view, which must wrap this
+        fmt = OpenApiParameter("format", str, enum=list(formats), default=formats[0])
+        schema = extend_schema(
+            parameters=[fmt, *parameters],
+            responses={
+                (200, exports.CONTENT_TYPES[f]): OpenApiResponse(OpenApiTypes.BINARY, description="streamed file")
+                for f in formats
+            },
+        )
+        return schema(api_view(["GET"])(func))
+
+    return wrap
 
 
 def _export_format(request, choices: tuple[str, ...]) -> str:
@@ -171,7 +233,11 @@ def _stream(chunks, *, fmt: str, name: str) -> StreamingHttpResponse:
     return r
 
 
-@_export_view
+@_export_view(
+    OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
+    *WINDOW,
+    formats=exports.TABLE_FORMATS,
+)
 def ranking_export(request, ws: str, publisher: int | None = None):
     """``GET .../ranking/export/?format=csv|json&aggregate=&from=&to=``: every ranked account, streamed."""
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -189,7 +255,7 @@ def ranking_export(request, ws: str, publisher: int | None = None):
     return _stream(writer(workspace, publisher=acc, aggregate=aggregate, window=window), fmt=fmt, name=name)
 
 
-@_export_view
+@_export_view(*WINDOW, OpenApiParameter("max_cascades", int), formats=exports.GRAPH_FORMATS)
 def publisher_network(request, ws: str, publisher: int):
     """``GET .../publishers/<id>/network/?format=gexf|graphml&from=&to=&max_cascades=``."""
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -204,7 +270,7 @@ def publisher_network(request, ws: str, publisher: int):
     return _stream(writer(workspace, acc, window=window, max_cascades=max_cascades), fmt=fmt, name=name)
 
 
-@_export_view
+@_export_view(formats=exports.GRAPH_FORMATS)
 def tweet_graph(request, ws: str, tweet_id: int):
     """``GET .../tweets/<id>/graph/?format=gexf|graphml``: one cascade's spreading graph."""
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -212,3 +278,219 @@ def tweet_graph(request, ws: str, tweet_id: int):
     fmt = _export_format(request, exports.GRAPH_FORMATS)
     writer = exports.cascade_gexf if fmt == "gexf" else exports.cascade_graphml
     return _stream(writer(tweet), fmt=fmt, name=exports.filename(workspace, "tweet", tweet.tweet_id, ext=fmt))
+
+
+# --- publishers, accounts, cascades -------------------------------------------------------------------------------
+
+
+def _ref(account) -> dict:
+    return {"twitter_id": str(account.twitter_id), "screen_name": account.screen_name}
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("limit", int, description="1 to 10000 (default 1000)")],
+    responses=PublisherSerializer(many=True),
+    description="The workspace's publishers with computed tweets and their reach, busiest first.",
+)
+@api_view(["GET"])
+def publishers(request, ws: str):
+    workspace = selectors.workspace_for_user(request.user, ws)
+    limit = _int_param(request, "limit", 1000, 1, 10_000)
+    rows = [
+        {
+            "account": {"twitter_id": str(r["twitter_id"]), "screen_name": r["screen_name"]},
+            "tweets": r["tweets"],
+            "reach": r["reach"],
+            "first_day": r["first"],
+            "last_day": r["last"],
+        }
+        for r in selectors.publishers_summary(workspace, limit=limit)
+    ]
+    return Response(PublisherSerializer(rows, many=True).data)
+
+
+@extend_schema(parameters=WINDOW, responses=AccountDetailSerializer)
+@api_view(["GET"])
+def account_detail(request, ws: str, twitter_id: int):
+    """An account's influence per publisher and per day (in the window), its most influential cascades, its
+    follower counts, and whom it amplified / who amplified it."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    acc = selectors.account_get(workspace, twitter_id)
+    s = selectors.account_summary(workspace, acc, window=_window(request))
+    amp = selectors.account_amplification(workspace, acc)
+    data = {
+        "twitter_id": str(acc.twitter_id),
+        "screen_name": acc.screen_name,
+        "total": s["total"],
+        "cascades": s["n_cascades"],
+        "published": {"tweets": s["published"]["n"] or 0, "reach": s["published"]["reach"]},
+        "per_publisher": [
+            {
+                "publisher": {
+                    "twitter_id": str(r["publisher__twitter_id"]),
+                    "screen_name": r["publisher__screen_name"],
+                },
+                "total": r["total"],
+                "cascades": r["n_cascades"],
+            }
+            for r in s["per_publisher"]
+        ],
+        "per_day": [{"day": r["day"], "total": r["total"], "cascades": r["n_cascades"]} for r in s["per_day"]],
+        "top_cascades": [
+            {
+                "tweet_id": str(c.tweet.tweet_id),
+                "publisher": str(c.publisher.twitter_id),
+                "day": c.day,
+                "label": c.label,
+                "influence": c.influence,
+                "role": c.role,
+            }
+            for c in s["cascades"]
+        ],
+        "follower_counts": [{"observed_at": f.observed_at, "count": f.count} for f in s["follower_counts"]],
+        "amplification": {
+            "amplified": [{"account": _ref(r["account"]), "cascades": r["cascades"]} for r in amp["amplified"]],
+            "amplified_by": [{"account": _ref(r["account"]), "cascades": r["cascades"]} for r in amp["amplified_by"]],
+            "cascades_read": amp["cascades_read"],
+        },
+    }
+    return Response(AccountDetailSerializer(data).data)
+
+
+@extend_schema(responses=TweetDetailSerializer)
+@api_view(["GET"])
+def tweet_detail(request, ws: str, tweet_id: int):
+    """One cascade: the tweet's facts, every participant with its influence and role, and the spreading edges
+    ``[src, dst]`` as Twitter ids (``src`` could have seen the tweet from ``dst``)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    t = selectors.tweet_get(workspace, tweet_id)
+    g = selectors.cascade_graph(t)
+    tid = {n.account_id: str(n.account.twitter_id) for n in g["nodes"]}
+    missing = {int(x) for x in set(g["src"].tolist()) | set(g["dst"].tolist())} - set(tid)
+    if missing:
+        from ..models import Account
+
+        tid.update({pk: str(x) for pk, x in Account.objects.filter(pk__in=missing).values_list("pk", "twitter_id")})
+    data = {
+        "tweet_id": str(t.tweet_id),
+        "author": _ref(t.author),
+        "created_at": t.created_at,
+        "text": t.text,
+        "label": t.label,
+        "compute_status": t.compute_status,
+        "graph_source": t.graph_source,
+        "n_participants": t.n_participants,
+        "n_edges": t.n_edges,
+        "n_orphans": t.n_orphans,
+        "reach": t.reach,
+        "unit": t.unit,
+        "participants": [
+            {"account": _ref(n.account), "influence": n.influence, "followers": n.followers, "role": n.role}
+            for n in g["nodes"]
+        ],
+        "edges": [[tid[s], tid[d]] for s, d in zip(g["src"].tolist(), g["dst"].tolist(), strict=True)],
+    }
+    return Response(TweetDetailSerializer(data).data)
+
+
+# --- alerts: the caller's rules and inbox ---------------------------------------------------------------------------
+
+
+def _rule_get(request, workspace, pk: int) -> AlertRule:
+    rule = AlertRule.objects.filter(workspace=workspace, owner=request.user, pk=pk).select_related("publisher").first()
+    if rule is None:
+        raise Http404("no such alert rule")
+    return rule
+
+
+def _django_errors(exc: DjangoValidationError) -> ValidationError:
+    return ValidationError(exc.message_dict if hasattr(exc, "message_dict") else exc.messages)
+
+
+@extend_schema(
+    methods=["GET"],
+    operation_id="workspaces_alerts_rules_list",
+    parameters=PAGINATION,
+    responses=PaginatedAlertRuleList,
+)
+@extend_schema(methods=["POST"], request=AlertRuleSerializer, responses={201: AlertRuleCreatedSerializer})
+@api_view(["GET", "POST"])
+def alert_rules(request, ws: str):
+    """The caller's alert rules in the workspace; POST creates one (its webhook secret is returned this once)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    if request.method == "GET":
+        pager = LimitOffsetPagination()
+        qs = AlertRule.objects.filter(workspace=workspace, owner=request.user).select_related("publisher")
+        page = pager.paginate_queryset(qs.order_by("pk"), request)
+        return pager.get_paginated_response(AlertRuleSerializer(page, many=True).data)
+    ser = AlertRuleSerializer(data=request.data, context={"workspace": workspace})
+    ser.is_valid(raise_exception=True)
+    v = dict(ser.validated_data)
+    publisher = v.pop("publisher", None)
+    for f in ("is_active", "muted_until"):
+        v.pop(f, None)
+    try:
+        rule = alert_services.rule_create(workspace=workspace, owner=request.user, publisher=publisher, **v)
+        if "is_active" in ser.validated_data:
+            alert_services.rule_mute(rule, muted=not ser.validated_data["is_active"])
+        if ser.validated_data.get("muted_until"):
+            alert_services.rule_snooze(rule, ser.validated_data["muted_until"])
+    except DjangoValidationError as exc:
+        raise _django_errors(exc) from None
+    return Response(AlertRuleCreatedSerializer(rule).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(methods=["GET"], responses=AlertRuleSerializer)
+@extend_schema(methods=["PATCH"], request=AlertRuleSerializer, responses=AlertRuleSerializer)
+@extend_schema(methods=["DELETE"], responses={204: None})
+@api_view(["GET", "PATCH", "DELETE"])
+def alert_rule_detail(request, ws: str, pk: int):
+    """One of the caller's rules. PATCH changes parameters, scope and channels; ``is_active`` mutes or unmutes it
+    and ``muted_until`` snoozes it (null: wake up)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    rule = _rule_get(request, workspace, pk)
+    if request.method == "GET":
+        return Response(AlertRuleSerializer(rule).data)
+    if request.method == "DELETE":
+        rule.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    ser = AlertRuleSerializer(rule, data=request.data, partial=True, context={"workspace": workspace})
+    ser.is_valid(raise_exception=True)
+    v = dict(ser.validated_data)
+    is_active = v.pop("is_active", None)
+    snooze = v.pop("muted_until", ...)
+    kwargs = {"publisher": v.pop("publisher")} if "publisher" in v else {}
+    try:
+        rule_update(rule, **kwargs, **v)
+    except DjangoValidationError as exc:
+        raise _django_errors(exc) from None
+    if is_active is not None:
+        alert_services.rule_mute(rule, muted=not is_active)
+    if snooze is not ...:
+        alert_services.rule_snooze(rule, snooze)
+    return Response(AlertRuleSerializer(rule).data)
+
+
+@extend_schema(
+    parameters=[*PAGINATION, OpenApiParameter("unread", bool, description="only the unread alerts")],
+    responses=PaginatedAlertList,
+)
+@api_view(["GET"])
+def alerts(request, ws: str):
+    """The caller's inbox in the workspace (alerts of their rules with the inbox on), newest first."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    unread = request.query_params.get("unread", "").lower() in ("1", "true", "yes")
+    pager = LimitOffsetPagination()
+    page = pager.paginate_queryset(alert_services.inbox_for_user(request.user, workspace, unread_only=unread), request)
+    return pager.get_paginated_response(AlertSerializer(page, many=True).data)
+
+
+@extend_schema(request=None, responses=AlertSerializer)
+@api_view(["POST"])
+def alert_read(request, ws: str, pk: int):
+    """Mark one alert of the caller's inbox as read (idempotent)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    alert = alert_services.inbox_for_user(request.user, workspace).filter(pk=pk).first()
+    if alert is None:
+        raise Http404("no such alert")
+    return Response(AlertSerializer(alert_services.alert_mark_read(alert)).data)
