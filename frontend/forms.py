@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from monitor.models import Collection, ComputeRun
+from monitor.models import Collection, ComputeRun, Label
 
 FORMAT_CHOICES = [
     ("auto", "Detect from the content"),
@@ -58,6 +58,30 @@ class RankingForm(forms.Form):
     )
     start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    labels = forms.MultipleChoiceField(
+        choices=Label.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Truth labels",
+        help_text="None ticked: every label.",
+    )
+    sort = forms.ChoiceField(
+        choices=[
+            ("total", "Total"),
+            ("mean", "Mean"),
+            ("participation", "Participation"),
+            ("cascades", "Cascades"),
+        ],
+        required=False,
+    )
+    top = forms.TypedChoiceField(
+        choices=[(5, "Top 5"), (10, "Top 10"), (20, "Top 20")], coerce=int, required=False, empty_value=10
+    )
+    bucket = forms.ChoiceField(
+        choices=[("auto", "Automatic"), ("day", "Day"), ("week", "Week"), ("month", "Month")],
+        required=False,
+        label="Per",
+    )
     page = forms.IntegerField(required=False, min_value=1)
 
     def clean(self):

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from monitor import selectors, services
-from monitor.models import ComputeRun
+from monitor.models import ComputeRun, Label
 
 from .forms import RankingForm, RecomputeForm, UploadForm
 
@@ -43,12 +43,32 @@ def overview(request: HttpRequest, ws: str) -> HttpResponse:
         workspace,
         counts=selectors.workspace_counts(workspace),
         publishers=selectors.publishers_summary(workspace, limit=25),
+        weeks=selectors.publishers_reach_weeks(workspace, 10, end=hi),
         top=selectors.ranking(workspace, limit=10),
         collections=selectors.collections_list(workspace, limit=5),
         runs=selectors.runs_list(workspace, limit=5),
+        alerts=_unread_alerts(request, workspace),
         span=(lo, hi),
     )
     return render(request, "frontend/overview.html", ctx)
+
+
+def _unread_alerts(request: HttpRequest, workspace) -> dict | None:
+    """The unread alerts of the user's rules in this workspace, and the inbox's URL (``None`` until the inbox
+    page exists); ``None`` when the alerts app is not installed."""
+    from django.apps import apps
+    from django.urls import NoReverseMatch
+
+    if not apps.is_installed("monitor.alerts"):
+        return None
+    from monitor.alerts.models import Alert
+
+    unread = Alert.objects.filter(workspace=workspace, rule__owner=request.user, read_at__isnull=True).count()
+    try:
+        url = reverse("alerts", kwargs={"ws": workspace.slug})
+    except NoReverseMatch:
+        url = None
+    return {"unread": unread, "url": url}
 
 
 def _window_from(form: RankingForm, span: tuple[dt.date | None, dt.date | None]) -> tuple[selectors.Window, str]:
@@ -65,36 +85,131 @@ def _window_from(form: RankingForm, span: tuple[dt.date | None, dt.date | None])
     return selectors.Window(), "all"
 
 
+def _bucket_for(window: selectors.Window, span: tuple[dt.date | None, dt.date | None], asked: str) -> str:
+    """The rank chart's period: as asked, or (``auto``) days for up to 6 weeks, weeks up to about a year and
+    a half, else months."""
+    if asked in selectors.BUCKETS:
+        return asked
+    lo, hi = window.start or span[0], window.end or span[1]
+    days = (hi - lo).days + 1 if lo and hi else 0
+    return "day" if days <= 42 else "week" if days <= 550 else "month"
+
+
+def _query_with(params, drop: tuple[str, ...] = ("page",), **changes) -> str:
+    """The GET parameters, urlencoded, less ``drop``, with ``changes`` (``None`` removes one)."""
+    q = params.copy()
+    for name in drop:
+        q.pop(name, None)
+    for name, value in changes.items():
+        if value is None:
+            q.pop(name, None)
+        else:
+            q[name] = value
+    return q.urlencode()
+
+
+def _hidden(params, skip: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(name, value) pairs of the GET parameters other than ``skip``: a second form's hidden inputs, so it
+    keeps what the first one chose."""
+    return [(k, v) for k in params if k not in skip for v in params.getlist(k) if v != ""]
+
+
 @login_required
 @require_GET
 def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> HttpResponse:
+    """A ranking (of one publisher's spreaders, or over all publishers): label filter, sortable columns, each
+    account's share of the reach, the top N's rank over time and the split of the reach by truth label."""
     workspace = selectors.workspace_for_user(request.user, ws)
     account = selectors.account_get(workspace, publisher) if publisher is not None else None
-    form = RankingForm(request.GET or None)
-    if request.GET and not form.is_valid():
+    # the defaults are bound too, so that the selects show them
+    data = request.GET.copy()
+    for name, default in (("aggregate", "total"), ("window", "all"), ("top", "10"), ("bucket", "auto")):
+        data.setdefault(name, default)
+    form = RankingForm(data)
+    if not form.is_valid():
         return render(
             request,
             "frontend/ranking.html",
             _ctx(request, workspace, form=form, publisher=account, page=None),
             status=400,
         )
-    if not request.GET:
-        form = RankingForm({"aggregate": "total", "window": "all"})
-        form.is_valid()
+    d = form.cleaned_data
     span = selectors.data_span(workspace, account)
     window, preset = _window_from(form, span)
-    page_no = form.cleaned_data.get("page") or 1
+    aggregate = d.get("aggregate") or "total"
+    sort = d.get("sort") or aggregate
+    labels = list(d.get("labels") or [])
+    page_no = d.get("page") or 1
     page = selectors.ranking(
         workspace,
         publisher=account,
-        aggregate=form.cleaned_data.get("aggregate") or "total",
+        aggregate=aggregate,
         window=window,
+        labels=labels or None,
+        sort=sort,
         limit=PAGE,
         offset=(page_no - 1) * PAGE,
     )
+    # the split of the reach by label (whatever the filter), and the reach the shares divide: the filter's labels
+    split = selectors.reach_by_label(workspace, publisher=account, window=window)
+    reach = sum(r["reach"] or 0.0 for r in split if not labels or r["label"] in labels)
+    for r in page.rows:
+        r["share"] = r["total"] / reach if reach else None
+    label_names = dict(Label.choices)
+    params = request.GET
+    for r in split:
+        r["name"] = label_names.get(r["label"], r["label"])
+        r["selected"] = not labels or r["label"] in labels
+        r["href"] = "?" + _query_with(params, labels=r["label"])
+    top_n = d.get("top") or 10
+    bucket = _bucket_for(window, span, d.get("bucket") or "auto")
+    history = None
+    if page.total_rows:
+        history = selectors.rank_history(
+            workspace,
+            publisher=account,
+            aggregate=aggregate,
+            window=window,
+            labels=labels or None,
+            top=top_n,
+            bucket=bucket,
+        )
+    false_tweets = sum(r["tweets"] or 0 for r in split if r["label"] == Label.FALSE)
+    false_top = (
+        selectors.top_spreaders(workspace, publisher=account, window=window, labels=[Label.FALSE], limit=5)
+        if false_tweets
+        else []
+    )
     n_pages = max(1, -(-page.total_rows // PAGE))
-    query = request.GET.copy()
-    query.pop("page", None)
+    sort_links = {
+        key: "?"
+        + (
+            _query_with(params, sort=None, aggregate=key)
+            if key in selectors.AGGREGATES
+            else _query_with(params, sort=key)
+        )
+        for key in selectors.SORTS
+    }
+    chart = None
+    if history and history["series"]:
+        for s in history["series"]:
+            s["cells"] = list(zip(s["ranks"], s["scores"], strict=True))
+        chart = {
+            "periods": [p.isoformat() for p in history["periods"]],
+            "bucket": history["bucket"],
+            "aggregate": aggregate,
+            "unit": page.unit,
+            "ranked": history["ranked"],
+            "series": [
+                {
+                    "name": f"@{s['screen_name']}" if s["screen_name"] else str(s["twitter_id"]),
+                    "rank": s["rank"],
+                    "ranks": s["ranks"],
+                    "scores": s["scores"],
+                }
+                for s in history["series"]
+            ],
+        }
     ctx = _ctx(
         request,
         workspace,
@@ -106,7 +221,25 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         span=span,
         page_no=page_no,
         n_pages=n_pages,
-        query=query.urlencode(),
+        query=_query_with(params),
+        sort=sort,
+        sort_links=sort_links,
+        labels=labels,
+        label_names=[label_names[k] for k in labels],
+        reach=reach,
+        split=split,
+        split_reach=sum(r["reach"] or 0.0 for r in split),
+        false_top=false_top,
+        false_tweets=false_tweets,
+        history=history,
+        chart=chart,
+        top_n=top_n,
+        bucket=bucket,
+        chart_hidden=_hidden(params, skip=("top", "bucket", "page")),
+        filter_hidden=_hidden(params, skip=tuple(f for f in RankingForm.base_fields if f not in ("top", "bucket"))),
+        reset_labels="?" + _query_with(params, drop=("page", "labels")),
+        widen_window="?" + _query_with(params, drop=("page", "start", "end"), window="all"),
+        false_link="?" + _query_with(params, labels=Label.FALSE),
     )
     return render(request, "frontend/ranking.html", ctx)
 

@@ -28,6 +28,7 @@ from .models import (
 )
 
 AGGREGATES = ("total", "mean", "participation")
+SORTS = (*AGGREGATES, "cascades")  # what a ranking can be ordered by: an aggregate, or T_v
 
 
 def workspaces_for_user(user):
@@ -127,13 +128,20 @@ def ranking(
     labels: list[str] | None = None,
     limit: int = 50,
     offset: int = 0,
+    sort: str | None = None,
 ) -> RankingPage:
     """Accounts ranked by combined influence over the window's computed tweets (of one publisher, or of all
     publishers of the workspace). Four queries whatever the page size: T, the page with the number of ranked
     accounts (one pass over the daily aggregates: the count is a window function over the grouped rows), the
-    page's accounts, and the unit. Ties are broken by the account's first appearance in the workspace."""
+    page's accounts, and the unit. Ties are broken by the account's first appearance in the workspace.
+
+    ``sort`` orders the rows by another column than ``aggregate`` (one of :data:`SORTS`; ``cascades`` is T_v,
+    ties by total); ``score`` stays the aggregate's value."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
+    sort = sort or aggregate
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     days = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
     where = ["d.workspace_id = %s"]
     params: list = [ws.pk]
@@ -152,7 +160,10 @@ def ranking(
         where.append("d.label IN (" + ", ".join(["%s"] * len(labels)) + ")")
         params.extend(labels)
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
-    order = "SUM(d.influence) / SUM(d.cascades)" if aggregate == "participation" else "SUM(d.influence)"
+    order = {
+        "participation": "SUM(d.influence) / SUM(d.cascades)",
+        "cascades": "SUM(d.cascades) DESC, SUM(d.influence)",
+    }.get(sort, "SUM(d.influence)")
     with connection.cursor() as cur:
         cur.execute(
             f"""SELECT d.account_id, SUM(d.influence), SUM(d.cascades), COUNT(*) OVER ()
@@ -395,8 +406,256 @@ def run_batches(run: ComputeRun):
     )
 
 
+# --- analyst pages: rank over time, label split, week over week ---------------------------------------------------
+
+BUCKETS = ("day", "week", "month")
+
+
+def _period_sql(bucket: str) -> str:
+    """SQL for the first day of ``d.day``'s period (weeks start on Monday, like ISO weeks)."""
+    if bucket not in BUCKETS:
+        raise ValueError(f"bucket must be one of {', '.join(BUCKETS)}")
+    if bucket == "day":
+        return "d.day"
+    if connection.vendor == "postgresql":
+        return f"CAST(date_trunc('{bucket}', d.day) AS date)"
+    if connection.vendor == "sqlite":
+        # 'weekday 0' moves forward to the Sunday ending the ISO week (or stays on it); 6 days back is its Monday
+        return "date(d.day, 'weekday 0', '-6 days')" if bucket == "week" else "date(d.day, 'start of month')"
+    raise NotImplementedError(f"rank_history: no period expression for {connection.vendor}")
+
+
+def _as_date(value) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    return dt.date.fromisoformat(str(value)[:10])
+
+
+def _daily_where(
+    ws: Workspace, publisher: Account | None, window: Window, labels: list[str] | None
+) -> tuple[list[str], list]:
+    where = ["d.workspace_id = %s"]
+    params: list = [ws.pk]
+    if publisher is not None:
+        where.append("d.publisher_id = %s")
+        params.append(publisher.pk)
+    if window.start:
+        where.append("d.day >= %s")
+        params.append(window.start)
+    if window.end:
+        where.append("d.day <= %s")
+        params.append(window.end)
+    if labels:
+        where.append("d.label IN (" + ", ".join(["%s"] * len(labels)) + ")")
+        params.extend(labels)
+    return where, params
+
+
+def rank_history(
+    ws: Workspace,
+    *,
+    publisher: Account | None = None,
+    aggregate: str = "total",
+    window: Window = Window(),
+    labels: list[str] | None = None,
+    top: int = 10,
+    bucket: str = "week",
+) -> dict:
+    """The rank of the window's top ``top`` accounts (by ``aggregate``, as :func:`ranking` orders them) in each
+    day, week (from Monday) or month of the window: what a bump chart draws.
+
+    In every period the accounts are ranked among all accounts with influence in that period (so one of the
+    top can be 37th one week), ties by first appearance like :func:`ranking`; a period where an account has
+    no influence has ``None``. Periods without any computed influence are left out. ``mean`` ranks like
+    ``total`` within a period (T is the same for everyone); its values divide by the period's T. One query
+    (two for ``mean``) whatever the window.
+
+    Returns ``{"bucket", "periods": [date], "ranked": [accounts ranked per period], "series": [{"account",
+    "twitter_id", "screen_name", "rank" (over the window), "ranks": [int | None], "scores": [float | None]}]}``.
+    """
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
+    period = _period_sql(bucket)
+    where, params = _daily_where(ws, publisher, window, labels)
+    w = " AND ".join(where)
+    if aggregate == "participation":
+        score_g = "CASE WHEN g.tv > 0 THEN g.inf / g.tv ELSE 0 END"
+        score_o = "SUM(d.influence) / SUM(d.cascades)"
+    else:
+        score_g, score_o = "g.inf", "SUM(d.influence)"
+    sql = f"""
+        WITH g AS (
+            SELECT {period} AS period, d.account_id AS account_id,
+                   SUM(d.influence) AS inf, SUM(d.cascades) AS tv
+            FROM monitor_dailyinfluence d WHERE {w}
+            GROUP BY {period}, d.account_id
+        ), r AS (
+            SELECT g.period, g.account_id, g.inf, g.tv,
+                   ROW_NUMBER() OVER (PARTITION BY g.period ORDER BY {score_g} DESC, g.account_id) AS rk,
+                   COUNT(*) OVER (PARTITION BY g.period) AS n
+            FROM g
+        ), o AS (
+            SELECT d.account_id, ROW_NUMBER() OVER (ORDER BY {score_o} DESC, d.account_id) AS orank
+            FROM monitor_dailyinfluence d WHERE {w}
+            GROUP BY d.account_id ORDER BY {score_o} DESC, d.account_id LIMIT %s
+        )
+        SELECT r.period, r.account_id, r.inf, r.tv, r.rk, r.n, o.orank, a.twitter_id, a.screen_name
+        FROM r LEFT JOIN o ON o.account_id = r.account_id JOIN monitor_account a ON a.id = r.account_id
+        WHERE o.orank IS NOT NULL OR r.rk = 1
+        ORDER BY r.period, r.rk"""
+    with connection.cursor() as cur:
+        cur.execute(sql, [*params, *params, int(top)])
+        found = cur.fetchall()
+    periods: list[dt.date] = []
+    ranked: list[int] = []
+    pos: dict[dt.date, int] = {}
+    for p, *_rest, n, _orank, _tid, _name in found:
+        day = _as_date(p)
+        if day not in pos:
+            pos[day] = len(periods)
+            periods.append(day)
+            ranked.append(int(n))
+    t_per_period: dict[dt.date, int] = {}
+    if aggregate == "mean" and found:
+        with connection.cursor() as cur:  # the same filter columns exist on PublisherDay
+            cur.execute(
+                f"SELECT {period}, SUM(d.tweets) FROM monitor_publisherday d WHERE {w} GROUP BY {period}",
+                params,
+            )
+            t_per_period = {_as_date(p): int(t or 0) for p, t in cur.fetchall()}
+    series: dict[int, dict] = {}
+    for p, acc, inf, tv, rk, _n, orank, tid, name in found:
+        if orank is None:
+            continue
+        s = series.setdefault(
+            acc,
+            {
+                "account": acc,
+                "twitter_id": tid,
+                "screen_name": name,
+                "rank": int(orank),
+                "ranks": [None] * len(periods),
+                "scores": [None] * len(periods),
+            },
+        )
+        i = pos[_as_date(p)]
+        inf, tv = float(inf), int(tv)
+        if aggregate == "participation":
+            score = inf / tv if tv else 0.0
+        elif aggregate == "mean":
+            t = t_per_period.get(_as_date(p), 0)
+            score = inf / t if t else 0.0
+        else:
+            score = inf
+        s["ranks"][i] = int(rk)
+        s["scores"][i] = score
+    return {
+        "bucket": bucket,
+        "aggregate": aggregate,
+        "periods": periods,
+        "ranked": ranked,
+        "series": sorted(series.values(), key=lambda s: s["rank"]),
+    }
+
+
+def top_spreaders(
+    ws: Workspace,
+    *,
+    publisher: Account | None = None,
+    window: Window = Window(),
+    labels: list[str] | None = None,
+    limit: int = 5,
+) -> list[dict]:
+    """The ``limit`` accounts with the most total influence over the window's tweets with these labels (one
+    query; the order of :func:`ranking` by ``total``): e.g. who carries a publisher's false claims."""
+    where, params = _daily_where(ws, publisher, window, labels)
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""SELECT d.account_id, a.twitter_id, a.screen_name, SUM(d.influence), SUM(d.cascades)
+                FROM monitor_dailyinfluence d JOIN monitor_account a ON a.id = d.account_id
+                WHERE {" AND ".join(where)}
+                GROUP BY d.account_id, a.twitter_id, a.screen_name
+                ORDER BY SUM(d.influence) DESC, d.account_id LIMIT %s""",
+            [*params, int(limit)],
+        )
+        return [
+            {
+                "rank": i + 1,
+                "account": pk,
+                "twitter_id": tid,
+                "screen_name": name,
+                "total": float(total),
+                "cascades": int(tv),
+            }
+            for i, (pk, tid, name, total, tv) in enumerate(cur.fetchall())
+        ]
+
+
+def publishers_reach_weeks(ws: Workspace, limit: int = 25, *, end: dt.date | None = None) -> dict:
+    """Each publisher's reach (and computed tweets) "this week" — the 7 days ending at ``end``, by default the
+    newest day with data in the workspace — and "last week", the 7 days before; the publishers active in
+    either, most reach this week first. One query (two when ``end`` is not given: :func:`data_span`).
+
+    Returns ``{"this": (start, end), "last": (start, end), "rows": [...], "publishers": active publishers,
+    "this_reach", "last_reach"}`` (totals over every active publisher, not only the ``limit`` shown); a row has
+    ``change``, the relative change (``None`` when last week had no reach)."""
+    if end is None:
+        end = data_span(ws)[1]
+    if end is None:
+        return {"this": None, "last": None, "rows": [], "publishers": 0, "this_reach": 0.0, "last_reach": 0.0}
+    this_start = end - dt.timedelta(days=6)
+    last_start, last_end = end - dt.timedelta(days=13), end - dt.timedelta(days=7)
+    with connection.cursor() as cur:
+        cur.execute(
+            """SELECT d.publisher_id, a.twitter_id, a.screen_name,
+                      SUM(CASE WHEN d.day >= %s THEN d.reach ELSE 0 END) AS this_reach,
+                      SUM(CASE WHEN d.day < %s THEN d.reach ELSE 0 END) AS last_reach,
+                      SUM(CASE WHEN d.day >= %s THEN d.tweets ELSE 0 END) AS this_tweets,
+                      SUM(CASE WHEN d.day < %s THEN d.tweets ELSE 0 END) AS last_tweets,
+                      SUM(SUM(CASE WHEN d.day >= %s THEN d.reach ELSE 0 END)) OVER () AS all_this,
+                      SUM(SUM(CASE WHEN d.day < %s THEN d.reach ELSE 0 END)) OVER () AS all_last,
+                      COUNT(*) OVER () AS n
+               FROM monitor_publisherday d JOIN monitor_account a ON a.id = d.publisher_id
+               WHERE d.workspace_id = %s AND d.day >= %s AND d.day <= %s
+               GROUP BY d.publisher_id, a.twitter_id, a.screen_name
+               ORDER BY this_reach DESC, last_reach DESC, a.twitter_id
+               LIMIT %s""",
+            [this_start] * 6 + [ws.pk, last_start, end, int(limit)],
+        )
+        found = cur.fetchall()
+    rows = []
+    for _pk, tid, name, this_r, last_r, this_t, last_t, _all_this, _all_last, _n in found:
+        this_r, last_r = float(this_r or 0.0), float(last_r or 0.0)
+        rows.append(
+            {
+                "twitter_id": tid,
+                "screen_name": name,
+                "this_reach": this_r,
+                "last_reach": last_r,
+                "this_tweets": int(this_t or 0),
+                "last_tweets": int(last_t or 0),
+                "change": (this_r - last_r) / last_r if last_r else None,
+            }
+        )
+    all_this = float(found[0][7] or 0.0) if found else 0.0
+    all_last = float(found[0][8] or 0.0) if found else 0.0
+    return {
+        "this": (this_start, end),
+        "last": (last_start, last_end),
+        "rows": rows,
+        "publishers": int(found[0][9]) if found else 0,
+        "this_reach": all_this,
+        "last_reach": all_last,
+        "change": (all_this - all_last) / all_last if all_last else None,
+    }
+
+
 __all__ = [
     "AGGREGATES",
+    "BUCKETS",
+    "SORTS",
     "RankingPage",
     "Window",
     "account_amplification",
@@ -408,12 +667,15 @@ __all__ = [
     "collections_list",
     "data_span",
     "membership_role",
+    "publishers_reach_weeks",
     "publishers_summary",
+    "rank_history",
     "ranking",
     "reach_by_label",
     "run_batches",
     "run_get",
     "runs_list",
+    "top_spreaders",
     "tweet_get",
     "tweet_participants",
     "workspace_counts",

@@ -272,3 +272,76 @@ def day_bars(rows, value_key: str = "total", day_key: str = "day", width: int = 
         axis=axis,
         bars=mark_safe(bar_svg),
     )
+
+
+# --- analyst pages: sortable headers, week-over-week change, shares ---------------------------------------------
+
+
+@register.simple_tag(takes_context=True)
+def sort_th(context, key: str, label: str, title: str = ""):
+    """A numeric column header of a ranking table. With ``sort_links`` in the context (column -> URL) the
+    header is a link that orders the table by the column; the column ordered by (``sort``, else ``aggregate``)
+    is highlighted and carries ``aria-sort``."""
+    current = context.get("sort") or context.get("aggregate")
+    links = context.get("sort_links") or {}
+    active = key == current
+    cls = "num hl" if active else "num"
+    aria = mark_safe(' aria-sort="descending"') if active else ""
+    if key in links:
+        arrow = mark_safe(' <span class="sort-arrow" aria-hidden="true">▼</span>') if active else ""
+        hint = "" if active else mark_safe('<span class="visually-hidden"> (sort by this column)</span>')
+        inner = format_html('<a class="sort" href="{}" title="{}">{}{}{}</a>', links[key], title, label, arrow, hint)
+    else:
+        inner = format_html('<abbr title="{}">{}</abbr>', title, label) if title else label
+    return format_html('<th scope="col" class="{}"{}>{}</th>', cls, aria, inner)
+
+
+@register.simple_tag
+def change(now, before, digits: int = 0):
+    """``{% change this_week last_week %}``: the relative change as an arrow and a percentage (``▲ 12 %``),
+    ``new`` when there was nothing before, ``–`` when there is nothing either time. The words are there for
+    screen readers ("up 12 %")."""
+    try:
+        now, before = float(now or 0.0), float(before or 0.0)
+    except (TypeError, ValueError):
+        return "–"
+    if before == 0:
+        if now == 0:
+            return mark_safe(
+                '<span class="chg flat">–<span class="visually-hidden"> no reach either week</span></span>'
+            )
+        return mark_safe(
+            '<span class="chg new">new<span class="visually-hidden">: no reach the week before</span></span>'
+        )
+    rel = (now - before) / before
+    pct = f"{100 * abs(rel):.{int(digits)}f} %"
+    if abs(rel) < 0.005:
+        return format_html('<span class="chg flat">= <span class="visually-hidden">unchanged, </span>{}</span>', pct)
+    word, arrow, cls = ("up", "▲", "up") if rel > 0 else ("down", "▼", "down")
+    return format_html(
+        '<span class="chg {}"><span aria-hidden="true">{}</span><span class="visually-hidden">{}</span> {}</span>',
+        cls,
+        arrow,
+        word,
+        pct,
+    )
+
+
+@register.filter
+def share(value) -> str:
+    """A share 0..1 as a percentage with what is worth reading: ``100 %``, ``81.4 %``, ``0.42 %``, ``<0.01 %``."""
+    if value is None or value == "":
+        return "–"
+    try:
+        x = 100.0 * float(value)
+    except (TypeError, ValueError):
+        return "–"
+    if x == 0:
+        return "0 %"
+    if x >= 99.95 or x.is_integer():
+        return f"{x:.0f} %"
+    if x >= 1:
+        return f"{x:.1f} %"
+    if x >= 0.01:
+        return f"{x:.2f} %"
+    return "<0.01 %"
