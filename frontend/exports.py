@@ -61,6 +61,10 @@ def _window(request: HttpRequest, workspace, account) -> tuple[selectors.Window,
     if not form.is_valid():
         return _bad(form)
     window, _preset = _window_from(form, selectors.data_span(workspace, account))
+    request.ranking_filters = {  # the page's other filters, so a download is what the page shows
+        "labels": list(form.cleaned_data.get("labels") or []) or None,
+        "sort": form.cleaned_data.get("sort") or None,
+    }
     return window, form.cleaned_data.get("aggregate") or "total"
 
 
@@ -74,7 +78,7 @@ def ranking_export(request: HttpRequest, ws: str, fmt: str, publisher: int | Non
         return got
     window, aggregate = got
     writer = exports.ranking_csv if fmt == "csv" else exports.ranking_json
-    chunks = writer(workspace, publisher=account, aggregate=aggregate, window=window)
+    chunks = writer(workspace, publisher=account, aggregate=aggregate, window=window, **request.ranking_filters)
     parts = ["ranking"] if account is None else ["publisher", account.twitter_id, "ranking"]
     name = exports.filename(workspace, *parts, aggregate, window=window, ext=fmt)
     return stream(chunks, fmt=fmt, name=name)

@@ -46,7 +46,15 @@ LABEL_ATTRS = {label.value: "cascades_" + label.value.replace("-", "_") for labe
 # --- rankings -----------------------------------------------------------------------------------------------------
 
 
-def _pages(ws: Workspace, publisher: Account | None, aggregate: str, window: selectors.Window, chunk: int):
+def _pages(
+    ws: Workspace,
+    publisher: Account | None,
+    aggregate: str,
+    window: selectors.Window,
+    chunk: int,
+    labels: list[str] | None = None,
+    sort: str | None = None,
+):
     """The ranking a page of ``chunk`` rows at a time (the first page also carries T, the unit and the count).
     Offsets are read one after another: an export taken while a computation writes may see the two sides of
     it, like paging through the ranking page would."""
@@ -55,7 +63,14 @@ def _pages(ws: Workspace, publisher: Account | None, aggregate: str, window: sel
     offset = 0
     while True:
         page = selectors.ranking(
-            ws, publisher=publisher, aggregate=aggregate, window=window, limit=chunk, offset=offset
+            ws,
+            publisher=publisher,
+            aggregate=aggregate,
+            window=window,
+            labels=labels,
+            sort=sort,
+            limit=chunk,
+            offset=offset,
         )
         yield page
         offset += len(page.rows)
@@ -78,6 +93,8 @@ def ranking_csv(
     publisher: Account | None = None,
     aggregate: str = "total",
     window: selectors.Window = ALL_TIME,
+    labels: list[str] | None = None,
+    sort: str | None = None,
     chunk: int = 5000,
 ) -> Iterator[str]:
     """Every ranked account as CSV: a header, then one chunk of rows per page of the ranking."""
@@ -85,7 +102,7 @@ def ranking_csv(
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(RANKING_COLUMNS)
     yield buf.getvalue()
-    for page in _pages(ws, publisher, aggregate, window, chunk):
+    for page in _pages(ws, publisher, aggregate, window, chunk, labels, sort):
         if not page.rows:
             return
         buf = io.StringIO()
@@ -112,12 +129,14 @@ def ranking_json(
     publisher: Account | None = None,
     aggregate: str = "total",
     window: selectors.Window = ALL_TIME,
+    labels: list[str] | None = None,
+    sort: str | None = None,
     chunk: int = 5000,
 ) -> Iterator[str]:
     """The ranking as one JSON document, streamed: the head, then the rows a page at a time. Twitter ids are
     strings (JavaScript loses precision on 64-bit integers)."""
     first = True
-    for page in _pages(ws, publisher, aggregate, window, chunk):
+    for page in _pages(ws, publisher, aggregate, window, chunk, labels, sort):
         parts = []
         if first:
             head = {

@@ -274,3 +274,22 @@ def test_it_links_the_downloads_from_the_pages(client, alice, loaded):
         assert reverse("tweet-graph", kwargs={"ws": ws, "tweet_id": 1000, "fmt": fmt}) in html
     html = client.get(reverse("account", kwargs={"ws": ws, "twitter_id": 102})).content.decode()
     assert reverse("publisher-network", kwargs={"ws": ws, "publisher": 102, "fmt": "gexf"}) in html
+
+
+def test_it_exports_what_the_filtered_page_shows(client, alice, ws_a, import_files, run_tasks):
+    """The page's label filter travels with the download link: false only keeps tweet 1000's numbers."""
+    import csv as _csv
+    import io
+
+    from monitor import services
+    from monitor.models import Tweet
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    Tweet.objects.filter(workspace=ws_a, tweet_id=1000).update(label="false")
+    run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    client.force_login(alice)
+    r = client.get(f"/w/{ws_a.slug}/publishers/102/export.csv", {"labels": "false"})
+    rows = list(_csv.DictReader(io.StringIO(b"".join(r.streaming_content).decode())))
+    assert {row["screen_name"]: float(row["total"]) for row in rows} == {
+        "b": 63.0, "e": 48.0, "f": 32.0, "c": 28.0, "a": 15.0, "d": 8.0
+    }  # fmt: skip
