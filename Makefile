@@ -41,6 +41,9 @@ serve: $(VENV)/.installed
 ## GPU tests skip with a reason where CuPy sees no GPU.
 test: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
+	@# the browser tests (tests/browser) drive Debian's Chromium through Playwright: install it when missing
+	@command -v chromium >/dev/null || [ "$$(id -u)" = 0 ] || { echo "make test: the browser tests need Chromium (/usr/bin/chromium) and only root can install it: run 'apt-get install chromium' as root, or run make test as root" >&2; exit 1; }
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(PY) scripts/with_services.py -- $(PY) -m pytest -m "not slow" -q
 
 ## Full-size preset checks (minutes, tens of GiB of disk-free memory): run by hand before a release.
