@@ -299,7 +299,11 @@ def upload(request: HttpRequest, ws: str) -> HttpResponse:
             for msg in exc.messages:
                 form.add_error("files", msg)
         else:
-            messages.success(request, f"Uploaded {c.name}: the import has started.")
+            c.refresh_from_db()
+            if c.is_active:
+                messages.success(request, f"Uploaded {c.name}: the import has started.")
+            else:  # no broker: the import ran inside this request
+                messages.info(request, f"Uploaded {c.name}: {c.get_status_display().lower()}.")
             url = reverse("collection", kwargs={"ws": workspace.slug, "pk": c.pk})
             if request.headers.get("X-Requested-With") == "XMLHttpRequest":
                 # upload.js sent the form in the background (for its progress bar): it navigates itself

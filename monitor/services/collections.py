@@ -176,7 +176,8 @@ def collection_ingest(*, collection_id: int) -> Collection:
                 files,
                 workspace_id=c.workspace_id,
                 collection_id=c.pk,
-                mode=c.mode,
+                # a validation reports every bad record, whatever the mode the upload would store with
+                mode=Collection.Mode.SKIP_BAD if c.validate_only else c.mode,
                 store=not c.validate_only,
                 progress=progress,
             )

@@ -244,3 +244,15 @@ def test_it_exits_with_status_2_when_the_command_import_fails(ws_a, tmp_path):
     with pytest.raises(SystemExit) as exc:
         call_command("import_collection", ws_a.slug, str(bad))
     assert exc.value.code == 2
+
+
+def test_it_reports_every_bad_record_when_validating_even_in_strict_mode(ws_a, import_files, tmp_path):
+    bad = tmp_path / "tweets.csv"
+    lines = (THESIS / "tweets.csv").read_text().splitlines()
+    lines.insert(5, "1099,1000,107,not-a-time,3,g")
+    lines.insert(7, "1098,1000,oops,2020-01-01T00:00:09Z,3,h")
+    bad.write_text("\n".join(lines) + "\n")
+    c = import_files(ws_a, [bad], validate_only=True, mode="strict")
+    assert c.status == Collection.Status.VALIDATED
+    assert [r["line"] for r in c.report["read"]["shown"]] == [6, 8]
+    assert not Tweet.objects.filter(workspace=ws_a).exists()
