@@ -574,11 +574,12 @@ def load_files(
 
             def on_bytes(b: int, tot: int, base=base, size=size, shown=shown) -> None:
                 frac = (base + (b / tot if tot else 0) * size) / total
-                progress(f"reading {shown}", 0.85 * frac)
+                # live counts: records staged so far (tweets and retweets, follow edges)
+                progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * frac)
 
             _read_into(st, path, shown, fmt, mode, res.report, on_bytes)
             done += size
-            progress(f"read {shown}", 0.85 * done / total)
+            progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * done / total)
         res.counts["rows_read"] = st.rows
         res.counts["missing_times"] = st.missing_times
         res.timings = {"read_s": round(time.perf_counter() - t0, 3)}

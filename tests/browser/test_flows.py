@@ -116,6 +116,12 @@ def test_it_draws_the_cascade_and_shows_a_node_s_influence_on_hover(page, login,
     screenshot(page, "cascade-explorer")
     page.mouse.move(box["x"] + 2, box["y"] + 2)
     expect(tip).to_be_hidden()
+    # colour by the time of the retweet: d retweeted first (dark), f last (light); the legend follows
+    page.get_by_label("Colour by").select_option("time")
+    colours = page.evaluate(f"Object.fromEntries({cy}.nodes().map(n => [n.data('label'), n.data('colour')]))")
+    assert colours["@d"] != colours["@f"] and colours["@b"] == "#c0392b", colours
+    expect(page.locator('[data-legend="time"]')).to_be_visible()
+    expect(page.locator('[data-legend="role"]')).to_be_hidden()
 
 
 BAD_TWEETS = (

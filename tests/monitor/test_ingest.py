@@ -256,3 +256,27 @@ def test_it_reports_every_bad_record_when_validating_even_in_strict_mode(ws_a, i
     assert c.status == Collection.Status.VALIDATED
     assert [r["line"] for r in c.report["read"]["shown"]] == [6, 8]
     assert not Tweet.objects.filter(workspace=ws_a).exists()
+
+
+def test_it_reports_progress_with_live_counts(ws_a, tmp_path):
+    from django.db import transaction
+
+    from monitor.models import Collection as C
+    from monitor.services.ingest import load_files
+
+    c = C.objects.create(workspace=ws_a, name="progress")
+    seen: list[tuple[str, float]] = []
+    with transaction.atomic():
+        load_files(
+            [(THESIS / "tweets.csv", "tweets.csv", "auto"), (THESIS / "follows.csv", "follows.csv", "auto")],
+            workspace_id=ws_a.pk,
+            collection_id=c.pk,
+            mode="strict",
+            store=True,
+            progress=lambda stage, frac: seen.append((stage, frac)),
+        )
+    fracs = [f for _, f in seen]
+    assert fracs == sorted(fracs) and fracs[-1] == 1.0
+    assert ("read tweets.csv: 11 tweets and retweets, 0 follows", fracs[1]) in seen, seen
+    assert any(stage == "read follows.csv: 11 tweets and retweets, 8 follows" for stage, _ in seen), seen
+    assert any(stage.startswith("storing") for stage, _ in seen)

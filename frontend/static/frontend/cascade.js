@@ -7,6 +7,20 @@
   if (!el || !window.cytoscape) return;
   var data = JSON.parse(el.textContent);
   var colours = { publisher: "#c0392b", spreader: "#e67e22", leaf: "#2e86c1", orphan: "#95a5a6" };
+  var labelColours = { "false": "#c62828", "true": "#2e7d32", unverified: "#b26a00", "non-rumor": "#1769aa",
+    unknown: "#6c757d" };
+  var maxDelay = data.nodes.reduce(function (m, n) { return Math.max(m, n.delay || 0); }, 1);
+  function timeColour(delay) {
+    // early (dark blue) to late (light yellow): when each account joined the cascade
+    var f = Math.sqrt(Math.max(delay || 0, 0) / maxDelay);
+    var a = [33, 49, 140], b = [253, 231, 37];
+    return "rgb(" + a.map(function (x, i) { return Math.round(x + (b[i] - x) * f); }).join(",") + ")";
+  }
+  function colourOf(n, mode) {
+    if (mode === "time") return n.role === "publisher" ? "#c0392b" : timeColour(n.delay);
+    if (mode === "label") return labelColours[data.label] || "#777";
+    return colours[n.role] || "#777";
+  }
   var maxInf = data.nodes.reduce(function (m, n) { return Math.max(m, n.inf); }, 1);
   function fmt(x) {
     if (x === null || x === undefined) return "–";
@@ -81,6 +95,17 @@
     else if (ev.key === "0") { cy.fit(undefined, 20); }
   });
   window.spreadwatchCascade = cy;  // for the browser tests
+  var modeSelect = document.getElementById("colour-mode");
+  if (modeSelect) {
+    modeSelect.addEventListener("change", function () {
+      var mode = modeSelect.value;
+      cy.nodes().forEach(function (node) {
+        var n = data.nodes.find(function (x) { return String(x.id) === node.id(); });
+        node.data("colour", colourOf(n, mode));
+      });
+      document.querySelectorAll("[data-legend]").forEach(function (el) { el.hidden = el.dataset.legend !== mode; });
+    });
+  }
 
   // timeline: cumulative retweets against the delay
   var svg = document.getElementById("timeline");
