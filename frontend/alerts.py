@@ -48,7 +48,7 @@ def inbox(request: HttpRequest, ws: str) -> HttpResponse:
     qs = (
         alerts.inbox_for_user(request.user, workspace)
         .annotate(unread=ExpressionWrapper(Q(read_at__isnull=True), output_field=BooleanField()))
-        .order_by("-unread", "-created_at", "rank", "pk")
+        .order_by("-unread", "-window_end", "rank", "-created_at", "pk")
     )
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
     unread = alerts.inbox_for_user(request.user, workspace, unread_only=True).count()

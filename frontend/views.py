@@ -400,29 +400,28 @@ def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
     return render(request, "frontend/cascade.html", _ctx(request, workspace, tweet=t, data=data, limit=limit))
 
 
-@login_required
-@require_POST
-def collection_cancel(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+def _collection_post(request: HttpRequest, ws: str, pk: int, service, done: str) -> HttpResponse:
+    """Run one collection service on a POST and come back to the collection page with its outcome."""
     workspace = selectors.workspace_for_user(request.user, ws)
     c = selectors.collection_get(workspace, pk)
     try:
-        services.collection_cancel(collection=c)
+        service(collection=c)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Cancelling: nothing of this import will be stored.")
+        messages.success(request, done)
     return redirect("collection", ws=workspace.slug, pk=c.pk)
+
+
+@login_required
+@require_POST
+def collection_cancel(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    return _collection_post(
+        request, ws, pk, services.collection_cancel, "Cancelling: nothing of this import will be stored."
+    )
 
 
 @login_required
 @require_POST
 def collection_retry(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
-    workspace = selectors.workspace_for_user(request.user, ws)
-    c = selectors.collection_get(workspace, pk)
-    try:
-        services.collection_retry(collection=c)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, "Import queued again.")
-    return redirect("collection", ws=workspace.slug, pk=c.pk)
+    return _collection_post(request, ws, pk, services.collection_retry, "Import queued again.")
