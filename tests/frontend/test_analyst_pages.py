@@ -293,3 +293,18 @@ def test_it_labels_every_control(client, alice, labelled):
         cid = re.search(r'id="([^"]+)"', control)
         assert cid, control
         assert f'for="{cid.group(1)}"' in html, control
+
+
+def test_it_draws_the_all_publishers_rank_chart_on_request(client, alice, ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    url = reverse("ranking", kwargs={"ws": ws_a.slug})
+    first = client.get(url).content.decode()
+    assert "Draw rank over time" in first and 'id="rank-data"' not in first
+    drawn = client.get(url, {"history": "1"}).content.decode()
+    assert 'id="rank-data"' in drawn and "Draw rank over time" not in drawn
+    # one publisher's page draws it at once
+    assert (
+        'id="rank-data"'
+        in client.get(reverse("publisher", kwargs={"ws": ws_a.slug, "publisher": 102})).content.decode()
+    )
