@@ -10,21 +10,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.browser.pages import field, screenshot, upload
 from tests.webapp import THESIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def alert_pages_exist() -> bool:
-    try:
-        reverse("alert-rules", kwargs={"ws": "x"})
-    except NoReverseMatch:
-        return False
-    return True
 
 
 class _Hook(BaseHTTPRequestHandler):
@@ -69,8 +61,6 @@ def halves(tmp_path):
 def test_it_alerts_by_inbox_email_and_webhook_when_an_upload_puts_accounts_in_the_top_k(
     page, login, ws_a, tmp_path, webhook, mailoutbox
 ):
-    if not alert_pages_exist():
-        pytest.skip("the alert pages are not there yet: reverse('alert-rules') raises NoReverseMatch")
     first, second = halves(tmp_path)
     login()
     upload(page, ws_a.slug, first, name="tweet 1000")  # publisher b exists from here on
