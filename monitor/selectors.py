@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Count, Max, Min, Q, Sum
 from django.http import Http404
 
@@ -29,6 +29,69 @@ from .models import (
 
 AGGREGATES = ("total", "mean", "participation")
 SORTS = (*AGGREGATES, "cascades")  # what a ranking can be ordered by: an aggregate, or T_v
+
+
+# --- caching of the aggregate reads ----------------------------------------------------------------------------
+#
+# Rankings, rank histories and the overview's sums read the daily aggregates, which change only when a compute
+# batch commits (or an import or purge changes the counts). Their results are cached per workspace under a
+# *data version* that those writes bump (``bump_data_version``), so a cached page is never staler than the last
+# commit; the TTL only bounds memory. The workspace's creation time is part of the key, so a recreated
+# database (tests, a restored dump) never meets an old entry. ``SPREADWATCH_READ_CACHE_SECONDS=0`` turns it off.
+
+
+def _version_key(ws_id: int) -> str:
+    return f"sw:data-version:{ws_id}"
+
+
+def bump_data_version(ws_id: int) -> None:
+    """Called after a write that changes what the cached reads return (on commit)."""
+    from django.core.cache import cache
+
+    try:
+        cache.incr(_version_key(ws_id))
+    except ValueError:  # no version yet: nothing cached under the old one either
+        cache.set(_version_key(ws_id), 1, timeout=None)
+
+
+def _cache_arg(v) -> str:
+    if isinstance(v, models.Model):
+        return f"{type(v).__name__}:{v.pk}"
+    if isinstance(v, Window):
+        return f"W:{v.start}:{v.end}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_cache_arg(x) for x in v) + "]"
+    return repr(v)
+
+
+def _cached(fn):
+    """Cache ``fn(ws, ...)`` under the workspace's data version (see above)."""
+    import functools
+    import hashlib
+
+    @functools.wraps(fn)
+    def wrapper(ws, *args, **kwargs):
+        from django.conf import settings
+        from django.core.cache import cache
+
+        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300)
+        if ttl <= 0:
+            return fn(ws, *args, **kwargs)
+        version = cache.get_or_set(_version_key(ws.pk), 1, timeout=None)
+        raw = "|".join(
+            [fn.__name__, str(ws.pk), ws.created_at.isoformat(), str(version)]
+            + [_cache_arg(a) for a in args]
+            + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
+        )
+        key = "sw:read:" + hashlib.sha1(raw.encode()).hexdigest()
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        value = fn(ws, *args, **kwargs)
+        cache.set(key, value, timeout=ttl)
+        return value
+
+    return wrapper
 
 
 def workspaces_for_user(user):
@@ -99,6 +162,7 @@ class Window:
         return q
 
 
+@_cached
 def data_span(ws: Workspace, publisher: Account | None = None) -> tuple[dt.date | None, dt.date | None]:
     qs = PublisherDay.objects.filter(workspace=ws)
     if publisher is not None:
@@ -119,6 +183,7 @@ class RankingPage:
     unit: str
 
 
+@_cached
 def ranking(
     ws: Workspace,
     *,
@@ -194,6 +259,7 @@ def ranking(
     return RankingPage(rows=rows, tweets=tweets, total_rows=total_rows, aggregate=aggregate, unit=unit)
 
 
+@_cached
 def reach_by_label(ws: Workspace, *, publisher: Account | None = None, window: Window = Window()) -> list[dict]:
     """The computed tweets and their summed reach per truth label (one query): whose claims travel."""
     qs = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
@@ -230,6 +296,7 @@ def _unit(ws: Workspace, publisher: Account | None) -> str:
 # --- overview and pages -------------------------------------------------------------------------------------------
 
 
+@_cached
 def workspace_counts(ws: Workspace) -> dict:
     return {
         "tweets": Tweet.objects.filter(workspace=ws).count(),
@@ -240,6 +307,7 @@ def workspace_counts(ws: Workspace) -> dict:
     }
 
 
+@_cached
 def publishers_summary(ws: Workspace, *, limit: int = 100) -> list[dict]:
     """Publishers with their computed tweets and reach, busiest first (one query)."""
     rows = (
@@ -453,6 +521,7 @@ def _daily_where(
     return where, params
 
 
+@_cached
 def rank_history(
     ws: Workspace,
     *,
@@ -560,6 +629,7 @@ def rank_history(
     }
 
 
+@_cached
 def top_spreaders(
     ws: Workspace,
     *,
@@ -593,6 +663,7 @@ def top_spreaders(
         ]
 
 
+@_cached
 def publishers_reach_weeks(ws: Workspace, limit: int = 25, *, end: dt.date | None = None) -> dict:
     """Each publisher's reach (and computed tweets) "this week" — the 7 days ending at ``end``, by default the
     newest day with data in the workspace — and "last week", the 7 days before; the publishers active in

@@ -186,6 +186,8 @@ SPREADWATCH_COMPUTE_QUEUE = env_choice(
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
+# rankings and overview sums are cached per workspace until the next compute commit (0: off)
+SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 300)
 
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},

@@ -62,6 +62,12 @@ def _media(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _no_read_cache(settings):
+    # tests write aggregates directly at times; the read cache has its own test (test_read_cache.py)
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
 def _eager_celery():
     """Tasks run in the test's process unless a test starts a real worker (``tests/monitor/test_worker.py``)."""
     from monitor.celery import app

@@ -189,6 +189,9 @@ def collection_ingest(*, collection_id: int) -> Collection:
             if c.validate_only:
                 transaction.set_rollback(True)
             else:
+                from ..selectors import bump_data_version
+
+                transaction.on_commit(lambda: bump_data_version(c.workspace_id))
                 run = None
                 if c.compute and res.tweet_pks:
                     c.status = Collection.Status.COMPUTING

@@ -569,5 +569,8 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
                 GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
             [ws, ws],
         )
+        from ..selectors import bump_data_version
+
+        transaction.on_commit(lambda: bump_data_version(ws))
         for tmp in (bt, keys, inf, st):
             cur.execute(f"DROP TABLE IF EXISTS {tmp}")

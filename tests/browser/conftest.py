@@ -16,6 +16,7 @@ import pytest
 
 from tests.webapp import (  # noqa: F401  (fixtures)
     _eager_celery,
+    _no_read_cache,
     _media,
     _plain_static,
     admin_user,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from tests.webapp import (  # noqa: F401  (fixtures)
     _eager_celery,
+    _no_read_cache,
     _media,
     _plain_static,
     admin_user,
