@@ -392,42 +392,46 @@ def cascade_graph(tweet: Tweet) -> dict:
 
 
 def cascade_explorer_data(tweet: Tweet, *, limit: int = 400) -> dict:
-    """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants,
-    the spreading edges among them, each retweet's delay after the tweet, and how much was left out."""
+    """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants
+    (chosen in SQL: a cascade may have tens of thousands), the spreading edges among them, each retweet's delay
+    after the tweet (all of them, for the timeline), and how much was left out."""
     import numpy as np
 
-    g = cascade_graph(tweet)
-    nodes = g["nodes"]
+    cols = ("account_id", "account__twitter_id", "account__screen_name", "influence", "followers", "role")
+    base = CascadeInfluence.objects.filter(tweet=tweet)
     pub = tweet.author_id
-    keep = [n for n in nodes if n.account_id == pub] + [n for n in nodes if n.account_id != pub][: max(limit - 1, 0)]
-    kept = {n.account_id for n in keep}
-    src, dst = g["src"], g["dst"]
-    mask = np.isin(src, list(kept)) & np.isin(dst, list(kept)) if len(src) else np.zeros(0, bool)
+    keep = list(base.filter(account_id=pub).values(*cols)) + list(
+        base.exclude(account_id=pub).order_by("-influence", "account_id").values(*cols)[: max(limit - 1, 0)]
+    )
+    n_nodes = base.count() if tweet.n_participants == 0 else tweet.n_participants
+    kept = np.array([n["account_id"] for n in keep], dtype=np.int64)
+    g = CascadeGraph.objects.filter(tweet=tweet).first()
+    src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    mask = np.isin(src, kept) & np.isin(dst, kept)
     t0 = tweet.created_at
     delays = {
-        r["retweeter_id"]: (r["created_at"] - t0).total_seconds()
-        for r in Retweet.objects.filter(tweet=tweet).values("retweeter_id", "created_at")
+        acc: (when - t0).total_seconds()
+        for acc, when in Retweet.objects.filter(tweet=tweet).values_list("retweeter_id", "created_at")
     }
-    all_delays = sorted(d for d in delays.values() if d is not None)
     return {
         "tweet": str(tweet.tweet_id),
         "label": tweet.label,
         "unit": tweet.unit,
         "nodes": [
             {
-                "id": n.account_id,
-                "tid": str(n.account.twitter_id),
-                "name": n.account.screen_name,
-                "inf": n.influence,
-                "n": n.followers,
-                "role": n.role,
-                "delay": 0.0 if n.account_id == pub else delays.get(n.account_id),
+                "id": n["account_id"],
+                "tid": str(n["account__twitter_id"]),
+                "name": n["account__screen_name"],
+                "inf": n["influence"],
+                "n": n["followers"],
+                "role": n["role"],
+                "delay": 0.0 if n["account_id"] == pub else delays.get(n["account_id"]),
             }
             for n in keep
         ],
-        "edges": np.stack([src[mask], dst[mask]], axis=1).tolist() if len(src) else [],
-        "hidden": {"nodes": len(nodes) - len(keep), "edges": int(len(src) - mask.sum())},
-        "timeline": all_delays,
+        "edges": np.stack([src[mask], dst[mask]], axis=1).tolist(),
+        "hidden": {"nodes": max(n_nodes - len(keep), 0), "edges": int(len(src) - mask.sum())},
+        "timeline": sorted(delays.values()),
     }
 
 
