@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from tests.webapp import (  # noqa: F401  (fixtures)
     _eager_celery,
-    _no_read_cache,
     _media,
+    _no_read_cache,
     _plain_static,
     admin_user,
     alice,
