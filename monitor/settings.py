@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "monitor.security.LoginRateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -124,6 +125,12 @@ AUTH_PASSWORD_VALIDATORS = [
 # messages in the session, not a cookie: a rotated webhook secret is shown once through one
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 LOGIN_URL = "login"
+# login rate limiting (monitor/security.py): after this many failed logins for one username from one address
+# within the window, further attempts are refused until the window ends (0: no limit)
+AUTHENTICATION_BACKENDS = ["monitor.security.RateLimitedModelBackend"]
+SPREADWATCH_LOGIN_MAX_FAILURES = env_int("SPREADWATCH_LOGIN_MAX_FAILURES", 10)
+SPREADWATCH_LOGIN_WINDOW_S = env_int("SPREADWATCH_LOGIN_WINDOW_S", 15 * 60)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -214,6 +221,9 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "spreadwatch@localhost")
 SPREADWATCH_BASE_URL = env_str("SPREADWATCH_BASE_URL", "http://127.0.0.1:8000")  # absolute links in emails
 SPREADWATCH_WEBHOOK_TIMEOUT = env_int("SPREADWATCH_WEBHOOK_TIMEOUT", 10)
+# webhooks to loopback, link-local, private, multicast and unspecified addresses are refused unless this is true
+# (monitor/security.py: checked when a rule is saved and again at every delivery)
+SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = env_bool("SPREADWATCH_WEBHOOK_ALLOW_PRIVATE", False)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -238,9 +248,29 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    X_FRAME_OPTIONS = "DENY"
+# --- security headers and HTTPS ---------------------------------------------------------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# behind a reverse proxy that terminates TLS and sets X-Forwarded-Proto (and X-Forwarded-For, read by the login
+# rate limit): only set it when the proxy overwrites those headers, or clients could forge them
+SPREADWATCH_BEHIND_PROXY = env_bool("SPREADWATCH_BEHIND_PROXY", False)
+if SPREADWATCH_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# the site is served over HTTPS: redirect http to https, secure cookies, HSTS (not with DEBUG: runserver is http)
+SPREADWATCH_HTTPS = env_bool("SPREADWATCH_HTTPS", False)
+if SPREADWATCH_HTTPS and not DEBUG:
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # a load balancer's plain-http probe gets its answer
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # preloading is a commitment (browsers ship the domain; removal takes months): opt in deliberately
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 LOGGING = {
     "version": 1,

@@ -14,6 +14,12 @@ A 2xx answer is success; anything else (another status, a redirect, a timeout, a
 logged on the row and retried after ``RETRY_BASE_S * 2**(attempts - 1)`` seconds, at most ``MAX_ATTEMPTS``
 attempts in all, then the delivery is ``failed``. Redirects are not followed (the signature is for the
 configured URL). The timeout is ``SPREADWATCH_WEBHOOK_TIMEOUT`` seconds (default 10).
+
+Before every attempt the URL goes through :func:`monitor.security.check_webhook_url` again (DNS can change
+after the rule was saved), and the connection itself refuses an internal peer address (DNS rebinding): a
+refused delivery is ``failed`` at once with the reason in ``last_error``, never retried. Private addresses are
+allowed with ``SPREADWATCH_WEBHOOK_ALLOW_PRIVATE``. A host that does not resolve is an ordinary failed attempt
+(retried).
 """
 
 from __future__ import annotations
@@ -21,15 +27,25 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import http.client
 import json
 import logging
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
+
+from monitor.security import (
+    WebhookAddressRefused,
+    WebhookHostUnresolved,
+    WebhookURLRefused,
+    check_webhook_url,
+    guarded_create_connection,
+)
 
 from .models import Alert, AlertRule, WebhookDelivery
 
@@ -145,22 +161,65 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a 3xx is answered as an error: the signature is for the configured URL
 
 
-_opener = urllib.request.build_opener(_NoRedirect)
+class _GuardedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._create_connection = guarded_create_connection  # refuses an internal peer address
+
+
+class _GuardedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._create_connection = guarded_create_connection
+
+
+class _GuardedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_GuardedHTTPConnection, req)
+
+
+class _GuardedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_GuardedHTTPSConnection, req, context=self._context)
+
+
+# direct connections check the peer address; through a configured HTTP(S) proxy the peer is the proxy, so only the
+# URL's own resolution (check_webhook_url) is checked
+_opener = urllib.request.build_opener(_NoRedirect, _GuardedHTTPHandler, _GuardedHTTPSHandler)
+_proxied_opener = urllib.request.build_opener(_NoRedirect)
+
+
+class Refused(Exception):
+    """The URL or the address connected to may not receive webhooks: the delivery fails, no retry."""
+
+
+def _proxied(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return bool(urllib.request.getproxies().get(parts.scheme.lower())) and not urllib.request.proxy_bypass(
+        parts.hostname or ""
+    )
 
 
 def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    """(status code or None, error text) of one POST."""
-    if not url.lower().startswith(("http://", "https://")):
-        return None, "only http and https URLs are delivered"
-    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    """(status code or None, error text) of one POST; raises :class:`Refused` for a refused URL or peer."""
     try:
-        with _opener.open(req, timeout=timeout) as resp:
+        check_webhook_url(url)
+    except WebhookHostUnresolved as exc:
+        return None, str(exc)
+    except WebhookURLRefused as exc:
+        raise Refused(str(exc)) from None
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    opener = _proxied_opener if _proxied(url) else _opener
+    try:
+        with opener.open(req, timeout=timeout) as resp:
             resp.read(65536)
             return resp.status, ""
     except urllib.error.HTTPError as exc:
         return exc.code, f"HTTP {exc.code} {exc.reason}"
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, WebhookAddressRefused) or isinstance(exc, WebhookAddressRefused):
+            raise Refused(str(reason)) from None
         return None, f"{exc.__class__.__name__}: {reason}"
 
 
@@ -195,7 +254,11 @@ def attempt(delivery_id: int) -> tuple[WebhookDelivery, bool]:
             DELIVERY_HEADER: str(d.pk),
         }
         started = timezone.now()
-        code, error = _post(d.url, d.body.encode(), headers, timeout)
+        refused = False
+        try:
+            code, error = _post(d.url, d.body.encode(), headers, timeout)
+        except Refused as exc:
+            code, error, refused = None, f"refused: {exc}", True
         d.attempts += 1
         d.last_status_code = code
         ok = code is not None and 200 <= code < 300
@@ -205,7 +268,7 @@ def attempt(delivery_id: int) -> tuple[WebhookDelivery, bool]:
             d.status = WebhookDelivery.Status.SENT
             d.sent_at = timezone.now()
             d.next_attempt_at = None
-        elif d.attempts >= MAX_ATTEMPTS:
+        elif refused or d.attempts >= MAX_ATTEMPTS:
             d.status = WebhookDelivery.Status.FAILED
             d.next_attempt_at = None
         else:

@@ -97,6 +97,19 @@ class AlertRule(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self):
+        """Refuse a webhook URL that is not http(s) or resolves to an internal address (``monitor.security``);
+        the form and the API show the message on ``webhook_url``."""
+        super().clean()
+        from django.core.exceptions import ValidationError
+
+        from monitor.security import validate_webhook_url
+
+        try:
+            validate_webhook_url(self.webhook_url)
+        except ValidationError as exc:
+            raise ValidationError({"webhook_url": exc.messages}) from None
+
 
 class Alert(models.Model):
     """One firing of a rule for one account and window (and tweet, for ``cascade_reach``); the inbox entry."""

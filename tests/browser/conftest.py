@@ -16,8 +16,8 @@ import pytest
 
 from tests.webapp import (  # noqa: F401  (fixtures)
     _eager_celery,
-    _no_read_cache,
     _media,
+    _no_read_cache,
     _plain_static,
     admin_user,
     alice,
@@ -155,3 +155,9 @@ def login(page, alice):  # noqa: F811  (the fixture imported above)
         return page
 
     return go
+
+
+@pytest.fixture(autouse=True)
+def _webhooks_to_localhost(settings):
+    """The tests' webhook receivers listen on 127.0.0.1: allow private addresses."""
+    settings.SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = True

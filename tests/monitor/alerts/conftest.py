@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from tests.webapp import (  # noqa: F401  (fixtures)
     _eager_celery,
-    _no_read_cache,
     _media,
+    _no_read_cache,
     _plain_static,
     admin_user,
     alice,
@@ -13,3 +15,9 @@ from tests.webapp import (  # noqa: F401  (fixtures)
     ws_a,
     ws_b,
 )
+
+
+@pytest.fixture(autouse=True)
+def _webhooks_to_localhost(settings):
+    """The tests' webhook receivers listen on 127.0.0.1: allow private addresses."""
+    settings.SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = True
