@@ -157,6 +157,10 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 20
 SPREADWATCH_UPLOAD_MAX_BYTES = env_int("SPREADWATCH_UPLOAD_MAX_BYTES", 10 * 1024**3)
+# zip / tar uploads are checked against these before anything is extracted (zip bombs, huge member lists)
+SPREADWATCH_ARCHIVE_MAX_BYTES = env_int("SPREADWATCH_ARCHIVE_MAX_BYTES", 20 * 1024**3)
+SPREADWATCH_ARCHIVE_MAX_MEMBERS = env_int("SPREADWATCH_ARCHIVE_MAX_MEMBERS", 100_000)
+SPREADWATCH_ARCHIVE_MAX_RATIO = env_int("SPREADWATCH_ARCHIVE_MAX_RATIO", 1000)
 
 # --- Celery ------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")

@@ -16,7 +16,10 @@ collection page can show it while the load runs.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import logging
+import lzma
 import tarfile
 import tempfile
 import time
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from compute.formats import FORMATS, ReadReport, detect_format, iter_follows, iter_tweets, read
@@ -67,7 +71,9 @@ class IngestResult:
 
 def expand_uploads(paths: list[tuple[Path, str, str]], workdir: Path) -> list[tuple[Path, str, str]]:
     """Unpack zip / tar uploads into ``workdir``. Each entry is ``(path, shown name, format)``; an archive
-    becomes its Twitter15/16 folder, TUDataset folder or member files. Members may not escape ``workdir``."""
+    becomes its Twitter15/16 folder, TUDataset folder or member files. Members may not escape ``workdir``, and
+    an archive is checked against the limits of :func:`_check_archive` (size, member count, compression ratio)
+    before anything is extracted."""
     out: list[tuple[Path, str, str]] = []
     for path, shown, fmt in paths:
         kind = _archive_kind(path)
@@ -79,19 +85,60 @@ def expand_uploads(paths: list[tuple[Path, str, str]], workdir: Path) -> list[tu
         try:
             if kind == "zip":
                 with zipfile.ZipFile(path) as zf:
-                    for m in zf.infolist():
+                    infos = zf.infolist()
+                    _check_archive(path, shown, [(m.filename, m.file_size, m.compress_size) for m in infos])
+                    for m in infos:
                         _safe_member(dest, m.filename, shown)
                     zf.extractall(dest)
             else:
                 with tarfile.open(path) as tf:
+                    members = tf.getmembers()
+                    # a tar's members are compressed together: the ratio is checked on the whole archive
+                    _check_archive(path, shown, [(m.name, m.size if m.isfile() else 0, None) for m in members])
+                    for m in members:
+                        _safe_member(dest, m.name, shown)
                     tf.extractall(dest, filter="data")
-        except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
+        except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
             raise UploadError(f"{shown}: cannot unpack the archive: {exc}") from None
         found = _inputs_in(dest)
         if not found:
             raise UploadError(f"{shown}: the archive holds no input this application reads")
         out += [(p, f"{shown}:{p.relative_to(dest)}", "auto") for p in found]
     return out
+
+
+#: Archive limits (settings of the same names override them): total uncompressed bytes, members, and the
+#: uncompressed : compressed ratio above which a member (zip) or the whole archive (tar) is taken for a bomb.
+ARCHIVE_MAX_BYTES = 20 * 1024**3
+ARCHIVE_MAX_MEMBERS = 100_000
+ARCHIVE_MAX_RATIO = 1000
+_RATIO_MIN_BYTES = 1 << 20  # small members (a 10 KB file of one repeated line) may compress better than that
+
+
+def _check_archive(path: Path, shown: str, members: list[tuple[str, int, int | None]]) -> None:
+    """Reject an archive, from its directory alone, that would unpack to too much: ``members`` are
+    ``(name, uncompressed size, compressed size or None)``."""
+    max_bytes = int(getattr(settings, "SPREADWATCH_ARCHIVE_MAX_BYTES", ARCHIVE_MAX_BYTES))
+    max_members = int(getattr(settings, "SPREADWATCH_ARCHIVE_MAX_MEMBERS", ARCHIVE_MAX_MEMBERS))
+    max_ratio = float(getattr(settings, "SPREADWATCH_ARCHIVE_MAX_RATIO", ARCHIVE_MAX_RATIO))
+    if len(members) > max_members:
+        raise UploadError(f"{shown}: the archive has {len(members):,} members; the limit is {max_members:,}")
+    total = 0
+    for name, size, packed in members:
+        total += size
+        if packed is not None and size > _RATIO_MIN_BYTES and size > max_ratio * max(packed, 1):
+            raise UploadError(
+                f"{shown}: archive member {name!r} would unpack {size:,} bytes from {packed:,} "
+                f"(more than {max_ratio:,.0f}:1): refused as a zip bomb"
+            )
+    if total > max_bytes:
+        raise UploadError(f"{shown}: the archive would unpack to {total:,} bytes; the limit is {max_bytes:,}")
+    packed_total = path.stat().st_size
+    if total > _RATIO_MIN_BYTES and total > max_ratio * max(packed_total, 1):
+        raise UploadError(
+            f"{shown}: the archive would unpack {total:,} bytes from {packed_total:,} "
+            f"(more than {max_ratio:,.0f}:1): refused as an archive bomb"
+        )
 
 
 def _archive_kind(path: Path) -> str | None:
@@ -103,17 +150,32 @@ def _archive_kind(path: Path) -> str | None:
         if names and all(n.endswith(".npy") for n in names):
             return None
         return "zip"
+    return "tar" if _starts_with_tar_header(path) else None
+
+
+_COMPRESSED = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+
+
+def _starts_with_tar_header(path: Path) -> bool:
+    """Whether the (possibly gzip / bzip2 / xz compressed) file begins with a valid tar header block.
+
+    Reads one 512-byte block, never the whole file (``tarfile.is_tarfile`` tries every decompressor in turn,
+    and the xz one reads a 2 GB file of zeros to its end); a compressed CSV or JSONL is no tar."""
     try:
-        if tarfile.is_tarfile(path):
-            return "tar"
-    except OSError:
-        return None
-    return None
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+        opener = next((o for m, o in _COMPRESSED if magic.startswith(m)), open)
+        with opener(path, "rb") as fh:
+            block = fh.read(tarfile.BLOCKSIZE)
+        tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+    except (OSError, EOFError, lzma.LZMAError, tarfile.TarError, ValueError):
+        return False
+    return True
 
 
 def _safe_member(dest: Path, name: str, shown: str) -> None:
     target = (dest / name).resolve()
-    if not target.is_relative_to(dest.resolve()):
+    if Path(name).is_absolute() or name.startswith(("/", "\\")) or not target.is_relative_to(dest.resolve()):
         raise UploadError(f"{shown}: archive member {name!r} points outside the archive")
 
 
@@ -144,7 +206,9 @@ def _detect(path: Path, shown: str, fmt: str) -> str:
     try:
         return detect_format(path)
     except (ValueError, OSError) as exc:
-        raise UploadError(f"{shown}: {exc}") from None
+        # the reader names our storage path: name the file as uploaded, once
+        msg = str(exc).removeprefix(f"{path}: ").replace(str(path), shown)
+        raise UploadError(f"{shown}: {msg}") from None
 
 
 # --- staging ----------------------------------------------------------------------------------------------
@@ -525,7 +589,8 @@ def _count(cur, sql: str, params) -> int:
     return int(cur.fetchone()[0] or 0)
 
 
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+# PostgreSQL text cannot hold NUL: a NUL in a name or text (JSON \u0000, a stray byte in a CSV) is dropped
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
 
 
 def _text_rows(cur, d, table: str, cols: tuple[str, ...], rows: list[tuple]) -> None:
