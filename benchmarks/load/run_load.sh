@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 PY=.venv/bin/python
 OUT=benchmarks/results/load_$(date +%Y-%m-%d)
 mkdir -p "$OUT"
+TMP=$(mktemp -d)  # the session cookie and the server log stay out of the results folder
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/spreadwatch}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/14}
 export DEBUG=0 ALLOWED_HOSTS=127.0.0.1 SECRET_KEY=${SECRET_KEY:-load-test-secret-key-not-for-production-0123456789abcdef}
@@ -24,7 +25,7 @@ from monitor.models import Workspace, Tweet
 ws = Workspace.objects.get(slug='bench-1m')
 u = get_user_model().objects.get(username='bench')
 c = Client(); c.force_login(u)
-open('$OUT/cookie', 'w').write('sessionid=' + c.cookies['sessionid'].value)
+open('$TMP/cookie', 'w').write('sessionid=' + c.cookies['sessionid'].value)
 pubs = [p['twitter_id'] for p in selectors.publishers_summary(ws, limit=10)]
 accs = [r['twitter_id'] for r in selectors.ranking(ws, limit=10).rows]
 tweets = list(Tweet.objects.filter(workspace=ws).order_by('-n_participants').values_list('tweet_id', flat=True)[5:10])
@@ -40,13 +41,13 @@ for k, v in kinds.items():
 open('$OUT/pages-all.txt', 'w').write('\n'.join(x for v in kinds.values() for x in v) + '\n')
 " 2>/dev/null
 .venv/bin/gunicorn monitor.wsgi:application --bind 127.0.0.1:8099 --workers ${WEB_CONCURRENCY:-4} --log-level warning \
-  > "$OUT/gunicorn.log" 2>&1 &
+  > "$TMP/gunicorn.log" 2>&1 &
 GPID=$!
-trap 'kill $GPID 2>/dev/null || true' EXIT
+trap 'kill $GPID 2>/dev/null || true; rm -rf "$TMP"' EXIT
 sleep 4
 # warm: every page once (fills the read cache as a first visit would)
-while read -r p; do curl -s -o /dev/null -b "$(cat $OUT/cookie)" "http://127.0.0.1:8099$p"; done < "$OUT/pages-all.txt"
-export COOKIE="$(cat $OUT/cookie)"
+while read -r p; do curl -s -o /dev/null -b "$(cat $TMP/cookie)" "http://127.0.0.1:8099$p"; done < "$OUT/pages-all.txt"
+export COOKIE="$(cat $TMP/cookie)"
 {
   echo "## all pages together: 50 connections, 60 s"
   PAGES_FILE=$OUT/pages-all.txt wrk -t2 -c50 -d60s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:8099
