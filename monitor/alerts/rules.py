@@ -76,22 +76,28 @@ def _span(w: selectors.Window) -> str:
     return f"{w.start:%Y-%m-%d}..{w.end:%Y-%m-%d}"
 
 
-def _ranks(rule: AlertRule, window: selectors.Window, limit: int) -> list[dict]:
-    """The first ``limit`` ranking rows of the window, read a page at a time."""
-    rows: list[dict] = []
-    while len(rows) < limit:
+def _rows(rule: AlertRule, window: selectors.Window, limit: int):
+    """The first ``limit`` ranking rows of the window, best first, read a page at a time (lazily: a caller that
+    stops early reads no further page)."""
+    offset = 0
+    while offset < limit:
+        want = min(PAGE, limit - offset)
         page = selectors.ranking(
             rule.workspace,
             publisher=rule.publisher,
             aggregate=rule.aggregate,
             window=window,
-            limit=min(PAGE, limit - len(rows)),
-            offset=len(rows),
+            limit=want,
+            offset=offset,
         )
-        rows.extend(page.rows)
-        if len(page.rows) < PAGE or len(rows) >= page.total_rows:
-            break
-    return rows
+        yield from page.rows
+        offset += len(page.rows)
+        if len(page.rows) < want or offset >= page.total_rows:
+            return
+
+
+def _ranks(rule: AlertRule, window: selectors.Window, limit: int) -> list[dict]:
+    return list(_rows(rule, window, limit))
 
 
 def top_k(rule: AlertRule) -> list[Candidate]:
@@ -122,29 +128,21 @@ def influence_threshold(rule: AlertRule) -> list[Candidate]:
         return []
     cur, _ = ws
     out: list[Candidate] = []
-    offset = 0
-    while offset < SCAN_LIMIT:
-        page = selectors.ranking(
-            rule.workspace, publisher=rule.publisher, aggregate=rule.aggregate, window=cur, limit=PAGE, offset=offset
-        )
-        for r in page.rows:
-            # total and mean are ordered by Σ influence, participation by its own ratio: all descending
-            if r["score"] <= rule.threshold:
-                return out
-            out.append(
-                Candidate(
-                    account_id=r["account"],
-                    window_start=cur.start,
-                    window_end=cur.end,
-                    value=r["score"],
-                    rank=r["rank"],
-                    message=f"{_name(r)}'s influence for {_scope(rule)} ({rule.aggregate}) is {r['score']:g} in "
-                    f"{_span(cur)}, above {rule.threshold:g}",
-                )
-            )
-        if len(page.rows) < PAGE:
+    for r in _rows(rule, cur, SCAN_LIMIT):
+        # total and mean are ordered by Σ influence, participation by its own ratio: all descending
+        if r["score"] <= rule.threshold:
             break
-        offset += PAGE
+        out.append(
+            Candidate(
+                account_id=r["account"],
+                window_start=cur.start,
+                window_end=cur.end,
+                value=r["score"],
+                rank=r["rank"],
+                message=f"{_name(r)}'s influence for {_scope(rule)} ({rule.aggregate}) is {r['score']:g} in "
+                f"{_span(cur)}, above {rule.threshold:g}",
+            )
+        )
     return out
 
 

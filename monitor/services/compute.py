@@ -135,7 +135,6 @@ class BatchResult:
     tweet: list[np.ndarray] = field(default_factory=list)  # per node rows
     account: list[np.ndarray] = field(default_factory=list)
     publisher: list[np.ndarray] = field(default_factory=list)
-    day: list[np.ndarray] = field(default_factory=list)
     influence: list[np.ndarray] = field(default_factory=list)
     followers: list[np.ndarray] = field(default_factory=list)
     role: list[np.ndarray] = field(default_factory=list)
@@ -409,13 +408,9 @@ def _collect(res: BatchResult, g: SpreadingGraphs, influence: np.ndarray) -> Non
         rejected = np.isnan(influence[c.publisher])
     ok_node = ~rejected[casc]
     pub_user = c.user_ids[c.publisher]
-    day = np.floor(c.times[c.publisher] / 86400.0) if c.times is not None else None
-    if day is None:  # untimed given graphs: the day of the tweet's own (snowflake) time is in the DB
-        day = np.full(c.n_cascades, np.nan)
     res.tweet.append(c.tweet_ids[casc][ok_node])
     res.account.append(c.user_ids[ok_node])
     res.publisher.append(pub_user[casc][ok_node])
-    res.day.append(day[casc][ok_node])
     res.influence.append(influence[ok_node])
     res.followers.append(c.followers[ok_node])
     res.role.append(role[ok_node])
