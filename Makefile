@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo serve test test-slow test-gpu lint bench-web venv clean
+.PHONY: demo serve test test-slow test-gpu lint audit bench-web venv clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,10 +41,15 @@ serve: $(VENV)/.installed
 ## GPU tests skip with a reason where CuPy sees no GPU.
 test: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
+	$(PY) scripts/audit_deps.py
 	@# the browser tests (tests/browser) drive Debian's Chromium through Playwright: install it when missing
 	@command -v chromium >/dev/null || [ "$$(id -u)" = 0 ] || { echo "make test: the browser tests need Chromium (/usr/bin/chromium) and only root can install it: run 'apt-get install chromium' as root, or run make test as root" >&2; exit 1; }
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(PY) scripts/with_services.py -- $(PY) -m pytest -m "not slow" -q
+
+## The dependency audit alone (pip-audit; fails on a known vulnerability, and with --strict on an incomplete audit).
+audit: $(VENV)/.installed-test
+	$(PY) scripts/audit_deps.py --strict
 
 ## Full-size preset checks (minutes, tens of GiB of disk-free memory): run by hand before a release.
 test-slow: $(VENV)/.installed-test
