@@ -401,7 +401,7 @@ def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
         limit = min(max(int(request.GET.get("limit", EXPLORER_LIMIT)), 10), 5000)
     except ValueError:
         return HttpResponse("limit: not an integer", status=400, content_type="text/plain")
-    data = selectors.cascade_explorer_data(t, limit=limit)
+    data = selectors.cascade_explorer_data(workspace, t, limit=limit)
     return render(request, "frontend/cascade.html", _ctx(request, workspace, tweet=t, data=data, limit=limit))
 
 

@@ -337,8 +337,10 @@ def runs_list(ws: Workspace, *, limit: int = 100):
     return ComputeRun.objects.filter(workspace=ws).select_related("collection", "created_by").order_by("-pk")[:limit]
 
 
+@_cached
 def account_summary(ws: Workspace, account: Account, *, window: Window = Window()) -> dict:
-    """An account's influence per publisher, per day, its cascades and follower-count history."""
+    """An account's influence per publisher, per day, its cascades and follower-count history (cached under the
+    workspace's data version, which imports bump too, so new follower counts show at once)."""
     per_pub = list(
         DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter())
         .values("publisher__twitter_id", "publisher__screen_name")
@@ -391,10 +393,15 @@ def cascade_graph(tweet: Tweet) -> dict:
     return {"nodes": nodes, "src": src, "dst": dst}
 
 
-def cascade_explorer_data(tweet: Tweet, *, limit: int = 400) -> dict:
+TIMELINE_POINTS = 512  # the explorer's retweet timeline is drawn from at most this many (delay, count) points
+
+
+@_cached
+def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> dict:
     """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants
-    (chosen in SQL: a cascade may have tens of thousands), the spreading edges among them, each retweet's delay
-    after the tweet (all of them, for the timeline), and how much was left out."""
+    (chosen in SQL: a cascade may have tens of thousands), the spreading edges among them, the drawn retweeters'
+    delays after the tweet, the cumulative retweet timeline (every retweet, sampled to at most
+    ``TIMELINE_POINTS`` points), and how much was left out. Cached under the workspace's data version."""
     import numpy as np
 
     cols = ("account_id", "account__twitter_id", "account__screen_name", "influence", "followers", "role")
@@ -409,9 +416,10 @@ def cascade_explorer_data(tweet: Tweet, *, limit: int = 400) -> dict:
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     mask = np.isin(src, kept) & np.isin(dst, kept)
     t0 = tweet.created_at
+    times = Retweet.objects.filter(tweet=tweet)
     delays = {
         acc: (when - t0).total_seconds()
-        for acc, when in Retweet.objects.filter(tweet=tweet).values_list("retweeter_id", "created_at")
+        for acc, when in times.filter(retweeter_id__in=kept.tolist()).values_list("retweeter_id", "created_at")
     }
     return {
         "tweet": str(tweet.tweet_id),
@@ -431,13 +439,26 @@ def cascade_explorer_data(tweet: Tweet, *, limit: int = 400) -> dict:
         ],
         "edges": np.stack([src[mask], dst[mask]], axis=1).tolist(),
         "hidden": {"nodes": max(n_nodes - len(keep), 0), "edges": int(len(src) - mask.sum())},
-        "timeline": sorted(delays.values()),
+        "timeline": _timeline(np.array([(w - t0).total_seconds() for w in times.values_list("created_at", flat=True)])),
     }
 
 
+def _timeline(delays, points: int = TIMELINE_POINTS) -> dict:
+    """The cumulative retweet curve as ``[delay, retweets so far]`` pairs: every retweet when there are at most
+    ``points``, else ``points`` evenly spaced ranks (the first and the last included), which draws the same curve."""
+    import numpy as np
+
+    d = np.sort(np.asarray(delays, dtype=np.float64))
+    n = len(d)
+    ranks = np.arange(1, n + 1) if n <= points else np.unique(np.linspace(1, n, points).round().astype(np.int64))
+    return {"n": n, "points": [[float(d[r - 1]), int(r)] for r in ranks]}
+
+
+@_cached
 def account_amplification(ws: Workspace, account: Account, *, cascades: int = 1000, top: int = 20) -> dict:
     """Whom ``account`` amplified (the accounts it retweeted from: its share flowed to them) and who amplified
-    it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades."""
+    it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades. Cached
+    under the workspace's data version (it reads up to ``cascades`` packed edge lists)."""
     import numpy as np
 
     tweet_ids = list(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -27,7 +28,7 @@ def test_it_draws_the_worked_examples_cascade(client, alice, ws_a, import_files)
     assert {names[s] + names[d] for s, d in data["edges"]} == {"ab", "cb", "db", "eb", "ca", "ec", "fe"}
     assert {n["name"]: n["inf"] for n in data["nodes"]} == {"a": 15, "b": 63, "c": 28, "d": 8, "e": 48, "f": 32}
     assert {n["name"]: n["role"] for n in data["nodes"]}["b"] == "publisher"
-    assert sorted(data["timeline"]) == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert data["timeline"] == {"n": 5, "points": [[1.0, 1], [2.0, 2], [3.0, 3], [4.0, 4], [5.0, 5]]}
     assert data["hidden"] == {"nodes": 0, "edges": 0}
 
 
@@ -40,7 +41,7 @@ def test_it_cuts_a_large_cascade_and_says_what_is_hidden(client, alice, ws_a, im
     from monitor import selectors
 
     t = ws_a.tweets.get(tweet_id=1000)
-    data = selectors.cascade_explorer_data(t, limit=3)
+    data = selectors.cascade_explorer_data(ws_a, t, limit=3)
     assert [n["name"] for n in data["nodes"]] == ["b", "e", "f"]  # the publisher, then by influence
     assert data["hidden"] == {"nodes": 3, "edges": 5}
     b, e, f = (n["id"] for n in data["nodes"])
@@ -61,3 +62,16 @@ def test_it_shows_amplification_on_the_account_page(client, alice, ws_a, import_
     html = client.get(reverse("account", kwargs={"ws": ws_a.slug, "twitter_id": 105})).content.decode()
     section = html[html.index("Whom it amplified") : html.index("Cascades</h2>")]
     assert "102" in section and "103" in section and "106" in section  # b, c amplified; f amplified e
+
+
+def test_the_timeline_keeps_every_retweet_of_a_small_cascade_and_samples_a_large_one():
+    from monitor.selectors import TIMELINE_POINTS, _timeline
+
+    assert _timeline([3.0, 1.0, 2.0]) == {"n": 3, "points": [[1.0, 1], [2.0, 2], [3.0, 3]]}
+    big = _timeline([float(i) for i in range(100_000, 0, -1)])
+    pts = big["points"]
+    assert big["n"] == 100_000 and len(pts) == TIMELINE_POINTS
+    assert pts[0] == [1.0, 1] and pts[-1] == [100_000.0, 100_000]  # the curve's two ends are exact
+    assert all(a[0] <= b[0] and a[1] < b[1] for a, b in itertools.pairwise(pts))
+    assert all(d == float(r) for d, r in pts)  # each point is a real (delay, rank) of the data
+    assert _timeline([]) == {"n": 0, "points": []}

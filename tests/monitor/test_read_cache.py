@@ -31,3 +31,41 @@ def test_it_drops_cached_rankings_when_a_compute_run_commits(ws_a, import_files,
     Tweet.objects.filter(workspace=ws_a, tweet_id=1000).update(label="false")
     run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
     assert selectors.ranking(ws_a, labels=["false"]).tweets == 1
+
+
+def test_it_serves_a_repeated_account_page_and_cascade_explorer_from_the_cache(ws_a, import_files, settings):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    from django.db import connection
+
+    e = ws_a.accounts.get(screen_name="e")
+    t = ws_a.tweets.get(tweet_id=1000)
+    first = (
+        selectors.account_summary(ws_a, e),
+        selectors.account_amplification(ws_a, e),
+        selectors.cascade_explorer_data(ws_a, t, limit=400),
+    )
+    with CaptureQueriesContext(connection) as q:
+        again = (
+            selectors.account_summary(ws_a, e),
+            selectors.account_amplification(ws_a, e),
+            selectors.cascade_explorer_data(ws_a, t, limit=400),
+        )
+    assert len(q.captured_queries) == 0
+    assert again[0]["total"] == first[0]["total"] == EXPECTED_TOTAL["e"]
+    assert sorted(r["account"].screen_name for r in again[1]["amplified"]) == ["b", "c"]  # edges eb, ec
+    assert again[2] == first[2]
+
+
+def test_a_new_import_refreshes_a_cached_account_page(ws_a, import_files, settings, tmp_path):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    b = ws_a.accounts.get(screen_name="b")
+    before = selectors.account_summary(ws_a, b)["follower_counts"]
+    later = tmp_path / "later.csv"  # b tweets again a year later, with 999 followers by then
+    later.write_text("tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name\n"
+                     f"2000,,{b.twitter_id},2021-01-01T00:00:00Z,999,b\n")  # fmt: skip
+    import_files(ws_a, [later])
+    after = selectors.account_summary(ws_a, b)["follower_counts"]
+    assert [c.count for c in after][:1] == [999]
+    assert len(after) == len(before) + 1

@@ -1,6 +1,6 @@
 /* The cascade explorer: draws the spreading graph (cytoscape + dagre, vendored) and the retweet timeline.
    Data comes from the page (json_script "cascade-data"): nodes {id, tid, name, inf, n, role, delay},
-   edges [src, dst] (src could have seen the tweet from dst), hidden counts, timeline (delays in seconds). */
+   edges [src, dst] (src could have seen the tweet from dst), hidden counts, timeline {n, points: [[delay s, retweets so far], ...]}. */
 (function () {
   "use strict";
   var el = document.getElementById("cascade-data");
@@ -107,16 +107,16 @@
     });
   }
 
-  // timeline: cumulative retweets against the delay
+  // timeline: cumulative retweets against the delay, from [delay, retweets so far] points (sampled server-side)
   var svg = document.getElementById("timeline");
-  var ts = data.timeline;
+  var ts = data.timeline.points, total = data.timeline.n;
   if (svg && ts.length) {
     var W = svg.clientWidth || 800, H = svg.clientHeight || 160, pad = 30;
-    var tmax = Math.max(ts[ts.length - 1], 1);
+    var tmax = Math.max(ts[ts.length - 1][0], 1);
     var ns = "http://www.w3.org/2000/svg";
     var d = "M" + pad + "," + (H - pad);
-    ts.forEach(function (t, i) {
-      var x = pad + (W - 2 * pad) * (t / tmax), y = (H - pad) - (H - 2 * pad) * ((i + 1) / ts.length);
+    ts.forEach(function (p) {
+      var x = pad + (W - 2 * pad) * (p[0] / tmax), y = (H - pad) - (H - 2 * pad) * (p[1] / total);
       d += " L" + x.toFixed(1) + "," + y.toFixed(1);
     });
     var path = document.createElementNS(ns, "path");
@@ -134,7 +134,7 @@
     });
     var top = document.createElementNS(ns, "text");
     top.setAttribute("x", pad); top.setAttribute("y", pad - 10);
-    top.textContent = ts.length.toLocaleString() + " retweets";
+    top.textContent = total.toLocaleString() + " retweets";
     svg.appendChild(top);
   }
 })();
