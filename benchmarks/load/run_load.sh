@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
-# Load test (issue 6): gunicorn with production settings on the 1M-retweet workspace `bench-1m` (load it first
-# with `make bench-web`), driven by wrk from this machine over loopback: 50 connections for 60 s over every page
-# kind together, then 15 s per page kind for the breakdown. Writes results to benchmarks/results/load_<date>/.
+# Load test (issue 6): gunicorn with the production settings (DEBUG=0, Redis cache) serving the 1M-retweet
+# workspace `bench-1m` (load it first with `make bench-web`), driven from this machine over loopback.
 #
-#   scripts/with_services.py -- benchmarks/load/run_load.sh
+#   scripts/with_services.py -- benchmarks/load/run_load.sh          (about 4 minutes; needs wrk and locust)
+#
+# 1. analysts: 50 Locust users for 60 s, each opening a page, reading it 1-5 s, opening the next (the model is in
+#    benchmarks/load/locustfile.py); the read cache starts empty. Per page p50/p95/p99 and failures.
+# 2. the same with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its full work.
+# 3. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
+#    answers), 30 s over every page kind, then 10 s per kind: the most this machine serves.
+# Results go to benchmarks/results/load_<date>_<time>/ (LOAD_OUT= to choose): summary.md, Locust CSVs, wrk.txt.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=.venv/bin/python
-OUT=benchmarks/results/load_$(date +%Y-%m-%d)
+OUT=${LOAD_OUT:-benchmarks/results/load_$(date +%Y-%m-%d_%H%M)}
 mkdir -p "$OUT"
 TMP=$(mktemp -d)  # the session cookie and the server log stay out of the results folder
+PORT=${LOAD_PORT:-8099}
+USERS=${LOAD_USERS:-50}
+SECONDS_RUN=${LOAD_SECONDS:-60}
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/spreadwatch}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/14}
 export DEBUG=0 ALLOWED_HOSTS=127.0.0.1 SECRET_KEY=${SECRET_KEY:-load-test-secret-key-not-for-production-0123456789abcdef}
 export CELERY_TASK_ALWAYS_EAGER=1 LOG_LEVEL=WARNING
 unset CELERY_BROKER_URL || true
+command -v wrk >/dev/null || { echo "run_load.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+[ -x .venv/bin/locust ] || $PY -m pip install -q -e ".[load]"
 $PY manage.py collectstatic --noinput -v0
-# the pages: overview, the 10 busiest publishers, their top accounts, a few cascades, the rankings API
+# the pages, by kind: the overview; rankings over all publishers and for the 10 busiest, each with the variants an
+# analyst clicks (aggregate, sort, window, page 2); the 20 top spreaders; 10 cascades (5 of the largest, 5
+# mid-sized); the rankings API
 $PY manage.py shell -c "
+import json
 from django.contrib.auth import get_user_model
 from django.test import Client
 from monitor import selectors
@@ -27,32 +41,53 @@ u = get_user_model().objects.get(username='bench')
 c = Client(); c.force_login(u)
 open('$TMP/cookie', 'w').write('sessionid=' + c.cookies['sessionid'].value)
 pubs = [p['twitter_id'] for p in selectors.publishers_summary(ws, limit=10)]
-accs = [r['twitter_id'] for r in selectors.ranking(ws, limit=10).rows]
-tweets = list(Tweet.objects.filter(workspace=ws).order_by('-n_participants').values_list('tweet_id', flat=True)[5:10])
+accs = [r['twitter_id'] for r in selectors.ranking(ws, limit=20).rows]
+by_size = Tweet.objects.filter(workspace=ws, n_participants__gt=1).order_by('-n_participants')
+n = by_size.count()
+tweets = list(by_size.values_list('tweet_id', flat=True)[5:10]) + list(by_size.values_list('tweet_id', flat=True)[n // 100:n // 100 + 5])
+variants = ['', '?aggregate=mean', '?sort=cascades', '?window=30d', '?page=2']
 kinds = {
   'overview': ['/w/bench-1m/'],
-  'publisher': [f'/w/bench-1m/publishers/{p}/' for p in pubs],
+  'ranking': ['/w/bench-1m/ranking/' + v for v in variants],
+  'publisher': [f'/w/bench-1m/publishers/{p}/' + v for p in pubs for v in variants],
   'account': [f'/w/bench-1m/accounts/{a}/' for a in accs],
   'cascade': [f'/w/bench-1m/tweets/{t}/explore/' for t in tweets],
   'api-ranking': [f'/api/v1/workspaces/bench-1m/publishers/{p}/ranking/' for p in pubs] + ['/api/v1/workspaces/bench-1m/ranking/'],
 }
+json.dump(kinds, open('$OUT/pages.json', 'w'), indent=1)
 for k, v in kinds.items():
     open(f'$OUT/pages-{k}.txt', 'w').write('\n'.join(v) + '\n')
 open('$OUT/pages-all.txt', 'w').write('\n'.join(x for v in kinds.values() for x in v) + '\n')
 " 2>/dev/null
-.venv/bin/gunicorn monitor.wsgi:application --bind 127.0.0.1:8099 --workers ${WEB_CONCURRENCY:-4} --log-level warning \
-  > "$TMP/gunicorn.log" 2>&1 &
-GPID=$!
-trap 'kill $GPID 2>/dev/null || true; rm -rf "$TMP"' EXIT
-sleep 4
-# warm: every page once (fills the read cache as a first visit would)
-while read -r p; do curl -s -o /dev/null -b "$(cat $TMP/cookie)" "http://127.0.0.1:8099$p"; done < "$OUT/pages-all.txt"
 export COOKIE="$(cat $TMP/cookie)"
+GPID=
+serve() {  # (re)start gunicorn with the environment given as arguments; wait until it answers
+  [ -n "$GPID" ] && { kill $GPID; wait $GPID 2>/dev/null || true; }
+  env "$@" .venv/bin/gunicorn monitor.wsgi:application --bind 127.0.0.1:$PORT --workers ${WEB_CONCURRENCY:-4} \
+    --log-level warning >> "$TMP/gunicorn.log" 2>&1 &
+  GPID=$!
+  for _ in $(seq 100); do curl -sf -o /dev/null http://127.0.0.1:$PORT/healthz && return; sleep 0.2; done
+  echo "gunicorn did not start:"; tail -20 "$TMP/gunicorn.log"; exit 1
+}
+trap '[ -n "$GPID" ] && kill $GPID 2>/dev/null; rm -rf "$TMP"' EXIT
+analysts() {  # $1: result name
+  $PY manage.py shell -c "from django.core.cache import cache; cache.clear()"  # the read cache starts empty
+  PAGES_JSON=$OUT/pages.json .venv/bin/locust -f benchmarks/load/locustfile.py --headless -u $USERS -r 25 \
+    -t ${SECONDS_RUN}s --stop-timeout 10 --host http://127.0.0.1:$PORT --csv "$OUT/$1" --only-summary \
+    > "$OUT/$1.log" 2>&1 || true  # locust exits 1 when any request failed: the failures are in the table
+}
+serve
+analysts analysts
+serve SPREADWATCH_READ_CACHE_SECONDS=0
+analysts analysts-nocache
+serve
+while read -r p; do curl -s -o /dev/null -b "$COOKIE" "http://127.0.0.1:$PORT$p"; done < "$OUT/pages-all.txt"  # warm
 {
-  echo "## all pages together: 50 connections, 60 s"
-  PAGES_FILE=$OUT/pages-all.txt wrk -t2 -c50 -d60s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:8099
-  for k in overview publisher account cascade api-ranking; do
-    echo "## $k: 50 connections, 15 s"
-    PAGES_FILE=$OUT/pages-$k.txt wrk -t2 -c50 -d15s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:8099
+  echo "## all pages together: 50 connections, 30 s, no think time"
+  PAGES_FILE=$OUT/pages-all.txt wrk -t2 -c50 -d30s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:$PORT
+  for k in overview ranking publisher account cascade api-ranking; do
+    echo "## $k: 50 connections, 10 s, no think time"
+    PAGES_FILE=$OUT/pages-$k.txt wrk -t2 -c50 -d10s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:$PORT
   done
-} | tee "$OUT/wrk.txt"
+} > "$OUT/wrk.txt"
+$PY benchmarks/load/summarise.py "$OUT" | tee "$OUT/summary.md"
