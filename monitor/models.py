@@ -262,13 +262,19 @@ class CollectionFile(models.Model):
 
 
 class ComputeRun(models.Model):
-    """One computation over a set of cascades, split into batches that run on the cpu or gpu queue."""
+    """One computation over a set of cascades, split into batches that run on the cpu or gpu queue.
+
+    Each batch commits its cascades' rows and the aggregates they touch in one transaction, so whatever state a
+    run ends in (done, failed, cancelled) the stored rows are whole batches and the aggregates agree with them.
+    A failed or cancelled run can be retried: its unfinished batches are queued again."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        # stopped by an analyst: the batches that had finished keep their (correct) rows, the rest stored nothing
+        CANCELLED = "cancelled", "Cancelled"
 
     class Aggregate(models.TextChoices):
         TOTAL = "total", "Total"
@@ -297,7 +303,7 @@ class ComputeRun(models.Model):
     )
     orphans = models.CharField(max_length=8, choices=Orphans.choices, default=Orphans.STRICT)
     backend = models.CharField(max_length=4, choices=Backend.choices, default=Backend.AUTO)
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     n_batches = models.IntegerField(default=0)
     batches_done = models.IntegerField(default=0)
     n_cascades = models.IntegerField(default=0)
@@ -326,6 +332,10 @@ class ComputeRun(models.Model):
             1.0 if self.status == self.Status.DONE else (self.batches_done / self.n_batches if self.n_batches else 0.0)
         )
 
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
 
 class ComputeBatch(models.Model):
     """A group of cascades (``tweet_pks``: ``Tweet`` primary keys) computed by one task."""
@@ -335,14 +345,15 @@ class ComputeBatch(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled (nothing stored)"
 
     run = models.ForeignKey(ComputeRun, on_delete=models.CASCADE, related_name="batches")
     index = models.IntegerField()
     tweet_pks = models.JSONField(default=list)
     n_cascades = models.IntegerField(default=0)
     n_nodes = models.BigIntegerField(default=0)
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    attempts = models.IntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.IntegerField(default=0, help_text="deliveries that started it (a redelivery adds one)")
     device = models.CharField(max_length=200, blank=True, default="")
     timings = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True, default="")
