@@ -64,8 +64,9 @@ def test_a_new_import_refreshes_a_cached_account_page(ws_a, import_files, settin
     before = selectors.account_summary(ws_a, b)["follower_counts"]
     later = tmp_path / "later.csv"  # b tweets again a year later, with 999 followers by then
     later.write_text("tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name\n"
-                     f"2000,,{b.twitter_id},2021-01-01T00:00:00Z,999,b\n")  # fmt: skip
-    import_files(ws_a, [later])
+                     f"3000,,{b.twitter_id},2021-01-01T00:00:00Z,999,b\n")  # fmt: skip
+    c = import_files(ws_a, [later])
+    assert c.status == "done", c.error
     after = selectors.account_summary(ws_a, b)["follower_counts"]
     assert [c.count for c in after][:1] == [999]
     assert len(after) == len(before) + 1
