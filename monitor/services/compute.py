@@ -11,18 +11,29 @@ already done is skipped under a row lock.
 Inside a batch, cascades are computed in groups that share how their input must be read: rebuilt from
 follows or given spreading graphs, with or without times, with or without follower counts (a cascade
 without any count uses n_v = 1 and the unit "retweeters"; DESIGN §1).
+
+Faults (docs/reliability.md): a batch task may be delivered twice, or again after its worker died mid-batch;
+the row lock on the batch and the replace-not-add store make every delivery after the first that commits a
+no-op. A batch whose cascades do not fit in GPU memory together is split in halves until they do, and a
+cascade that alone does not fit runs on the CPU; the run's notes say so. A run can be cancelled
+(:func:`compute_run_cancel`): batches that finished keep their rows (they are correct, and the aggregates they
+touched were refreshed with them), a batch still running stores nothing, batches not yet started do nothing;
+:func:`compute_run_retry` queues the unfinished batches again.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.core.exceptions import ValidationError
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -38,7 +49,14 @@ from ..models import Collection, ComputeBatch, ComputeRun, Tweet, Workspace
 
 log = logging.getLogger(__name__)
 
-__all__ = ["compute_run_start", "compute_batch_run", "plan_batches", "device_name"]
+__all__ = [
+    "compute_batch_run",
+    "compute_run_cancel",
+    "compute_run_retry",
+    "compute_run_start",
+    "device_name",
+    "plan_batches",
+]
 
 ROLE_CODES = {0: "publisher", 1: "spreader", 2: "leaf", 3: "orphan"}
 
@@ -92,8 +110,6 @@ def compute_run_start(
 ) -> ComputeRun:
     """Create a run over ``tweet_pks`` (all of the workspace's tweets when ``None``), plan its batches and
     queue them once the surrounding transaction commits."""
-    from ..tasks import compute_batch
-
     if tweet_pks is None:
         tweet_pks = list(Tweet.objects.filter(workspace=workspace).values_list("pk", flat=True))
     run = ComputeRun(
@@ -121,9 +137,78 @@ def compute_run_start(
     if not plan and collection is not None:
         _collection_finished(collection.pk)
     ids = list(run.batches.values_list("pk", flat=True))
+    _queue_batches(ids)
+    return run
+
+
+def _queue_batches(ids: list[int]) -> None:
+    from ..tasks import compute_batch
+
     # robust: in eager mode (no broker) a failing batch must not undo the caller's work; it records its error
     for b in ids:
         transaction.on_commit(lambda b=b: compute_batch.delay(b), robust=True)
+
+
+def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
+    """Cancel a queued or running run.
+
+    Every batch that has not finished is marked cancelled at once. Its task, when a worker takes it, does
+    nothing; a batch that is computing finds the mark at its next safe point (between groups of cascades, and
+    in the transaction that would store its results) and stores nothing. Batches that finished before keep
+    their rows: each committed its cascades and the aggregates of the (publisher, day) pairs it touched
+    together, so the rankings stay consistent with what is stored. :func:`compute_run_retry` computes the
+    rest. Celery's ``revoke`` is not used: on Redis it lives in the memory of the workers that are up, so a
+    worker started later would run the task anyway; the mark in the database reaches every worker."""
+    with transaction.atomic():
+        # lock order everywhere: the run, then its batches (see compute_batch_run)
+        locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING):
+            raise ValidationError(f"a run that is {locked.get_status_display().lower()} cannot be cancelled")
+        now = timezone.now()
+        n = locked.batches.exclude(status=ComputeBatch.Status.DONE).update(
+            status=ComputeBatch.Status.CANCELLED, finished_at=now, error=""
+        )
+        who = f" by {user.get_username()}" if user is not None else ""
+        locked.status = ComputeRun.Status.CANCELLED
+        locked.finished_at = now
+        locked.error = (
+            f"cancelled{who}: {locked.batches_done} of {locked.n_batches} batches had finished and keep their "
+            f"results; {n} stored nothing"
+        )
+        locked.save(update_fields=["status", "finished_at", "error"])
+        if locked.collection_id:
+            _collection_finished(locked.collection_id)  # the import itself is stored: it is done
+    log.info("compute run %s cancelled%s (%d batches stopped)", locked.pk, who, n)
+    run.refresh_from_db()
+    return run
+
+
+def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
+    """Queue a failed or cancelled run's unfinished batches again (same cascades, options and batch plan).
+    Batches are idempotent, so the retried run ends with the same rows as a run that never stopped."""
+    with transaction.atomic():
+        locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (ComputeRun.Status.FAILED, ComputeRun.Status.CANCELLED):
+            raise ValidationError(f"only a failed or cancelled run can be retried, not a {locked.status} one")
+        todo = list(locked.batches.exclude(status=ComputeBatch.Status.DONE).values_list("pk", flat=True))
+        ComputeBatch.objects.filter(pk__in=todo).update(
+            status=ComputeBatch.Status.QUEUED, error="", started_at=None, finished_at=None
+        )
+        locked.batches_done = locked.batches.filter(status=ComputeBatch.Status.DONE).count()
+        locked.error = ""
+        if todo:
+            locked.status = ComputeRun.Status.RUNNING if locked.batches_done else ComputeRun.Status.QUEUED
+            locked.finished_at = None
+            if locked.collection_id:
+                Collection.objects.filter(pk=locked.collection_id, status=Collection.Status.DONE).update(
+                    status=Collection.Status.COMPUTING, finished_at=None
+                )
+        else:  # every batch had finished (e.g. the last one committed as the run failed elsewhere)
+            locked.status = ComputeRun.Status.DONE
+            locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "batches_done", "error", "finished_at"])
+        _queue_batches(todo)
+    run.refresh_from_db()
     return run
 
 
@@ -150,6 +235,16 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     n_edges: int = 0
+    cpu_fallback: list[int] = field(default_factory=list)  # tweet pks computed on the CPU after a GPU OOM
+
+    def merge(self, other: BatchResult) -> None:
+        """Add the results of another part of the same batch."""
+        for f in fields(self):
+            if f.type.startswith("list["):
+                getattr(self, f.name).extend(getattr(other, f.name))
+        for k, v in other.timings.items():
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        self.n_edges += other.n_edges
 
     def cat(self, name: str, dtype) -> np.ndarray:
         parts = getattr(self, name)
@@ -176,61 +271,107 @@ def device_name(backend: str) -> str:
     return f"CPU ({os.cpu_count()} cores{', numba' if HAVE_NUMBA else ', NumPy only'})"
 
 
+# a lost database connection (a restart, a failover) is not the batch's fault: the task retries it later
+DB_LOST = (OperationalError, InterfaceError)
+RUNNABLE = (ComputeBatch.Status.QUEUED, ComputeBatch.Status.RUNNING, ComputeBatch.Status.FAILED)
+
+
+class RunCancelled(Exception):
+    """Raised inside a computing batch when its run was cancelled: nothing of the batch is stored."""
+
+
 def compute_batch_run(*, batch_id: int) -> ComputeBatch:
-    """Compute one batch and store its results (the body of the ``compute_batch`` task)."""
+    """Compute one batch and store its results (the body of the ``compute_batch`` task).
+
+    Safe to deliver any number of times, at once or after a worker died mid-batch: a batch that is done or
+    cancelled is left alone; results are stored under row locks on the run and the batch (taken in that order,
+    as :func:`compute_run_cancel` does), and only by the first delivery to get there while the batch is neither
+    done nor cancelled."""
     batch = ComputeBatch.objects.select_related("run", "run__workspace").get(pk=batch_id)
     run = batch.run
-    if batch.status == ComputeBatch.Status.DONE:
+    if batch.status in (ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED):
+        if batch.status == ComputeBatch.Status.CANCELLED:
+            log.info("compute batch %s of run %s skipped: the run was cancelled", batch.pk, run.pk)
         return batch
     now = timezone.now()
-    ComputeBatch.objects.filter(pk=batch.pk).update(
+    # conditional: a duplicate delivery that finished (or a cancel) in between must not be overwritten
+    started = ComputeBatch.objects.filter(pk=batch.pk, status__in=RUNNABLE).update(
         status=ComputeBatch.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, error=""
     )
-    ComputeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
-    ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.QUEUED).update(status=ComputeRun.Status.RUNNING)
+    if not started:
+        batch.refresh_from_db()
+        return batch
+    if run.started_at is None:
+        ComputeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
+    if run.status == ComputeRun.Status.QUEUED:
+        ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.QUEUED).update(status=ComputeRun.Status.RUNNING)
     t0 = time.perf_counter()
     try:
         # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
         used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
-        res = _compute(batch, run, used)
+        res = _compute_batch(batch, run, used, stop=lambda: _cancelled(batch.pk))
         t1 = time.perf_counter()
         with transaction.atomic():
+            locked_run = ComputeRun.objects.select_for_update().get(pk=run.pk)
             locked = ComputeBatch.objects.select_for_update().get(pk=batch.pk)
             if locked.status == ComputeBatch.Status.DONE:  # a duplicate delivery finished first
+                log.info("compute batch %s of run %s was already stored by another delivery", batch.pk, run.pk)
                 return locked
+            if locked.status == ComputeBatch.Status.CANCELLED or locked_run.status == ComputeRun.Status.CANCELLED:
+                raise RunCancelled()
             _store(run, batch, res)
             res.timings["store_s"] = time.perf_counter() - t1
             res.timings["total_s"] = time.perf_counter() - t0
             locked.status = ComputeBatch.Status.DONE
-            locked.device = device_name(used)
+            locked.device = device_name(used) + (f" + {device_name('cpu')}" if res.cpu_fallback else "")
             locked.timings = {k: round(v, 4) for k, v in res.timings.items()}
             locked.finished_at = timezone.now()
             locked.save(update_fields=["status", "device", "timings", "finished_at"])
-            _batch_finished(run.pk, locked, res)
+            _batch_finished(locked_run, locked, res)
         return locked
+    except RunCancelled:
+        log.info("compute batch %s of run %s stopped: the run was cancelled; nothing was stored", batch.pk, run.pk)
+        ComputeBatch.objects.filter(pk=batch.pk).exclude(status=ComputeBatch.Status.DONE).update(
+            status=ComputeBatch.Status.CANCELLED, finished_at=timezone.now()
+        )
+        batch.refresh_from_db()
+        return batch
+    except DB_LOST:
+        # recording the failure would need the database that was just lost; the task retries the batch, which
+        # is still marked running (a redelivery may run it: RUNNABLE)
+        log.warning("compute batch %s of run %s lost its database connection", batch.pk, run.pk, exc_info=True)
+        raise
     except Exception as exc:
         log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
         msg = f"{exc.__class__.__name__}: {exc}"
-        ComputeBatch.objects.filter(pk=batch.pk).update(
-            status=ComputeBatch.Status.FAILED, error=msg, finished_at=timezone.now()
+        failed = (
+            ComputeBatch.objects.filter(pk=batch.pk)
+            .exclude(status__in=[ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED])
+            .update(status=ComputeBatch.Status.FAILED, error=msg, finished_at=timezone.now())
         )
-        ComputeRun.objects.filter(pk=run.pk).update(
-            status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
-        )
-        if run.collection_id:
-            _collection_finished(run.collection_id)
+        if failed:  # not when another delivery stored the batch, or the run was cancelled, meanwhile
+            ComputeRun.objects.filter(pk=run.pk).exclude(status=ComputeRun.Status.CANCELLED).update(
+                status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
+            )
+            if run.collection_id:
+                _collection_finished(run.collection_id)
         raise
 
 
-def _batch_finished(run_pk: int, batch: ComputeBatch, res: BatchResult) -> None:
-    run = ComputeRun.objects.select_for_update().get(pk=run_pk)
+def _cancelled(batch_pk: int) -> bool:
+    return ComputeBatch.objects.filter(pk=batch_pk, status=ComputeBatch.Status.CANCELLED).exists()
+
+
+def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
+    """Count ``batch`` into ``run`` (locked by the caller) and finish the run after its last batch."""
     # counted, not incremented: a batch redone after its worker died must not count twice
     run.batches_done = run.batches.filter(status=ComputeBatch.Status.DONE).count()
     run.n_edges += res.n_edges
     for k, v in batch.timings.items():
         run.timings[k] = round(run.timings.get(k, 0.0) + v, 4)
-    if batch.device and batch.device not in run.devices:
-        run.devices.append(batch.device)
+    for device in batch.device.split(" + ") if batch.device else []:
+        if device not in run.devices:
+            run.devices.append(device)
     for note in res.notes:
         if len(run.notes) < 50:
             run.notes.append(f"batch {batch.index}: {note}")
@@ -256,14 +397,90 @@ def _collection_finished(collection_pk: int) -> None:
 # --- loading and computing -----------------------------------------------------------------------------------
 
 
-def _compute(batch: ComputeBatch, run: ComputeRun, backend: str) -> BatchResult:
+def is_device_oom(exc: BaseException) -> bool:
+    """Whether ``exc`` says the GPU ran out of memory: CuPy's ``OutOfMemoryError``, or a CUDA allocation failure
+    reported by the runtime or driver API."""
+    cupy = sys.modules.get("cupy")  # not imported here: an error raised by CuPy means it is loaded already
+    if cupy is not None and isinstance(exc, cupy.cuda.memory.OutOfMemoryError):
+        return True
+    text = str(exc)
+    return "cudaErrorMemoryAllocation" in text or "CUDA_ERROR_OUT_OF_MEMORY" in text
+
+
+def _free_device_memory() -> None:
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def _compute_batch(batch: ComputeBatch, run: ComputeRun, backend: str, stop: Callable[[], bool]) -> BatchResult:
+    """The batch's results. On the GPU, cascades that do not fit in device memory together (the engine plans
+    chunks from an estimate, which another process's allocations can beat) are computed in halves, recursively;
+    a cascade that alone does not fit runs on the CPU reference. The numbers are the same either way; the notes
+    say what happened."""
+    try:
+        return _compute(batch.tweet_pks, run, backend, stop)
+    except Exception as exc:
+        if backend != "gpu" or not is_device_oom(exc):
+            raise
+        log.warning("compute batch %s of run %s: GPU out of memory; splitting it", batch.pk, run.pk)
+    _free_device_memory()
+    sizes = _cascade_sizes(batch.tweet_pks)
+    res = BatchResult()
+    parts = 0
+    todo = list(_halves(batch.tweet_pks, sizes))
+    while todo:
+        pks = todo.pop()
+        try:
+            res.merge(_compute(pks, run, backend, stop))
+            parts += 1
+            continue
+        except Exception as exc:
+            if not is_device_oom(exc):
+                raise
+        _free_device_memory()
+        if len(pks) > 1:
+            todo += _halves(pks, sizes)
+        else:
+            res.merge(_compute(pks, run, "cpu", stop))
+            res.cpu_fallback += pks
+    n = sum(sizes.values())
+    res.notes.append(
+        f"GPU out of memory on {len(sizes):,} cascades ({n:,} participants) at once: computed in "
+        f"{parts + len(res.cpu_fallback)} parts"
+        + (f", {len(res.cpu_fallback)} of them on the CPU" if res.cpu_fallback else "")
+    )
+    if res.cpu_fallback:
+        ids = sorted(Tweet.objects.filter(pk__in=res.cpu_fallback[:10]).values_list("tweet_id", flat=True))
+        more = f" and {len(res.cpu_fallback) - 10} more" if len(res.cpu_fallback) > 10 else ""
+        res.notes.append(
+            f"{len(res.cpu_fallback)} cascade(s) too large for the GPU alone ran on the CPU "
+            f"(tweets {', '.join(map(str, ids))}{more})"
+        )
+    return res
+
+
+def _halves(pks: list[int], sizes: dict[int, int]) -> list[list[int]]:
+    """``pks`` in two parts of about equal participants (largest first, each to the lighter part)."""
+    parts: tuple[list[int], list[int]] = ([], [])
+    used = [0, 0]
+    for pk in sorted(pks, key=lambda k: (-sizes.get(k, 1), k)):
+        i = 0 if used[0] <= used[1] else 1
+        parts[i].append(pk)
+        used[i] += sizes.get(pk, 1)
+    return [p for p in parts if p]
+
+
+def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Callable[[], bool]) -> BatchResult:
+    if stop():
+        raise RunCancelled()
     res = BatchResult()
     d = dialect()
     t = time.perf_counter()
     with connection.cursor() as cur:
         bt = temp_table_name("batch")
         create_temp(cur, bt, [("id", "bigint")])
-        copy_in(cur, bt, [("id", "bigint")], [np.asarray(batch.tweet_pks, dtype=np.int64)])
+        copy_in(cur, bt, [("id", "bigint")], [np.asarray(tweet_pks, dtype=np.int64)])
         tw = copy_out(
             cur,
             f"""SELECT t.id, t.author_id, {d.ts_to_epoch("t.created_at")}, COALESCE(t.author_followers, -1.0),
@@ -326,6 +543,8 @@ def _compute(batch: ComputeBatch, run: ComputeRun, backend: str) -> BatchResult:
         sel = (t_given == key[0]) & (t_tk == key[1]) & (has_count.astype(int) == key[2])
         groups[key] = np.flatnonzero(sel)
     for (is_given, times_known, _counts), idx in sorted(groups.items()):
+        if stop():  # a safe point: nothing of the batch is stored yet
+            raise RunCancelled()
         rsel = np.isin(r_tweet, t_pk[idx])
         table = TweetTable(
             tweet_id=np.concatenate([t_pk[idx], np.zeros(int(rsel.sum()), np.int64)]),

@@ -1,10 +1,14 @@
-"""Planning and running compute batches: idempotent tasks, given graphs, the cycle policy."""
+"""Planning and running compute batches: idempotent tasks, given graphs, the cycle policy, cancelling and
+retrying a run, a GPU that runs out of memory."""
 
 from __future__ import annotations
 
+import pytest
+from django.core.exceptions import ValidationError
+
 from monitor import selectors, services
 from monitor.models import CascadeInfluence, ComputeBatch, ComputeRun, DailyInfluence, PublisherDay, Tweet
-from monitor.services.compute import plan_batches
+from monitor.services.compute import compute_run_cancel, compute_run_retry, plan_batches
 from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
 
 
@@ -115,3 +119,182 @@ def test_it_tells_whom_an_account_amplified_and_who_amplified_it(ws_a, import_fi
     # e retweeted from b (both tweets) and from c (tweet 1000); f retweeted from e in both tweets
     assert {(r["account"].screen_name, r["cascades"]) for r in amp["amplified"]} == {("b", 2), ("c", 1)}
     assert [(r["account"].screen_name, r["cascades"]) for r in amp["amplified_by"]] == [("f", 2)]
+
+
+# --- cancelling and retrying a run ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_batches(ws_a, import_files, settings):
+    """The thesis example stored, not computed; runs plan one batch per cascade (6 and 5 participants)."""
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    settings.SPREADWATCH_BATCH_NODES = 6
+    return ws_a
+
+
+def _aggregates_match_rows(ws) -> bool:
+    from tests.faults.harness import aggregates_from_rows, results
+
+    now, want = results(ws), aggregates_from_rows(ws)
+    return now["daily"] == want["daily"] and now["publisher_days"] == want["publisher_days"]
+
+
+def test_it_cancels_a_queued_run_and_its_late_batch_tasks_do_nothing(two_batches, alice):
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")  # tasks not run: still queued
+    run = compute_run_cancel(run=run, user=alice)
+    assert run.status == ComputeRun.Status.CANCELLED and run.finished_at is not None
+    assert run.error == "cancelled by alice: 0 of 2 batches had finished and keep their results; 2 stored nothing"
+    for b in run.batches.all():
+        assert services.compute_batch_run(batch_id=b.pk).status == ComputeBatch.Status.CANCELLED
+    assert set(run.batches.values_list("status", "attempts")) == {("cancelled", 0)}
+    assert not CascadeInfluence.objects.filter(tweet__workspace=two_batches).exists()
+    assert not DailyInfluence.objects.filter(workspace=two_batches).exists()
+
+
+@pytest.mark.parametrize("when", ["before its cascades", "before its store"])
+def test_it_stores_nothing_of_a_batch_whose_run_is_cancelled_while_it_computes(two_batches, monkeypatch, when):
+    from monitor.services import compute
+
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    real_compute, real_batch = compute._compute, compute._compute_batch
+
+    def cancel_then_compute(*args, **kwargs):
+        compute_run_cancel(run=run)
+        return real_compute(*args, **kwargs)
+
+    def compute_then_cancel(*args, **kwargs):
+        res = real_batch(*args, **kwargs)
+        compute_run_cancel(run=run)
+        return res
+
+    if when == "before its cascades":
+        monkeypatch.setattr(compute, "_compute", cancel_then_compute)
+    else:
+        monkeypatch.setattr(compute, "_compute_batch", compute_then_cancel)
+    b = services.compute_batch_run(batch_id=run.batches.first().pk)
+    assert b.status == ComputeBatch.Status.CANCELLED and b.attempts == 1
+    assert not CascadeInfluence.objects.filter(tweet__workspace=two_batches).exists()
+    assert not Tweet.objects.filter(workspace=two_batches, compute_status="computed").exists()
+    assert ComputeRun.objects.get(pk=run.pk).batches_done == 0
+
+
+def test_it_keeps_the_batches_that_finished_before_a_cancel_with_aggregates_that_match_them(two_batches):
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    first, second = run.batches.order_by("index")
+    services.compute_batch_run(batch_id=first.pk)
+    compute_run_cancel(run=run)
+    assert services.compute_batch_run(batch_id=second.pk).status == ComputeBatch.Status.CANCELLED
+    run.refresh_from_db()
+    assert run.batches_done == 1 and "1 of 2 batches had finished" in run.error
+    stored = set(CascadeInfluence.objects.filter(tweet__workspace=two_batches).values_list("tweet_id", flat=True))
+    assert stored == set(first.tweet_pks)
+    assert _aggregates_match_rows(two_batches)
+    assert DailyInfluence.objects.filter(workspace=two_batches).exists()
+
+
+def test_it_retries_a_cancelled_run_to_the_results_of_an_uncancelled_one(two_batches, run_tasks):
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    first = run.batches.order_by("index").first()
+    services.compute_batch_run(batch_id=first.pk)
+    compute_run_cancel(run=run)
+    run = run_tasks(compute_run_retry, run=ComputeRun.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and run.batches_done == 2 and run.error == ""
+    assert total_by_name(two_batches) == EXPECTED_TOTAL
+    assert ComputeBatch.objects.get(pk=first.pk).attempts == 1  # the finished batch was not redone
+    before = _rows(two_batches)
+    clean = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu")
+    assert _rows(two_batches) == before
+    assert ComputeRun.objects.get(pk=clean.pk).n_edges == run.n_edges
+
+
+def test_it_refuses_to_cancel_a_finished_run_or_retry_a_running_one(two_batches, run_tasks):
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    with pytest.raises(ValidationError, match="only a failed or cancelled run can be retried"):
+        compute_run_retry(run=run)
+    done = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu")
+    with pytest.raises(ValidationError, match="a run that is done cannot be cancelled"):
+        compute_run_cancel(run=ComputeRun.objects.get(pk=done.pk))
+
+
+def test_it_leaves_a_batch_to_its_task_retry_when_the_database_connection_is_lost(two_batches, monkeypatch):
+    from django.db import OperationalError
+
+    from monitor.services import compute
+
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    batch = run.batches.first()
+    real = compute._compute_batch
+    monkeypatch.setattr(compute, "_compute_batch", lambda *a, **k: (_ for _ in ()).throw(OperationalError("gone")))
+    with pytest.raises(OperationalError):
+        services.compute_batch_run(batch_id=batch.pk)
+    # not recorded as the batch's failure: the task retries, and the retry may run it
+    assert ComputeBatch.objects.get(pk=batch.pk).status == ComputeBatch.Status.RUNNING
+    assert ComputeRun.objects.get(pk=run.pk).status == ComputeRun.Status.RUNNING
+    monkeypatch.setattr(compute, "_compute_batch", real)
+    assert services.compute_batch_run(batch_id=batch.pk).status == ComputeBatch.Status.DONE
+    assert ComputeBatch.objects.get(pk=batch.pk).attempts == 2
+
+
+# --- a GPU out of memory -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("holds", "note", "on_cpu"),
+    [
+        (8, "computed in 2 parts", []),
+        (5, "computed in 2 parts, 1 of them on the CPU", [1000]),
+        (4, "computed in 2 parts, 2 of them on the CPU", [1000, 2000]),
+    ],
+)
+def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
+    ws_a, import_files, run_tasks, monkeypatch, holds, note, on_cpu
+):
+    """A fake GPU of ``holds`` participants (no GPU needed): the batch of 11 participants is halved, and a cascade
+    that alone does not fit runs on the CPU; the numbers do not change."""
+    from monitor.services import compute
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    real_forward, real_backward = compute.forward, compute.backward
+
+    def fits(n):
+        if n > holds:
+            raise RuntimeError("cudaErrorMemoryAllocation: out of memory")
+
+    def forward(cascades, graph, *, orphans, backend):
+        if backend == "gpu":
+            fits(cascades.n_nodes)
+        return real_forward(cascades, graph, orphans=orphans, backend="cpu")
+
+    def backward(graphs, *, backend):
+        if backend == "gpu":
+            fits(graphs.cascades.n_nodes)
+        return real_backward(graphs, backend="cpu")
+
+    monkeypatch.setattr(compute, "resolve_backend", lambda name: "gpu")
+    monkeypatch.setattr(compute, "device_name", lambda b: "fake GPU" if b == "gpu" else "CPU")
+    monkeypatch.setattr(compute, "forward", forward)
+    monkeypatch.setattr(compute, "backward", backward)
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    notes = " ".join(run.notes)
+    assert f"GPU out of memory on 2 cascades (11 participants) at once: {note}" in notes
+    if on_cpu:
+        assert f"ran on the CPU (tweets {', '.join(map(str, on_cpu))})" in notes
+        assert run.devices == ["fake GPU", "CPU"]
+    else:
+        assert "ran on the CPU" not in notes and run.devices == ["fake GPU"]
+
+
+def test_it_does_not_split_a_batch_on_errors_other_than_gpu_memory(ws_a, import_files, run_tasks, monkeypatch):
+    from monitor.services import compute
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    monkeypatch.setattr(compute, "resolve_backend", lambda name: "gpu")
+    monkeypatch.setattr(compute, "forward", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug")))
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.FAILED and run.error == "batch 0: RuntimeError: a kernel bug"
+    assert compute.is_device_oom(RuntimeError("CUDA_ERROR_OUT_OF_MEMORY")) and not compute.is_device_oom(MemoryError())
