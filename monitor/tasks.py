@@ -1,20 +1,34 @@
 """Celery tasks: each takes ids, fetches, and calls one service. All are idempotent, so ``acks_late`` is safe
-(a task redelivered after a worker died redoes the same work and writes the same rows once)."""
+(a task redelivered after a worker died redoes the same work and writes the same rows once).
+
+A task that loses its database connection (PostgreSQL restarted, a failover) is retried with backoff: its
+transaction rolled back, so the retry starts from what is committed. Four minutes of retries; a longer
+outage leaves a batch marked running, and the run can then be cancelled and retried (docs/reliability.md).
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 
 from . import services
+from .services.compute import DB_LOST
+
+RETRY_ON_DB_LOST = {
+    "autoretry_for": DB_LOST,
+    "retry_backoff": 2,  # 2, 4, 8, 16, 32, 60, 60, 60 s: four minutes in all
+    "retry_backoff_max": 60,
+    "retry_jitter": False,  # jitter could spend all eight retries in the first seconds of an outage
+    "max_retries": 8,
+}
 
 
-@shared_task(name="monitor.tasks.ingest_collection", acks_late=True)
+@shared_task(name="monitor.tasks.ingest_collection", acks_late=True, **RETRY_ON_DB_LOST)
 def ingest_collection(collection_id: int) -> str:
     c = services.collection_ingest(collection_id=collection_id)
     return c.status
 
 
-@shared_task(name="monitor.tasks.compute_batch", acks_late=True)
+@shared_task(name="monitor.tasks.compute_batch", acks_late=True, **RETRY_ON_DB_LOST)
 def compute_batch(batch_id: int) -> str:
     b = services.compute_batch_run(batch_id=batch_id)
     return b.status
