@@ -179,6 +179,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_queues),
         "control_folder": str(_queues / "control"),
     }
+# Redis broker: a task taken by a worker that then died (kill -9, the OOM killer, a lost machine) is handed to
+# another worker once it has gone unacknowledged this long. It must exceed the longest task and the longest retry
+# countdown (webhook retries wait up to 480 s), or a task still running is handed out twice (harmless: the tasks
+# are idempotent; wasted work). The sweep that finds such tasks runs every tenth of it (1 to 10 s).
+SPREADWATCH_BROKER_VISIBILITY_TIMEOUT = env_int("SPREADWATCH_BROKER_VISIBILITY_TIMEOUT", 3600)
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": SPREADWATCH_BROKER_VISIBILITY_TIMEOUT,
+        "unacked_restore_interval": max(1, min(10, SPREADWATCH_BROKER_VISIBILITY_TIMEOUT // 10)),
+        "unacked_restore_throttle": 1,  # kombu's default 10 would make the sweep every 100 s
+    }
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_IGNORE_RESULT = True
 # tasks are idempotent (they take ids and rewrite the same rows), so a worker lost mid-task may redo it
