@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from . import alerts, exports, views
+from . import alerts, exports, views, views_runs
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -37,6 +37,8 @@ urlpatterns = [
     path("w/<slug:ws>/runs/", views.runs, name="runs"),
     path("w/<slug:ws>/runs/new/", views.recompute, name="recompute"),
     path("w/<slug:ws>/runs/<int:pk>/", views.run, name="run"),
+    path("w/<slug:ws>/runs/<int:pk>/cancel/", views_runs.run_cancel, name="run-cancel"),
+    path("w/<slug:ws>/runs/<int:pk>/retry/", views_runs.run_retry, name="run-retry"),
     path("w/<slug:ws>/alerts/", alerts.inbox, name="alerts"),
     path("w/<slug:ws>/alerts/<int:pk>/read/", alerts.alert_read, name="alert-read"),
     path("w/<slug:ws>/alerts/read-all/", alerts.alerts_read_all, name="alerts-read-all"),

@@ -22,6 +22,7 @@ from monitor.alerts.models import AlertRule
 from monitor.alerts.services import rule_update
 
 from .. import exports, selectors, services
+from ..services.compute import compute_run_cancel, compute_run_retry
 from .serializers import (
     AccountDetailSerializer,
     AlertRuleCreatedSerializer,
@@ -122,6 +123,37 @@ def runs(request, ws: str):
 def run_detail(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
     return Response(ComputeRunSerializer(selectors.run_get(workspace, pk)).data)
+
+
+def _run_action(request, ws: str, pk: int, action) -> Response:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    run = selectors.run_get(workspace, pk)
+    try:
+        run = action(run)
+    except DjangoValidationError as exc:
+        raise _django_errors(exc) from exc
+    return Response(ComputeRunSerializer(run).data)
+
+
+@extend_schema(
+    request=None,
+    responses={200: ComputeRunSerializer, 400: OpenApiResponse(description="the run is not queued or running")},
+    description="Cancel a queued or running run: finished batches keep their results, a batch still computing "
+    "stores nothing, batches not started do nothing. Retry it to compute the rest.",
+)
+@api_view(["POST"])
+def run_cancel(request, ws: str, pk: int):
+    return _run_action(request, ws, pk, lambda r: compute_run_cancel(run=r, user=request.user))
+
+
+@extend_schema(
+    request=None,
+    responses={200: ComputeRunSerializer, 400: OpenApiResponse(description="the run is not failed or cancelled")},
+    description="Queue the unfinished batches of a failed or cancelled run again.",
+)
+@api_view(["POST"])
+def run_retry(request, ws: str, pk: int):
+    return _run_action(request, ws, pk, lambda r: compute_run_retry(run=r))
 
 
 def _window(request) -> selectors.Window:
