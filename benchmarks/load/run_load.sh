@@ -5,9 +5,11 @@
 #   scripts/with_services.py -- benchmarks/load/run_load.sh          (about 4 minutes; needs wrk and locust)
 #
 # 1. analysts: 50 Locust users for 60 s, each opening a page, reading it 1-5 s, opening the next (the model is in
-#    benchmarks/load/locustfile.py); the read cache starts empty. Per page p50/p95/p99 and failures.
-# 2. the same with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its full work.
-# 3. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
+#    benchmarks/load/locustfile.py), after every page was opened once (the read cache is warm, as between
+#    computes). Per page p50/p95/p99 and failures: the target is read here.
+# 2. analysts-cold: the same right after the read cache was emptied (as the first minute after a compute run).
+# 3. analysts-nocache: 30 s with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its work.
+# 4. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
 #    answers), 30 s over every page kind, then 10 s per kind: the most this machine serves.
 # Results go to benchmarks/results/load_<date>_<time>/ (LOAD_OUT= to choose): summary.md, Locust CSVs, wrk.txt.
 set -euo pipefail
@@ -70,18 +72,27 @@ serve() {  # (re)start gunicorn with the environment given as arguments; wait un
   echo "gunicorn did not start:"; tail -20 "$TMP/gunicorn.log"; exit 1
 }
 trap '[ -n "$GPID" ] && kill $GPID 2>/dev/null; rm -rf "$TMP"' EXIT
-analysts() {  # $1: result name
-  $PY manage.py shell -c "from django.core.cache import cache; cache.clear()"  # the read cache starts empty
+warm() {  # every page once, as earlier visits would have left the read cache
+  while read -r p; do curl -s -o /dev/null -b "$COOKIE" "http://127.0.0.1:$PORT$p"; done < "$OUT/pages-all.txt"
+}
+empty_cache() {
+  $PY manage.py shell -c "from django.core.cache import cache; cache.clear()" 2>/dev/null
+}
+analysts() {  # $1: result name, $2: seconds
   PAGES_JSON=$OUT/pages.json .venv/bin/locust -f benchmarks/load/locustfile.py --headless -u $USERS -r 25 \
-    -t ${SECONDS_RUN}s --stop-timeout 10 --host http://127.0.0.1:$PORT --csv "$OUT/$1" --only-summary \
+    -t ${2}s --stop-timeout 10 --host http://127.0.0.1:$PORT --csv "$OUT/$1" --only-summary \
     > "$OUT/$1.log" 2>&1 || true  # locust exits 1 when any request failed: the failures are in the table
 }
 serve
-analysts analysts
+empty_cache; warm
+analysts analysts $SECONDS_RUN
+serve  # fresh processes: their snapshots of the all-time sums go too
+empty_cache
+analysts analysts-cold $SECONDS_RUN
 serve SPREADWATCH_READ_CACHE_SECONDS=0
-analysts analysts-nocache
+analysts analysts-nocache 30
 serve
-while read -r p; do curl -s -o /dev/null -b "$COOKIE" "http://127.0.0.1:$PORT$p"; done < "$OUT/pages-all.txt"  # warm
+warm
 {
   echo "## all pages together: 50 connections, 30 s, no think time"
   PAGES_FILE=$OUT/pages-all.txt wrk -t2 -c50 -d30s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:$PORT

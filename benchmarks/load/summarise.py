@@ -50,8 +50,9 @@ def wrk_table(text: str) -> list[str]:
 def main(folder: str) -> None:
     d = Path(folder)
     for name, title in (
-        ("analysts", "50 analysts (1-5 s think time), 60 s, read cache on (the production default)"),
-        ("analysts-nocache", "50 analysts (1-5 s think time), 60 s, read cache off (every request does its work)"),
+        ("analysts", "50 analysts (1-5 s think time), 60 s, read cache warm (between computes)"),
+        ("analysts-cold", "50 analysts (1-5 s think time), 60 s, read cache emptied first (just after a compute)"),
+        ("analysts-nocache", "50 analysts (1-5 s think time), 30 s, read cache off (every request does its work)"),
     ):
         stats = d / f"{name}_stats.csv"
         if stats.exists():
