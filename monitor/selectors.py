@@ -69,6 +69,19 @@ def _cached(fn):
     """Cache ``fn(ws, ...)`` under the workspace's data version (see above)."""
     import functools
     import hashlib
+    import time
+
+    def key_for(ws, *args, **kwargs) -> str:
+        """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
+        from django.core.cache import cache
+
+        version = cache.get_or_set(_version_key(ws.pk), 1, timeout=None)
+        raw = "|".join(
+            [fn.__name__, str(ws.pk), ws.created_at.isoformat(), str(version)]
+            + [_cache_arg(a) for a in args]
+            + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
+        )
+        return "sw:read:" + hashlib.sha1(raw.encode()).hexdigest()
 
     @functools.wraps(fn)
     def wrapper(ws, *args, **kwargs):
@@ -78,20 +91,29 @@ def _cached(fn):
         ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300)
         if ttl <= 0:
             return fn(ws, *args, **kwargs)
-        version = cache.get_or_set(_version_key(ws.pk), 1, timeout=None)
-        raw = "|".join(
-            [fn.__name__, str(ws.pk), ws.created_at.isoformat(), str(version)]
-            + [_cache_arg(a) for a in args]
-            + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
-        )
-        key = "sw:read:" + hashlib.sha1(raw.encode()).hexdigest()
+        key = key_for(ws, *args, **kwargs)
         hit = cache.get(key)
         if hit is not None:
             return hit
-        value = fn(ws, *args, **kwargs)
-        cache.set(key, value, timeout=ttl)
+        # one process computes a missing value; the others asking for it meanwhile wait for its result (up to
+        # SPREADWATCH_READ_CACHE_WAIT seconds, then compute it themselves) instead of all doing the same work
+        # at once: the first minute after a compute run, when every page is cold, stays within what 2 cores do
+        lock = key + ":building"
+        if not cache.add(lock, 1, timeout=60):
+            deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10.0)
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                hit = cache.get(key)
+                if hit is not None:
+                    return hit
+        try:
+            value = fn(ws, *args, **kwargs)
+            cache.set(key, value, timeout=ttl)
+        finally:
+            cache.delete(lock)
         return value
 
+    wrapper.key_for = key_for
     return wrapper
 
 

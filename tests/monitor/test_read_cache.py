@@ -70,3 +70,46 @@ def test_a_new_import_refreshes_a_cached_account_page(ws_a, import_files, settin
     after = selectors.account_summary(ws_a, b)["follower_counts"]
     assert [c.count for c in after][:1] == [999]
     assert len(after) == len(before) + 1
+
+
+def test_a_cold_value_another_process_is_computing_is_waited_for_not_computed_again(
+    ws_a, import_files, settings, monkeypatch
+):
+    from django.core.cache import cache
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    settings.SPREADWATCH_READ_CACHE_WAIT = 5.0
+    first = selectors.workspace_counts(ws_a)
+    key = selectors.workspace_counts.key_for(ws_a)
+    assert cache.get(key) == first
+    cache.delete(key)
+    cache.add(key + ":building", 1, timeout=60)  # "another process" is building it
+    slept = []
+
+    def other_process_finishes(seconds):
+        slept.append(seconds)
+        if len(slept) == 3:
+            cache.set(key, {**first, "from": "the other process"}, timeout=60)
+
+    monkeypatch.setattr("time.sleep", other_process_finishes)
+    from django.db import connection
+
+    with CaptureQueriesContext(connection) as q:
+        got = selectors.workspace_counts(ws_a)
+    assert got["from"] == "the other process" and len(slept) == 3
+    assert len(q.captured_queries) == 0
+
+
+def test_a_builder_that_never_finishes_only_delays_the_value(ws_a, import_files, settings, monkeypatch):
+    from django.core.cache import cache
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    settings.SPREADWATCH_READ_CACHE_WAIT = 0.2
+    want = selectors.workspace_counts(ws_a)
+    key = selectors.workspace_counts.key_for(ws_a)
+    cache.delete(key)
+    cache.add(key + ":building", 1, timeout=60)  # a builder that died: its lock outlives it
+    assert selectors.workspace_counts(ws_a) == want  # computed here after the wait
+    assert cache.get(key) == want and cache.get(key + ":building") is None
