@@ -1,0 +1,135 @@
+"""A Celery worker with fault hooks: ``python -m tests.faults._worker worker -Q cpu ...`` (celery's own arguments).
+
+Test code only; the product has no hooks. Before handing over to ``celery``, this patches functions of the worker
+process so a test can stop a batch at a known point and do something to it from outside (kill the worker,
+restart Redis or PostgreSQL, cancel the run), or make a CPU-only machine look like a GPU that runs out of memory.
+Every hook is off unless its variable is set. Markers are files in ``$FAULTS_DIR`` holding the pid of the process
+that wrote them (with a prefork pool, the pool process running the task); a paused worker waits for the file
+``release`` or ``release-<marker>`` there (at most ``FAULTS_PAUSE_MAX_S``, 300 s, so a failed test leaves no
+worker hanging), and never pauses at the same marker twice.
+
+* ``FAULTS_PAUSE_IN_STORE=1``: the first batch to reach its store, in any process of this worker, pauses inside
+  the store transaction, after its rows are written and before the commit (marker ``store-<batch pk>``).
+* ``FAULTS_PAUSE_IN_COMPUTE=k``: the k-th batch of a solo worker pauses before it computes (marker
+  ``compute-<batch pk>``).
+* ``FAULTS_BARRIER=n``: this worker's first batch waits until n workers have reached the barrier (markers
+  ``barrier-<pid>``), so n workers are provably computing at once.
+* ``FAULTS_PAUSE_INGEST=1,2``: the imports this worker runs first and second pause inside their transaction,
+  after every row is written (markers ``ingest-1``, ``ingest-2``).
+* ``FAULTS_FAKE_GPU_NODES=n``: the worker resolves every backend to ``gpu`` and computes on the CPU reference,
+  but any forward or backward phase over more than n participants raises CUDA's out-of-memory error first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+DIR = Path(os.environ.get("FAULTS_DIR", "."))
+PAUSE_MAX_S = float(os.environ.get("FAULTS_PAUSE_MAX_S", "300"))
+
+
+def _mark(name: str) -> None:
+    (DIR / name).write_text(str(os.getpid()))
+
+
+def _wait_for(cond, what: str) -> None:
+    deadline = time.monotonic() + PAUSE_MAX_S
+    while not cond():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fault hook: gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def _claim(name: str) -> bool:
+    """True for the first caller among all the processes of this worker (a prefork pool has several)."""
+    try:
+        os.close(os.open(DIR / f"claim-{name}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def _pause(marker: str) -> None:
+    if (DIR / marker).exists():  # once: not again when the same batch is redelivered (to a new pool process)
+        return
+    print(f"fault hook: paused at {marker}", flush=True)
+    _mark(marker)
+    _wait_for(lambda: (DIR / "release").exists() or (DIR / f"release-{marker}").exists(), "a release file")
+    print(f"fault hook: released at {marker}", flush=True)
+
+
+def install() -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+    django.setup()
+    from monitor.services import collections, compute
+
+    counts = {"compute": 0, "ingest": 0}
+    pause_compute = int(os.environ.get("FAULTS_PAUSE_IN_COMPUTE", "0"))
+    pause_store = os.environ.get("FAULTS_PAUSE_IN_STORE") == "1"
+    barrier = int(os.environ.get("FAULTS_BARRIER", "0"))
+    real_compute_batch, real_store = compute._compute_batch, compute._store
+
+    def compute_batch(batch, run, backend, stop):
+        counts["compute"] += 1
+        if barrier and counts["compute"] == 1:
+            _mark(f"barrier-{os.getpid()}")
+            _wait_for(lambda: len(list(DIR.glob("barrier-*"))) >= barrier, f"{barrier} workers at the barrier")
+        if counts["compute"] == pause_compute:
+            _pause(f"compute-{batch.pk}")
+        return real_compute_batch(batch, run, backend, stop)
+
+    def store(run, batch, res):
+        real_store(run, batch, res)
+        if pause_store and _claim("store"):
+            _pause(f"store-{batch.pk}")
+
+    compute._compute_batch, compute._store = compute_batch, store
+
+    pause_ingest = {int(k) for k in os.environ.get("FAULTS_PAUSE_INGEST", "").split(",") if k}
+    if pause_ingest:
+        real_load = collections.load_files
+
+        def load_files(*args, **kwargs):
+            res = real_load(*args, **kwargs)
+            counts["ingest"] += 1
+            if counts["ingest"] in pause_ingest:
+                _pause(f"ingest-{counts['ingest']}")
+            return res
+
+        collections.load_files = load_files
+
+    fake_gpu = int(os.environ.get("FAULTS_FAKE_GPU_NODES", "0"))
+    if fake_gpu:
+        real_forward, real_backward, real_device = compute.forward, compute.backward, compute.device_name
+
+        def fits(n: int, phase: str) -> None:
+            if n > fake_gpu:
+                _mark(f"oom-{phase}-{n}")
+                raise RuntimeError(f"cudaErrorMemoryAllocation: out of memory (fake GPU of {fake_gpu} nodes, {n})")
+
+        def forward(cascades, graph, *, orphans="strict", backend="auto"):
+            if backend == "gpu":
+                fits(cascades.n_nodes, "forward")
+            return real_forward(cascades, graph, orphans=orphans, backend="cpu")
+
+        def backward(graphs, *, backend="auto"):
+            if backend == "gpu":
+                fits(graphs.cascades.n_nodes, "backward")
+            return real_backward(graphs, backend="cpu")
+
+        compute.resolve_backend = lambda name: "gpu"
+        compute.forward, compute.backward = forward, backward
+        compute.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
+
+
+if __name__ == "__main__":
+    install()
+    from celery.bin.celery import main
+
+    sys.argv = ["celery", "-A", "monitor", *sys.argv[1:]]
+    sys.exit(main())
