@@ -13,6 +13,13 @@ may be gzip, bzip2 or xz compressed; a UTF-8 BOM is skipped.
 ``mode="strict"`` raises :class:`InputError` on the first bad record; ``mode="skip-bad"`` leaves bad records
 out, counts them in :class:`ReadReport` and lists the first ``max_shown``. Only NumPy is required: msgspec
 (fastest) or orjson speed up the JSON readers when installed.
+
+What every reader refuses, besides values it cannot parse (:mod:`.limits` has the numbers): a record longer
+than ``max_record_bytes`` (16 MiB unless the caller says otherwise; never read whole), a CSV quote that is never
+closed, a time before 2006-03-21 or more than a day in the future, a follower count above 10**9, and a tweet id
+read again with another author, time or retweeted tweet (:class:`SeenTweets`: identical repeats are fine). A
+problem of a whole file (empty, no header, unreadable...) is one bad record that also lists the file in
+``report.skipped_files``: strict mode stops there, skip-bad mode skips the file.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import numpy as np
 
 from ..structures import Cascades, FollowerGraph, SpreadingGraphs
 from ..tables import FollowTable, TweetTable, concat_follows, concat_tweets
+from ._dups import SeenTweets
 from ._fields import Ctx
 from ._io import Progress, input_size
 from ._report import MODES, BadRecord, InputError, ReadReport, Sink
@@ -32,6 +40,7 @@ from ._tweets import empty_tweets
 from .csv_tweets import read_csv_tweets
 from .detect import FORMATS, detect_format
 from .follows import read_follows
+from .limits import MAX_RECORD_BYTES
 from .npz import npz_kind, read_npz
 from .timeparse import parse_time, parse_times, snowflake_time
 from .trees import read_trees
@@ -46,6 +55,8 @@ __all__ = [
     "ReadReport",
     "InputError",
     "ReadResult",
+    "SeenTweets",
+    "MAX_RECORD_BYTES",
     "detect_format",
     "read",
     "iter_tweets",
@@ -104,7 +115,9 @@ class ReadResult:
         return f"ReadResult({', '.join(parts)})"
 
 
-def _check_args(format: str, mode: str) -> None:
+def _check_args(format: str, mode: str, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
+    if int(max_record_bytes) < 1:
+        raise ValueError(f"max_record_bytes must be positive, not {max_record_bytes!r}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if format != "auto" and format not in FORMATS:
@@ -130,8 +143,8 @@ def _stream(path, fmt: str, mode: str, report: ReadReport, progress: Progress, *
     return ctx, _READERS[fmt](shown, ctx)
 
 
-def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress) -> ReadResult:
-    ctx, parts = _stream(path, fmt, mode, report, progress)
+def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress, **ctx_kw) -> ReadResult:
+    ctx, parts = _stream(path, fmt, mode, report, progress, **ctx_kw)
     first_shown = len(report.shown)
     tweets: list[TweetTable] = []
     follows: list[FollowTable] = []
@@ -164,14 +177,17 @@ def read(
     mode: str = "strict",
     max_shown: int = 20,
     progress: ProgressFn | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    seen: SeenTweets | None = None,
 ) -> ReadResult:
     """Read one input whole. ``format="auto"`` detects it from the content (:func:`detect_format`);
-    ``progress(bytes_done, bytes_total)`` is called now and then."""
-    _check_args(format, mode)
+    ``progress(bytes_done, bytes_total)`` is called now and then. A record longer than ``max_record_bytes`` is
+    a bad record; ``seen`` carries the tweet ids of inputs read before, for conflicting duplicates across them."""
+    _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
     total = _size(path, fmt)
     prog = Progress(progress, total)
-    res = _read_one(path, fmt, mode, ReadReport(max_shown=max_shown), prog)
+    res = _read_one(path, fmt, mode, ReadReport(max_shown=max_shown), prog, max_record=int(max_record_bytes), seen=seen)
     prog.base = 0
     prog.at(total)
     return res
@@ -185,19 +201,26 @@ def iter_tweets(
     chunk_size: int = 200_000,
     report: ReadReport | None = None,
     progress: ProgressFn | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    seen: SeenTweets | None = None,
 ) -> Iterator[TweetTable]:
-    """Stream the tweets of one input as ``TweetTable`` chunks of about ``chunk_size`` rows (bounded memory).
+    """Stream the tweets of one input as ``TweetTable`` chunks of about ``chunk_size`` rows (bounded memory,
+    plus about 50-80 bytes per distinct tweet id for the duplicate check).
 
     Bad records go to ``report`` (skip-bad) or raise ``InputError`` (strict). Labels are not returned here;
-    use :func:`read` for them. ``progress(bytes_done, bytes_total)`` is called now and then.
+    use :func:`read` for them. ``progress(bytes_done, bytes_total)`` is called now and then;
+    ``max_record_bytes`` and ``seen`` as for :func:`read`.
     """
-    _check_args(format, mode)
+    _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
     if fmt not in _WITH_TWEETS or (fmt == "npz" and npz_kind(path) != "collection"):
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no tweets (use read() for its graphs)")
     report = ReadReport() if report is None else report
     prog = Progress(progress, _size(path, fmt) if progress else 0)
-    _, parts = _stream(path, fmt, mode, report, prog, chunk_size=chunk_size, want_follows=False)
+    _, parts = _stream(
+        path, fmt, mode, report, prog, chunk_size=chunk_size, want_follows=False, max_record=int(max_record_bytes),
+        seen=seen,
+    )  # fmt: skip
     for kind, obj in parts:
         if kind == "tweets" and len(obj):
             yield obj
@@ -211,18 +234,21 @@ def iter_follows(
     chunk_size: int = 1_000_000,
     report: ReadReport | None = None,
     progress: ProgressFn | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[FollowTable]:
     """Stream the follow edges of one input (follows file, cascade trees, or a collection archive's graph)
-    as ``FollowTable`` chunks of about ``chunk_size`` edges; ``progress`` as for :func:`iter_tweets`."""
-    _check_args(format, mode)
+    as ``FollowTable`` chunks of about ``chunk_size`` edges; ``progress`` and ``max_record_bytes`` as for
+    :func:`iter_tweets`."""
+    _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
     if fmt not in _WITH_FOLLOWS or (fmt == "npz" and npz_kind(path) != "collection"):
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no follow edges")
     report = ReadReport() if report is None else report
     prog = Progress(progress, _size(path, fmt) if progress else 0)
     _, parts = _stream(
-        path, fmt, mode, report, prog, follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True
-    )
+        path, fmt, mode, report, prog, follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True,
+        max_record=int(max_record_bytes),
+    )  # fmt: skip
     for kind, obj in parts:
         if kind == "follows" and len(obj):
             yield obj
@@ -235,11 +261,14 @@ def read_many(
     mode: str = "strict",
     max_shown: int = 20,
     progress: ProgressFn | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> ReadResult:
     """Read several inputs into one result: tweets and follows concatenated, graphs appended, labels merged,
-    one report. Each input is detected on its own with ``format="auto"`` (e.g. tweets + a follows file)."""
+    one report. Each input is detected on its own with ``format="auto"`` (e.g. tweets + a follows file); a tweet
+    id that one input gives differently from an earlier one is a bad record of the later input."""
     paths = list(paths)
-    _check_args(format, mode)
+    _check_args(format, mode, max_record_bytes)
+    seen = SeenTweets()
     fmts = [_resolve(p, format) for p in paths]
     sizes = [_size(p, f) for p, f in zip(paths, fmts)]
     prog = Progress(progress, sum(sizes))
@@ -248,7 +277,7 @@ def read_many(
     offset = 0
     for p, fmt, size in zip(paths, fmts, sizes):
         prog.base = offset
-        results.append(_read_one(p, fmt, mode, report, prog))
+        results.append(_read_one(p, fmt, mode, report, prog, max_record=int(max_record_bytes), seen=seen))
         offset += size
     prog.base = 0
     prog.at(prog.total)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._io import Progress
 from ._report import Sink
+from .limits import FOLLOWERS_MAX, MAX_RECORD_BYTES
 
 __all__ = ["Bad", "to_id", "to_count", "Ctx"]
 
@@ -34,7 +35,8 @@ def to_id(v: Any, field: str) -> int:
     t = type(v)
     if t is str:
         if v.isascii() and v.isdigit():
-            n = int(v)
+            # int() refuses strings of over 4,300 digits with a ValueError of its own: no id is that long
+            n = int(v) if len(v) <= 19 or len(v.lstrip("0")) <= 19 else _ID_MAX + 1
             if n <= _ID_MAX:
                 return n
             raise Bad(field, "id out of range", _show(v))
@@ -56,7 +58,8 @@ def to_id(v: Any, field: str) -> int:
 
 
 def to_count(v: Any, field: str) -> float:
-    """A follower count: non-negative finite number (or numeric string); ``None`` -> NaN (unknown)."""
+    """A follower count: a finite number from 0 to :data:`~.limits.FOLLOWERS_MAX` (or such a numeric string);
+    ``None`` -> NaN (unknown)."""
     t = type(v)
     if t is int or t is float:
         x = float(v)
@@ -76,6 +79,8 @@ def to_count(v: Any, field: str) -> float:
         raise Bad(field, "not a finite number", _show(v))
     if x < 0:
         raise Bad(field, "negative count", _show(v))
+    if x > FOLLOWERS_MAX:
+        raise Bad(field, "count out of range", f"{_show(v)} is more than {FOLLOWERS_MAX:,.0f}")
     return x
 
 
@@ -92,3 +97,5 @@ class Ctx:
     want_follows: bool = True
     follows_from_graph: bool = False  # iter_follows over a collection archive: its graph as edge chunks
     labels: dict[int, str] = field(default_factory=dict)
+    max_record: int = MAX_RECORD_BYTES  # longest record (line, CSV field) kept; longer ones are bad records
+    seen: Any = None  # a ``SeenTweets`` shared by the files of one read, for conflicting duplicate tweet ids

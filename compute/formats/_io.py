@@ -86,34 +86,83 @@ class LineBlocks:
     """Iterate over ``(block, first_line)`` where each block is whole lines (the last may lack its newline).
 
     ``saw_data`` tells afterwards whether the file held anything but whitespace (an empty file is an error the
-    reader reports). A line longer than the block size is kept whole: the block grows until it ends.
+    reader reports). With ``max_line`` set, a line longer than that many bytes (newline not counted) is never
+    held whole: once it passes the limit, ``too_long(line_number)`` is called (the reader reports it; in strict
+    mode that raises) and the rest of the line is skipped up to its newline, so memory stays bounded by the block
+    size plus the limit. Without ``max_line`` a line is kept whole however long it is.
     """
 
-    def __init__(self, path: str | os.PathLike, progress: Progress | None = None, block_size: int = BLOCK_SIZE):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        progress: Progress | None = None,
+        block_size: int = BLOCK_SIZE,
+        *,
+        max_line: int | None = None,
+        too_long: Callable[[int], None] | None = None,
+    ):
         self.path = path
         self.progress = progress
         self.block_size = block_size
         self.saw_data = False
+        if max_line is not None and too_long is None:
+            raise ValueError("max_line needs a too_long callback")
+        self.max_line = max_line
+        self.too_long = too_long
+
+    def _read_size(self) -> int:
+        # a line that lies inside one read is shorter than the read, so only lines continued from the previous
+        # read need a length check when reads are no longer than the limit
+        return self.block_size if self.max_line is None else max(1, min(self.block_size, self.max_line))
+
+    def _long(self, line: int) -> None:
+        self.saw_data = True
+        self.too_long(line)
 
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         stream, raw = open_binary(self.path)
+        limit = self.max_line
+        size = self._read_size()
         try:
-            line = 1
+            line = 1  # the number of the line that starts ``carry`` (or the next block)
             carry = b""
+            skipping = False  # inside an over-long line, looking for its end
             first = True
             while True:
-                chunk = stream.read(self.block_size)
+                chunk = stream.read(size)
                 if not chunk:
                     break
                 if first:
                     first = False
                     if chunk.startswith(BOM):
                         chunk = chunk[len(BOM) :]
+                if skipping:
+                    nl = chunk.find(b"\n")
+                    if nl < 0:
+                        continue
+                    skipping = False
+                    line += 1
+                    chunk = chunk[nl + 1 :]
+                    if not chunk:
+                        continue
                 data = carry + chunk if carry else chunk
                 cut = data.rfind(b"\n")
                 if cut < 0:
-                    carry = data
+                    if limit is not None and len(data) > limit:
+                        carry, skipping = b"", True
+                        self._long(line)
+                    else:
+                        carry = data
                     continue
+                if limit is not None and carry:
+                    nl = len(carry) + chunk.find(b"\n")  # the end of the line ``carry`` began
+                    if nl > limit:
+                        self._long(line)
+                        data, line = data[nl + 1 :], line + 1
+                        cut -= nl + 1
+                        if cut < 0:
+                            carry = data
+                            continue
                 block, carry = data[: cut + 1], data[cut + 1 :]
                 if not self.saw_data and block.strip():
                     self.saw_data = True
@@ -121,7 +170,7 @@ class LineBlocks:
                 line += block.count(b"\n")
                 if self.progress is not None:
                     self.progress.at(raw.tell())
-            if carry:
+            if carry and not skipping:
                 if not self.saw_data and carry.strip():
                     self.saw_data = True
                 yield carry, line
@@ -134,16 +183,19 @@ class LineBlocks:
 
         Lines are zero-copy ``memoryview`` slices of the block read (a line split across two reads is joined
         into ``bytes``), so a 5 KB JSON line costs no copy before the decoder sees it; a line that is only
-        blanks is passed on too (the reader decides).
+        blanks is passed on too (the reader decides). Over-long lines go to ``too_long`` (see the class).
         """
         stream, raw = open_binary(self.path)
+        limit = self.max_line
+        size = self._read_size()
         try:
             line = 0
             carry = b""
+            skipping = False
             first = True
             progress = self.progress
             while True:
-                chunk = stream.read(self.block_size)
+                chunk = stream.read(size)
                 if not chunk:
                     break
                 if first:
@@ -153,14 +205,27 @@ class LineBlocks:
                 find = chunk.find
                 end = find(b"\n")
                 if end < 0:
-                    carry += chunk
+                    if skipping:
+                        continue
+                    if limit is not None and len(carry) + len(chunk) > limit:
+                        carry, skipping = b"", True
+                        self._long(line + 1)
+                    else:
+                        carry += chunk  # at most ``limit`` bytes: the joins stay few
                     continue
                 line += 1
-                head = carry + chunk[:end] if carry else chunk[:end]
-                carry = b""
-                if head:
+                if skipping:
+                    skipping = False
+                elif carry:
+                    if limit is not None and len(carry) + end > limit:
+                        self._long(line)
+                    else:
+                        self.saw_data = True
+                        yield line, carry + chunk[:end]
+                elif end:
                     self.saw_data = True
-                    yield line, head
+                    yield line, chunk[:end]
+                carry = b""
                 view = memoryview(chunk)
                 pos = end + 1
                 while True:
@@ -175,7 +240,7 @@ class LineBlocks:
                 carry = chunk[pos:]
                 if progress is not None:
                     progress.at(raw.tell())
-            if carry:
+            if carry and not skipping:
                 self.saw_data = True
                 yield line + 1, carry
         finally:

@@ -4,6 +4,12 @@ A reader never raises or prints on its own: it hands each problem to a :class:`S
 :class:`InputError` (``mode="strict"``) or counts the record in the :class:`ReadReport` (``mode="skip-bad"``).
 That keeps the two modes identical up to the first bad record, so a strict run that passes and a skip-bad run
 with ``n_bad == 0`` return the same data.
+
+One rule for problems of a *whole file* (empty, no header, unreadable archive, a tree without a ROOT line, a
+TUDataset whose files disagree...): the reader reports them with :meth:`Sink.bad_file`, which is one bad record
+(``line`` is ``None``, or the header's line) that also lists the file in :attr:`ReadReport.skipped_files`.
+Strict mode stops there like at any bad record; skip-bad mode skips that file and goes on with the others. (The
+web upload then fails a skip-bad upload only when nothing else in it could be stored.)
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["BadRecord", "ReadReport", "InputError", "Sink", "MODES"]
+__all__ = ["BadRecord", "ReadReport", "InputError", "Sink", "LongLines", "MODES"]
 
 MODES = ("strict", "skip-bad")
 
@@ -60,7 +66,8 @@ class ReadReport:
 
     A *record* is the input's own unit: a CSV row, a JSONL status, a v2 tweet, a tree line, an edge line, a
     TUDataset graph. ``n_skipped`` counts lines that are valid but carry no tweet (v1.1 stream ``delete`` /
-    ``limit`` notices); blank lines are not counted at all.
+    ``limit`` notices); blank lines are not counted at all. ``skipped_files`` lists the files (or archive
+    members) skip-bad mode left out whole (:meth:`Sink.bad_file`).
     """
 
     n_good: int = 0
@@ -70,6 +77,7 @@ class ReadReport:
     by_reason: Counter = field(default_factory=Counter)
     n_skipped: int = 0
     files: list[str] = field(default_factory=list)
+    skipped_files: list[str] = field(default_factory=list)
 
     def add(self, record: BadRecord) -> None:
         self.n_bad += 1
@@ -84,6 +92,7 @@ class ReadReport:
         self.n_skipped += other.n_skipped
         self.by_reason.update(other.by_reason)
         self.files.extend(other.files)
+        self.skipped_files.extend(other.skipped_files)
         room = self.max_shown - len(self.shown)
         if room > 0:
             self.shown.extend(other.shown[:room])
@@ -110,6 +119,7 @@ class ReadReport:
             "shown": [r.to_dict() for r in self.shown],
             "max_shown": self.max_shown,
             "files": list(self.files),
+            "skipped_files": list(self.skipped_files),
         }
 
 
@@ -141,7 +151,36 @@ class Sink:
             raise InputError(record)
         self.report.add(record)
 
+    def bad_file(
+        self,
+        kind: str,
+        detail: str | None = None,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """Report a problem that makes the whole file (or archive member) ``path`` unusable: one bad record, and
+        the file is listed in ``report.skipped_files`` (raises ``InputError`` in strict mode)."""
+        shown = self.path if path is None else path
+        if not self.strict:
+            self.report.skipped_files.append(shown)
+        self.bad(line, field, kind, detail, path=path)
+
     def bad_sorted(self, records: list[tuple[int, str | None, str, str | None]]) -> None:
         """Report several records found together (by a vectorised check) in line order."""
         for line, field_, kind, detail in sorted(records, key=lambda r: r[0]):
             self.bad(line, field_, kind, detail)
+
+
+class LongLines:
+    """The ``LineBlocks`` callback that reports a line past the record limit (a bad record of its own); ``n``
+    counts them (a file holding nothing else is not empty)."""
+
+    def __init__(self, sink: Sink, limit: int, path: str | None = None) -> None:
+        self.sink, self.path, self.limit, self.n = sink, path, limit, 0
+        self.kind = f"record longer than {limit:,} bytes"
+
+    def __call__(self, line: int) -> None:
+        self.n += 1
+        self.sink.bad(line, None, self.kind, path=self.path)

@@ -4,6 +4,9 @@ Readers append one plain tuple per row (that is the only per-row Python work); c
 and checked a chunk at a time, times with the vectorised :func:`parse_times`. The rows of a record with any bad
 value are dropped together (a v1.1 retweet line yields the retweet and its embedded original: both go if either
 is bad), and the bad records are reported in line order so strict mode always names the first one.
+
+Checks made here, on whole columns: times in range (:mod:`.limits`), a time for every row (else the snowflake
+time of the id), and no tweet id that contradicts an earlier row with the same id (:class:`~._dups.SeenTweets`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from operator import itemgetter
 import numpy as np
 
 from ..tables import NO_TWEET, TweetTable
+from ._dups import SeenTweets
 from ._report import Sink
+from .limits import FOLLOWERS_MAX, time_problems
 from .timeparse import SNOWFLAKE_MIN_ID, parse_times, snowflake_time
 
 __all__ = ["TweetBuilder", "split_reason", "empty_tweets", "NO_TWEET"]
@@ -45,12 +50,30 @@ class TweetBuilder:
     ``NO_TWEET`` for an original, ``traw`` the raw time value, ``tfield`` the field to blame for a bad time,
     ``fol`` a float (NaN when unknown), ``sn`` / ``tx`` screen name and text (``None`` when absent). A tuple
     append is the cheapest per-row step Python has; columns come out through ``itemgetter`` maps, in C.
+
+    ``seen`` holds the tweet ids read before (this file's earlier chunks, or other files of the same upload);
+    ``id_field`` is the name of the tweet id field after the row's prefix (``tfield`` without its last part), so
+    a conflicting duplicate is reported on ``retweeted_status.id_str`` or ``data[3].id``. With ``count_field``
+    (named the same way), follower counts above :data:`~.limits.FOLLOWERS_MAX` are found here, on the column,
+    for a reader whose fast path only checks their sign.
     """
 
-    def __init__(self, sink: Sink, *, text: bool = True) -> None:
+    def __init__(
+        self,
+        sink: Sink,
+        *,
+        text: bool = True,
+        seen: SeenTweets | None = None,
+        id_field: str = "tweet_id",
+        count_field: str | None = None,
+    ) -> None:
         self.sink = sink
+        self.count_field = count_field
         self.with_text = text
         self.rows: list[tuple] = []
+        self.seen = SeenTweets() if seen is None else seen
+        self.src = self.seen.file(sink.path)
+        self.id_field = id_field
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -87,6 +110,12 @@ class TweetBuilder:
                 cols[name] = a
         return cols, []
 
+    @staticmethod
+    def _field(tfield: str, name: str) -> str:
+        """``name`` with the prefix of the row's time field: ``retweeted_status.`` + ``id_str``."""
+        prefix = tfield.rpartition(".")[0]
+        return f"{prefix}.{name}" if prefix else name
+
     def flush(self) -> TweetTable | None:
         """Convert the pending rows, report their bad records (in line order) and return the good ones."""
         if not len(self):
@@ -110,19 +139,42 @@ class TweetBuilder:
                 times[idx[snow]] = snowflake_time(tid[snow])
                 for i in idx[~snow].tolist():
                     bad.append((i, field_of(i), "missing", "no time and the tweet id is not a snowflake"))
+            filled = missing if missing.any() else None
+            out_of_range, reasons = time_problems(times)
+            for i, reason in zip(out_of_range.tolist(), reasons):
+                kind, detail = split_reason(reason)
+                if filled is not None and filled[i]:
+                    detail += " (the snowflake time of the tweet id)"
+                bad.append((i, field_of(i), kind, detail))
+            if self.count_field is not None:
+                fol = cols["followers_count"]
+                for i in np.flatnonzero(fol > FOLLOWERS_MAX).tolist():
+                    detail = f"{fol[i]:.0f} is more than {FOLLOWERS_MAX:,.0f}"
+                    bad.append((i, self._field(field_of(i), self.count_field), "count out of range", detail))
             lines, rec = cols["line"], cols["rec"]
+            tid, rt, uid = cols["tweet_id"], cols["retweeted_tweet_id"], cols["user_id"]
             keep = None
             if bad:
-                rows = np.array([b[0] for b in bad], dtype=np.int64)
-                keep = ~np.isin(rec, rec[rows])
+                keep = ~np.isin(rec, rec[np.array([b[0] for b in bad], dtype=np.int64)])
+            # conflicting duplicates, among the rows that are otherwise good (a bad row is no reference)
+            k = None if keep is None else np.flatnonzero(keep)
+            pick = (lambda a: a) if k is None else (lambda a: a[k])
+            conflicts = self.seen.check(self.src, pick(tid), pick(rt), pick(uid), pick(times), pick(lines))
+            if conflicts:
+                rows = np.array([j if k is None else k[j] for j, _ in conflicts], dtype=np.int64)
+                for i, (_, reason) in zip(rows.tolist(), conflicts):
+                    bad.append((i, self._field(field_of(i), self.id_field), "conflicting duplicate", reason))
+                dropped = ~np.isin(rec, rec[rows])
+                keep = dropped if keep is None else keep & dropped
+            if bad:
                 first: dict[int, tuple] = {}  # one report per record: its first bad value
                 for b in sorted(bad, key=lambda b: (int(lines[b[0]]), b[0])):
                     first.setdefault(int(rec[b[0]]), b)
                 sink.bad_sorted([(int(lines[b[0]]), b[1], b[2], b[3]) for b in first.values()])
             table = TweetTable(
-                tweet_id=cols["tweet_id"],
-                retweeted_tweet_id=cols["retweeted_tweet_id"],
-                user_id=cols["user_id"],
+                tweet_id=tid,
+                retweeted_tweet_id=rt,
+                user_id=uid,
                 created_at=times,
                 followers_count=cols["followers_count"],
                 screen_name=cols.get("screen_name"),
@@ -133,6 +185,9 @@ class TweetBuilder:
             if keep is not None:
                 table = table.take(keep)
                 rec = rec[keep]
+            if conflicts:  # else the check registered the chunk's ids already
+                t = table
+                self.seen.add(self.src, t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.lines)
             # keys never decrease, so records are runs of equal keys
             sink.report.n_good += int(np.count_nonzero(np.diff(rec))) + 1 if len(rec) else 0
             return table

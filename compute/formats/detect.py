@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import zipfile
 from pathlib import Path
 
 from ._io import head_bytes
@@ -94,6 +95,11 @@ def detect_format(path: str | os.PathLike) -> str:
         magic = fh.read(4)
     if magic == b"PK\x03\x04":
         if npz_kind(p) is None:
+            try:
+                with zipfile.ZipFile(p) as z:
+                    z.namelist()
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise ValueError(f"{path}: a zip/.npz archive that cannot be read (cut short?): {exc}") from None
             raise ValueError(f"{path}: a zip/.npz archive, but neither a spreading-graph nor a collection archive")
         return "npz"
     if p.name.endswith(SUFFIXES) and tudataset_files(p) is not None:

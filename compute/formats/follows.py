@@ -15,6 +15,7 @@ import numpy as np
 from ..tables import FollowTable
 from ._fields import Bad, Ctx, to_id
 from ._io import LineBlocks, parse_int_block
+from ._report import LongLines
 
 __all__ = ["read_follows", "FOLLOW_COLUMNS"]
 
@@ -55,7 +56,8 @@ class _Edges:
 
 def read_follows(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     sink = ctx.sink
-    blocks = LineBlocks(path, ctx.progress)
+    longs = LongLines(sink, ctx.max_record)
+    blocks = LineBlocks(path, ctx.progress, max_line=ctx.max_record, too_long=longs)
     edges = _Edges(ctx)
     header_seen = False
     width = 2
@@ -80,7 +82,7 @@ def read_follows(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
                 cols = [c.lower() for c in _split(head)]
                 missing = [c for c in FOLLOW_COLUMNS if c not in cols]
                 if missing:
-                    sink.bad(line, missing[0], "missing required column", f"header is {head!r}")
+                    sink.bad_file("missing required column", f"header is {head!r}", line=line, field=missing[0])
                     return
                 width = len(cols)
                 pick = (cols.index("follower_id"), cols.index("followee_id"))
@@ -114,6 +116,6 @@ def read_follows(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
             except Bad as b:
                 sink.bad(lineno, b.field, b.kind, b.detail)
         yield from edges.add(np.array(good, dtype=np.int64).reshape(-1, 2))
-    if not header_seen:  # nothing but blanks and comments
-        sink.bad(None, None, "empty file")
+    if not header_seen and not longs.n:  # nothing but blanks and comments
+        sink.bad_file("empty file")
     yield from edges.flush()

@@ -1,5 +1,9 @@
 """Our own ``.npz`` archives: the spreading-graph archive (:func:`compute.structures.load_archive`) and the
-collection archive (:func:`compute.collection.load_collection`), told apart by the arrays they hold."""
+collection archive (:func:`compute.collection.load_collection`), told apart by the arrays they hold.
+
+An archive has no lines, so every problem is one of the whole file (skipped whole in skip-bad mode): not a zip,
+cut short, arrays that disagree, or values out of range (follower counts of either kind; a collection's tweet
+times: a spreading archive's times may have any origin, generators write times relative to the publisher)."""
 
 from __future__ import annotations
 
@@ -7,10 +11,13 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from ..collection import is_collection_archive, load_collection
 from ..structures import is_spreading_archive, load_archive
 from ..tables import FollowTable
 from ._fields import Ctx
+from .limits import FOLLOWERS_MAX, time_problems
 
 __all__ = ["read_npz", "npz_kind"]
 
@@ -41,9 +48,9 @@ def read_npz(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         try:
             keys = ", ".join(npz_keys(path)) or "none"
         except (zipfile.BadZipFile, OSError) as exc:
-            sink.bad(None, None, "not a readable .npz archive", str(exc))
+            sink.bad_file("not a readable .npz archive (cut short or not a zip file)", str(exc))
             return
-        sink.bad(None, None, "neither a spreading-graph nor a collection archive", f"arrays: {keys}")
+        sink.bad_file("neither a spreading-graph nor a collection archive", f"arrays: {keys}")
         return
     problem = None
     try:
@@ -55,8 +62,13 @@ def read_npz(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         problem = str(exc)
         if problem.startswith(f"{path}: "):
             problem = problem[len(str(path)) + 2 :]
+    if problem is None:
+        if kind == "spreading":
+            problem = _out_of_range(graphs.cascades.followers, None)
+        else:
+            problem = _out_of_range(tweets.followers_count, tweets.created_at)
     if problem is not None:  # reported outside the except: InputError is a ValueError too
-        sink.bad(None, None, "bad archive", problem)
+        sink.bad_file("bad archive", problem)
         return
     ctx.progress.at(Path(path).stat().st_size)
     if kind == "spreading":
@@ -79,3 +91,18 @@ def read_npz(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         step = max(ctx.follow_chunk, 1)
         for a in range(0, len(fr), step):
             yield "follows", FollowTable(fr[a : a + step], fe[a : a + step])
+
+
+def _out_of_range(followers: np.ndarray, times: np.ndarray | None) -> str | None:
+    """What is out of range in an archive's follower counts (NaN is unknown) and tweet times, if anything."""
+    bad = np.flatnonzero((followers < 0) | (followers > FOLLOWERS_MAX) | np.isinf(followers))
+    if len(bad):
+        return (
+            f"{len(bad):,} follower count(s) out of range (0 to {FOLLOWERS_MAX:,.0f}), "
+            f"the first at row {int(bad[0])}: {float(followers[bad[0]])!r}"
+        )
+    if times is not None:
+        idx, reasons = time_problems(times)
+        if len(idx):
+            return f"{len(idx):,} tweet time(s) out of range, the first at row {int(idx[0])}: {reasons[0]}"
+    return None

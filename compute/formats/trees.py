@@ -32,7 +32,9 @@ import numpy as np
 
 from ..tables import NO_TWEET, FollowTable, TweetTable
 from ._fields import Bad, Ctx, to_id
-from ._io import BOM
+from ._io import LineBlocks
+from ._report import LongLines
+from .limits import TIME_MIN, fmt_time, time_max
 from .timeparse import SNOWFLAKE_MIN_ID, snowflake_time
 
 __all__ = ["read_trees", "tree_files", "RETWEET_ID"]
@@ -57,13 +59,18 @@ def tree_files(path: str | Path) -> tuple[list[Path], Path | None]:
     return files, label if label.is_file() else None
 
 
-def _delay(s: str, field: str) -> float:
+def _delay(s: str, field: str, t0: float, t1: float, base: float) -> float:
+    """A delay in minutes that puts the tweet between ``t0`` and ``t1`` (epoch seconds) after ``base``."""
     try:
         d = float(s)
     except ValueError:
         raise Bad(field, "not a number", repr(s)) from None
     if not math.isfinite(d):
         raise Bad(field, "not a finite number", repr(s))
+    t = base + d * 60.0
+    if not t0 <= t <= t1:
+        why = "before Twitter existed (2006-03-21)" if t < t0 else "in the future"
+        raise Bad(field, "time out of range", f"a delay of {s} minutes puts the tweet at {fmt_time(t)}, {why}")
     return d
 
 
@@ -73,33 +80,35 @@ def _uid(s: str, field: str) -> int:
     return to_id(s, field)
 
 
-def _read_text(f: Path, sink, shown: str) -> str | None:
-    data = f.read_bytes()
-    if data.startswith(BOM):
-        data = data[len(BOM) :]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        sink.bad(line, None, "undecodable bytes (not UTF-8)", f"byte {exc.start}", path=shown)
-        return data.decode("utf-8", "replace")
+def _lines(f: Path, shown: str, sink, longs: LongLines) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the non-blank lines of ``f``, streamed; a line that is not UTF-8 or longer than
+    the record limit is reported (a bad record) and left out."""
+    blocks = LineBlocks(f, None, max_line=longs.limit, too_long=longs)
+    for lineno, raw in blocks.lines():
+        try:
+            s = str(raw, "utf-8").strip()
+        except UnicodeDecodeError as exc:
+            sink.bad(lineno, None, "undecodable bytes (not UTF-8)", f"byte {exc.start}", path=shown)
+            continue
+        if s:
+            yield lineno, s
 
 
-def _parse_tree(f: Path, shown: str, sink):
+def _parse_tree(f: Path, shown: str, sink, limit: int):
     """Parse one tree file; returns (source id, publisher uid, {uid: [delay, first line]}, follow pairs, n_good)
     or ``None`` when the tree cannot be used (reported)."""
     try:
         source = to_id(f.stem, "file name")
     except Bad:
-        sink.bad(None, None, "tree file name is not a tweet id", repr(f.name), path=shown)
+        sink.bad_file("tree file name is not a tweet id", repr(f.name), path=shown)
         return None
     if source < SNOWFLAKE_MIN_ID:
-        sink.bad(
-            None, None, "tree file name is not a snowflake tweet id, so the tree has no time", repr(f.name), path=shown
-        )
+        sink.bad_file("tree file name is not a snowflake tweet id, so the tree has no time", repr(f.name), path=shown)
         return None
-    text = _read_text(f, sink, shown)
-    if text is None:
+    base = snowflake_time(source)
+    t0, t1 = TIME_MIN, time_max()
+    if base > t1:
+        sink.bad_file("time out of range", f"the tweet id in the file name {f.name!r} is from the future", path=shown)
         return None
     publisher: int | None = None
     root_line = 0
@@ -107,10 +116,8 @@ def _parse_tree(f: Path, shown: str, sink):
     follows: list[tuple[int, int]] = []
     n_good = 0
     n_lines = 0
-    for lineno, s in enumerate(text.split("\n"), 1):
-        s = s.strip()
-        if not s:
-            continue
+    longs = LongLines(sink, limit, path=shown)
+    for lineno, s in _lines(f, shown, sink, longs):
         n_lines += 1
         m = _LINE.match(s)
         if m is None:
@@ -119,7 +126,7 @@ def _parse_tree(f: Path, shown: str, sink):
         pu, _pt, pd, cu, _ct, cd = m.groups()
         try:
             cuid = _uid(cu, "child.uid")
-            cdel = _delay(cd, "child.delay")
+            cdel = _delay(cd, "child.delay", t0, t1, base)
             if pu == "ROOT":
                 if publisher is not None and publisher != cuid:
                     raise Bad(None, "second ROOT line with another publisher", f"{cu} (first: {publisher})")
@@ -133,7 +140,7 @@ def _parse_tree(f: Path, shown: str, sink):
                 n_good += 1
                 continue
             puid = _uid(pu, "parent.uid")
-            pdel = _delay(pd, "parent.delay")
+            pdel = _delay(pd, "parent.delay", t0, t1, base)
         except Bad as b:
             sink.bad(lineno, b.field, b.kind, b.detail, path=shown)
             continue
@@ -146,11 +153,11 @@ def _parse_tree(f: Path, shown: str, sink):
                 entry[0] = d
         if puid != cuid:
             follows.append((cuid, puid))
-    if n_lines == 0:
-        sink.bad(None, None, "empty file", path=shown)
+    if n_lines == 0 and not longs.n:
+        sink.bad_file("empty file", path=shown)
         return None
     if publisher is None:
-        sink.bad(None, None, "no ROOT line: the tree names no publisher", path=shown)
+        sink.bad_file("no ROOT line: the tree names no publisher", path=shown)
         return None
     seen[publisher][1] = root_line
     return source, publisher, seen, follows, n_good
@@ -158,10 +165,7 @@ def _parse_tree(f: Path, shown: str, sink):
 
 def _read_labels(f: Path, shown: str, ctx: Ctx) -> None:
     sink = ctx.sink
-    text = _read_text(f, sink, shown)
-    for lineno, s in enumerate(text.split("\n"), 1):
-        if not s.strip():
-            continue
+    for lineno, s in _lines(f, shown, sink, LongLines(sink, ctx.max_record, path=shown)):
         m = _LABEL.match(s)
         if m is None:
             sink.bad(lineno, None, "malformed label line (want label:source_id)", repr(s[:80]), path=shown)
@@ -187,7 +191,7 @@ def read_trees(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     root = Path(path)
     files, label = tree_files(root)
     if not files:
-        sink.bad(None, None, "no tree files (want tree/<source_id>.txt)")
+        sink.bad_file("no tree files (want tree/<source_id>.txt)")
         return
     if label is not None:
         _read_labels(label, _shown(root, label, ctx.path), ctx)
@@ -197,7 +201,7 @@ def read_trees(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     edges: list[tuple[int, int]] = []
     for f in files:
         shown = _shown(root, f, ctx.path)
-        parsed = _parse_tree(f, shown, sink)
+        parsed = _parse_tree(f, shown, sink, ctx.max_record)
         done += f.stat().st_size
         ctx.progress.at(done)
         if parsed is None:

@@ -25,6 +25,8 @@ import numpy as np
 from ..structures import Cascades, SpreadingGraphs
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks, parse_int_block
+from ._report import LongLines
+from .limits import FOLLOWERS_MAX
 
 __all__ = ["read_tudataset", "tudataset_files", "SUFFIXES"]
 
@@ -68,22 +70,35 @@ def _split(s: str) -> list[str]:
     return [p.strip() for p in (s.split(",") if "," in s else s.split())]
 
 
-def _read_columns(f: Path, shown: str, ncols: int, ctx: Ctx, parse_line) -> tuple[np.ndarray, np.ndarray, list]:
+def _blocks(f: Path, ctx: Ctx) -> LineBlocks:
+    """The line blocks of one file, lines past the record limit reported on ``ctx.sink`` (its current path)."""
+    return LineBlocks(f, ctx.progress, max_line=ctx.max_record, too_long=LongLines(ctx.sink, ctx.max_record))
+
+
+def _read_columns(
+    f: Path, shown: str, ncols: int, ctx: Ctx, parse_line, count_col: int | None = None
+) -> tuple[np.ndarray, np.ndarray, list]:
     """Rows of an integer table file: (values (n, ncols) int64 or float, line numbers, bad rows).
 
     Every non-blank line is a row (rows are positional: row k is node k), so a bad line keeps its place: its
-    row index goes to ``bad`` and the reader drops whatever depends on it.
+    row index goes to ``bad`` and the reader drops whatever depends on it. Column ``count_col`` holds follower
+    counts: above :data:`~.limits.FOLLOWERS_MAX` is a bad value (the careful path checks it in ``parse_line``).
     """
     sink = ctx.sink
     old, sink.path = sink.path, shown
     try:
         parts, lines, bad = [], [], []
         n_rows = 0
-        blocks = LineBlocks(f, ctx.progress)
+        blocks = _blocks(f, ctx)
         for block, first in blocks:
             got = parse_int_block(block, ncols, with_lines=True)
             if got is not None:
                 vals, idx = got
+                if count_col is not None:
+                    for k in np.flatnonzero(vals[:, count_col] > FOLLOWERS_MAX).tolist():
+                        sink.bad(int(first + idx[k]), "followers_count", "count out of range",
+                                 f"'{int(vals[k, count_col])}' is more than {FOLLOWERS_MAX:,.0f}")  # fmt: skip
+                        bad.append(n_rows + k)
                 parts.append(vals)
                 lines.append(first + idx)
                 n_rows += len(vals)
@@ -112,7 +127,7 @@ def _read_columns(f: Path, shown: str, ncols: int, ctx: Ctx, parse_line) -> tupl
                 n_rows += len(rows)
         ctx.progress.file_done(f.stat().st_size)
         if not blocks.saw_data:
-            sink.bad(None, None, "empty file")
+            sink.bad_file("empty file")
             raise _Fatal
         return parts, (np.concatenate(lines) if lines else np.zeros(0, np.int64)), bad
     finally:
@@ -128,7 +143,7 @@ def read_tudataset(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     root = Path(path)
     files = tudataset_files(root)
     if files is None:
-        sink.bad(None, None, "not a TUDataset (want DS_A.txt and DS_graph_indicator.txt)")
+        sink.bad_file("not a TUDataset (want DS_A.txt and DS_graph_indicator.txt)")
         return
     try:
         graphs = _read(files, root, ctx)
@@ -154,21 +169,30 @@ def _read(files: dict[str, Path], root: Path, ctx: Ctx) -> SpreadingGraphs | Non
     gi = _ids_column(parts, 0)
     n = len(gi)
     if gi_bad:
-        raise _Fatal  # a node without a graph shifts every graph after it: nothing after it can be trusted
+        # a node without a graph shifts every graph after it: nothing after it can be trusted
+        sink.bad_file(
+            "the graph indicator has bad lines, so no node can be placed in its graph",
+            path=show("_graph_indicator.txt"),
+        )
+        raise _Fatal
     if n and gi.min() < 1:
         k = int(np.argmin(gi))
-        sink.bad(
-            int(gi_lines[k]), "graph_id", "graph ids start at 1", str(int(gi[k])), path=show("_graph_indicator.txt")
+        sink.bad_file(
+            "graph ids start at 1",
+            str(int(gi[k])),
+            line=int(gi_lines[k]),
+            field="graph_id",
+            path=show("_graph_indicator.txt"),
         )
         raise _Fatal
     down = np.flatnonzero(np.diff(gi) < 0)
     if len(down):
         k = int(down[0]) + 1
-        sink.bad(
-            int(gi_lines[k]),
-            "graph_id",
+        sink.bad_file(
             "graph ids must not decrease (nodes of a graph are consecutive)",
             f"{int(gi[k])} after {int(gi[k - 1])}",
+            line=int(gi_lines[k]),
+            field="graph_id",
             path=show("_graph_indicator.txt"),
         )
         raise _Fatal
@@ -182,7 +206,7 @@ def _read(files: dict[str, Path], root: Path, ctx: Ctx) -> SpreadingGraphs | Non
                 raise Bad("followers_count", "missing required field")
             return to_id(f[0], "user_id"), to_count(f[1], "followers_count")
 
-        parts, _, node_bad = _read_columns(files[suf], show(suf), 2, ctx, parse_attr)
+        parts, _, node_bad = _read_columns(files[suf], show(suf), 2, ctx, parse_attr, count_col=1)
         user_ids = _ids_column(parts, 0)
         followers = np.concatenate([np.asarray(p[:, 1]).astype(np.float64) for p in parts]) if parts else np.zeros(0)
     elif "_node_labels.txt" in files:
@@ -191,15 +215,13 @@ def _read(files: dict[str, Path], root: Path, ctx: Ctx) -> SpreadingGraphs | Non
         user_ids = _ids_column(parts, 0)
         followers = np.ones(len(user_ids))
     else:
-        sink.bad(
-            None,
-            None,
+        sink.bad_file(
             "no node file (want DS_node_attributes.txt or DS_node_labels.txt)",
             path=str(Path(show("_A.txt")).parent),
         )
         raise _Fatal
     if len(user_ids) != n:
-        sink.bad(None, None, f"has {len(user_ids)} node lines, the graph indicator has {n}", path=show(suf))
+        sink.bad_file(f"has {len(user_ids)} node lines, the graph indicator has {n}", path=show(suf))
         raise _Fatal
 
     # edges ------------------------------------------------------------------------------------------------
@@ -290,7 +312,7 @@ def _read_edges(f: Path, shown: str, ctx: Ctx, g_of_node: np.ndarray, gi: np.nda
     old, sink.path = sink.path, shown
     srcs, dsts = [], []
     try:
-        blocks = LineBlocks(f, ctx.progress)
+        blocks = _blocks(f, ctx)
         for block, first in blocks:
             errs: list = []
             got = parse_int_block(block, 2, with_lines=True)
@@ -341,11 +363,15 @@ def _graph_labels(f: Path, shown: str, gids: np.ndarray, ctx: Ctx) -> np.ndarray
     """Label of each graph (object array), line ``g`` of the file labelling graph id ``g``."""
     sink = ctx.sink
     values: list[str] = []
-    for block, _first in LineBlocks(f, ctx.progress):
-        for raw in block.split(b"\n"):
-            s = raw.decode("utf-8", "replace").strip()
-            if s:
-                values.append(s)
+    old, sink.path = sink.path, shown
+    try:
+        for block, _first in _blocks(f, ctx):
+            for raw in block.split(b"\n"):
+                s = raw.decode("utf-8", "replace").strip()
+                if s:
+                    values.append(s)
+    finally:
+        sink.path = old
     ctx.progress.file_done(f.stat().st_size)
     if len(values) < int(gids.max(initial=0)):
         sink.bad(

@@ -22,6 +22,7 @@ from ..tables import NO_TWEET
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks
 from ._json import Obj, backend, dict_loads
+from ._report import LongLines
 from ._tweets import TweetBuilder
 
 __all__ = ["read_v1", "json_decoder"]
@@ -146,7 +147,8 @@ def _careful_rows(st, line: int) -> list[tuple] | None:
 
 def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     sink = ctx.sink
-    builder = TweetBuilder(sink, text=True)
+    # follower counts above the bound are found a chunk at a time (the fast path only checks the sign)
+    builder = TweetBuilder(sink, text=True, seen=ctx.seen, id_field="id_str", count_field="user.followers_count")
     sink.before_raise = builder.flush
     decode, errors, wrap = json_decoder("v1")
     fast = wrap is None  # msgspec: ids arrive as checked ints, the common line needs no per-field Python
@@ -156,7 +158,8 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         invalid = msgspec.ValidationError
     else:
         invalid = ()
-    blocks = LineBlocks(path, ctx.progress)
+    longs = LongLines(sink, ctx.max_record)
+    blocks = LineBlocks(path, ctx.progress, max_line=ctx.max_record, too_long=longs)
     chunk = ctx.chunk_size
     rows = builder.rows
     add = rows.append
@@ -251,8 +254,8 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
             yield "tweets", builder.flush()
             rows = builder.rows
             add = rows.append
-    if not nonblank:
-        sink.bad(None, None, "empty file")
+    if not nonblank and not longs.n:
+        sink.bad_file("empty file")
     table = builder.flush()
     if table is not None:
         yield "tweets", table

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from ..tables import NO_TWEET
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks
+from ._report import LongLines
 from ._tweets import TweetBuilder
 from .twitter_v1 import json_decoder, json_error
 
@@ -85,10 +86,11 @@ def _includes_problem(inc) -> str | None:
 
 def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     sink = ctx.sink
-    builder = TweetBuilder(sink, text=True)
+    builder = TweetBuilder(sink, text=True, seen=ctx.seen, id_field="id")
     sink.before_raise = builder.flush
     decode, errors, wrap = json_decoder("v2")
-    blocks = LineBlocks(path, ctx.progress)
+    longs = LongLines(sink, ctx.max_record)
+    blocks = LineBlocks(path, ctx.progress, max_line=ctx.max_record, too_long=longs)
     chunk = ctx.chunk_size
     rec = 0
 
@@ -178,8 +180,8 @@ def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
                     tweet(t, line, f"includes.tweets[{j}].", users, rtid_known=NO_TWEET)
         if len(builder) >= chunk:
             yield "tweets", builder.flush()
-    if not nonblank:
-        sink.bad(None, None, "empty file")
+    if not nonblank and not longs.n:
+        sink.bad_file("empty file")
     table = builder.flush()
     if table is not None:
         yield "tweets", table

@@ -147,3 +147,102 @@ def test_it_reads_the_thesis_example():
     first = t.retweeted_tweet_id == 1000
     assert t.user_id[first].tolist() == [104, 101, 103, 105, 106]  # d@1, a@2, c@3, e@4, f@5
     assert np.all(np.diff(t.created_at[first]) == 1)
+
+
+# --- quotes that are never closed, fields that are too long -----------------------------------------------------
+
+H = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,text\n"
+ROWS = [
+    '1000,,102,2020-01-01T00:00:00Z,2,"ok\nmulti"',  # lines 2-3: a quoted newline, closed: fine
+    '1001,1000,104,2020-01-01T00:00:01Z,8,"open',  # line 4: never closed
+    "1002,1000,101,2020-01-01T00:00:02Z,1,plain",
+    '1003,1000,103,2020-01-01T00:00:03Z,4,"hello, world"',  # its first quote "closes" line 4's
+    "1004,1000,105,2020-01-01T00:00:04Z,4,x",
+]
+
+
+def _write(tmp_path, rows, name="q.csv"):
+    p = tmp_path / name
+    p.write_text(H + "\n".join(rows) + "\n")
+    return p
+
+
+def test_it_reports_an_unclosed_quote_where_it_opened_and_keeps_the_rows_it_swallowed(tmp_path):
+    p = _write(tmp_path, ROWS)
+    with pytest.raises(
+        InputError, match=rf"^{p}:4: unclosed quote: the quoted field begun on this line runs to line 6$"
+    ):
+        read(p)  # where the quote of row 1003 closes it: "',' expected after '\"'"
+    res = read(p, mode="skip-bad")
+    assert res.tweets.tweet_id.tolist() == [1000, 1002, 1003, 1004]
+    assert res.tweets.lines.tolist() == [2, 5, 6, 7]
+    assert res.tweets.text.tolist() == ["ok\nmulti", "plain", "hello, world", "x"]
+    assert res.report.n_bad == 1
+
+
+def test_it_reports_a_quote_open_at_the_end_of_the_file(tmp_path):
+    for tail in ("\n", ""):  # with and without the last newline
+        p = tmp_path / "end.csv"
+        p.write_text(H + "\n".join([ROWS[0], '1001,1000,104,2020-01-01T00:00:01Z,8,"open', ROWS[2]]) + tail)
+        with pytest.raises(InputError, match=rf"^{p}:4: unclosed quote: .* runs to the end of the file$"):
+            read(p)
+        assert read(p, mode="skip-bad").tweets.tweet_id.tolist() == [1000, 1002]
+
+
+def test_it_takes_a_quoted_field_holding_a_row_for_an_unclosed_quote(tmp_path):
+    # the quote closes cleanly at the end of a later line, so the csv module returns one long row of 6 fields
+    rows = ['1001,1000,104,2020-01-01T00:00:01Z,8,"open', "1002,1000,101,2020-01-01T00:00:02Z,1,plain",
+            '1003,1000,103,2020-01-01T00:00:03Z,4,closed"', "1004,1000,105,2020-01-01T00:00:04Z,4,x"]  # fmt: skip
+    p = _write(tmp_path, rows)
+    with pytest.raises(
+        InputError, match=rf"^{p}:2: unclosed quote: the quoted field begun on this line runs to line 4$"
+    ):
+        read(p)
+    res = read(p, mode="skip-bad")
+    # read on from line 3: the quote that closed line 2's field is a literal one inside row 1003's last field
+    assert res.tweets.tweet_id.tolist() == [1002, 1003, 1004]
+    assert res.tweets.text[1] == 'closed"' and [r.line for r in res.report.shown] == [2]
+
+
+def test_it_takes_a_row_of_over_a_thousand_lines_for_an_unclosed_quote(tmp_path):
+    p = _write(tmp_path, ['1000,,102,2020-01-01T00:00:00Z,2,"' + "\n" * 1000 + '"', ROWS[2]])
+    with pytest.raises(InputError, match=r":2: unclosed quote: .* spans 1,001 lines \(at most 1,000\)$"):
+        read(p)
+    p = _write(tmp_path, ['1000,,102,2020-01-01T00:00:00Z,2,"' + "\n" * 999 + '"', ROWS[2]])
+    assert read(p).tweets.tweet_id.tolist() == [1000, 1002]  # 1,000 lines is allowed
+
+
+def test_it_skips_a_quoted_field_longer_than_the_limit_to_its_closing_quote(tmp_path):
+    text = ("y" * 50 + '""' + "\n") * 30  # 1.6 KB over 30 lines, with escaped quotes
+    p = _write(tmp_path, [ROWS[0], f'1001,1000,104,2020-01-01T00:00:01Z,8,"{text}"', ROWS[2], ROWS[4]])
+    with pytest.raises(InputError, match=rf"^{p}:4: record longer than 1,000 bytes: a quoted field outgrows it$"):
+        read(p, max_record_bytes=1000)
+    res = read(p, mode="skip-bad", max_record_bytes=1000)
+    assert res.tweets.tweet_id.tolist() == [1000, 1002, 1004]
+    assert res.tweets.lines.tolist() == [2, 35, 36]
+    # under a larger limit the field is read, escaped quotes and all
+    assert read(p, max_record_bytes=2000).tweets.text[1] == text.replace('""', '"')
+
+
+def test_a_stray_quote_on_one_line_is_still_a_malformed_line(tmp_path):
+    p = _write(tmp_path, [ROWS[0], '1001,1000,104,2020-01-01T00:00:01Z,8,"a"b', ROWS[2]])
+    with pytest.raises(InputError, match=rf"^{p}:4: malformed CSV: ',' expected after '\"'$"):
+        read(p)
+    assert read(p, mode="skip-bad").tweets.tweet_id.tolist() == [1000, 1002]
+
+
+def test_it_keeps_the_csv_modules_field_limit_as_it_was(tmp_path):
+    import csv
+
+    before = csv.field_size_limit()
+    read(_write(tmp_path, ROWS[:1]), max_record_bytes=5000)
+    assert csv.field_size_limit() == before
+
+
+def test_a_header_past_the_limit_makes_the_file_unusable(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_text("tweet_id,user_id," + "x" * 200 + "\n1,2\n")
+    with pytest.raises(InputError, match=rf"^{p}:1: record longer than 100 bytes$"):
+        read(p, "csv", max_record_bytes=100)
+    res = read(p, "csv", mode="skip-bad", max_record_bytes=100)
+    assert len(res.tweets) == 0 and res.report.skipped_files == [str(p)]

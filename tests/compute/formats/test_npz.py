@@ -34,12 +34,15 @@ def test_it_reads_a_spreading_graph_archive(tmp_path):
     assert res.labels == {100: "true"} and res.report.n_good == 2
 
 
+T0 = 1577836800.0  # 2020-01-01: a collection's times are epoch seconds, range-checked like any tweet's
+
+
 def _collection(tmp_path):
     tweets = TweetTable.from_rows(
         [
-            (1, None, 10, 0.0, 5),
-            (2, 1, 11, 1.0, 3),
-            (3, 1, 12, 2.0, None),
+            (1, None, 10, T0, 5),
+            (2, 1, 11, T0 + 1, 3),
+            (3, 1, 12, T0 + 2, None),
         ]
     )
     graph = FollowerGraph.from_edges([11, 12, 12], [10, 10, 11])

@@ -143,7 +143,11 @@ def test_it_streams_in_chunks(tmp_path, json_backend):
         for i in range(3000):
             st = {"id_str": str(ORIG + i), "created_at": 1539202764 + i, "user": {"id": i % 50, "followers_count": i}}
             if i % 2:
-                st["retweeted_status"] = {"id_str": str(ORIG), "created_at": 1539202764, "user": {"id": 1}}
+                st["retweeted_status"] = {
+                    "id_str": str(ORIG),
+                    "created_at": 1539202764,
+                    "user": {"id": 0},
+                }  # as line 1 says
             fh.write(json.dumps(st) + "\n")
     report = ReadReport()
     chunks = list(iter_tweets(p, chunk_size=500, report=report))
