@@ -12,6 +12,20 @@ A strict upload that meets a bad record raises ``InputError`` from inside the tr
 stored; ``skip-bad`` leaves bad records out and lists them in the report; ``validate_only`` parses and checks
 everything, then rolls back. Progress (bytes read, stage) goes to the cache, outside the transaction, so the
 collection page can show it while the load runs.
+
+Bad input policy, beyond the readers' own checks (``compute.formats``):
+
+* *Whole-file problems* (cannot tell the format, empty, no header, unreadable archive member, a tree without
+  a ROOT line...): strict mode fails the upload naming the file; skip-bad mode skips that file (one bad record,
+  a note) and stores the rest, and fails the upload only when nothing else in it could be stored. Archives
+  refused for safety (bombs, limits, members outside the archive) fail the upload in both modes.
+* *Conflicting tweet ids*: one ``SeenTweets`` spans every file of the upload, so a tweet id that a later file
+  gives with another author, time or retweeted tweet is a bad record of that file naming the earlier
+  ``file:line``. Against what is already stored, a tweet id keeps its stored author and time: an upload row that
+  says otherwise (another author, a time more than a second away, or a retweet whose own id is a stored
+  original) is a bad record naming the stored value; strict fails, skip-bad leaves that tweet's rows out (its
+  retweets still count: they retweet the stored tweet). Stored *retweets* are not checked by their own ids
+  (nothing indexes them); a retweet per user and tweet keeps its earliest time, as before.
 """
 
 from __future__ import annotations
@@ -33,7 +47,19 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from compute.formats import FORMATS, ReadReport, detect_format, iter_follows, iter_tweets, read
+from compute.formats import (
+    FORMATS,
+    MAX_RECORD_BYTES,
+    InputError,
+    ReadReport,
+    SeenTweets,
+    detect_format,
+    iter_follows,
+    iter_tweets,
+    read,
+)
+from compute.formats._report import BadRecord
+from compute.formats.limits import fmt_time
 from compute.formats.npz import npz_kind
 from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
@@ -69,11 +95,15 @@ class IngestResult:
 # --- archives and format detection ----------------------------------------------------------------------
 
 
-def expand_uploads(paths: list[tuple[Path, str, str]], workdir: Path) -> list[tuple[Path, str, str]]:
+def expand_uploads(
+    paths: list[tuple[Path, str, str]], workdir: Path, unreadable: Callable[[str, str], None] | None = None
+) -> list[tuple[Path, str, str]]:
     """Unpack zip / tar uploads into ``workdir``. Each entry is ``(path, shown name, format)``; an archive
     becomes its Twitter15/16 folder, TUDataset folder or member files. Members may not escape ``workdir``, and
     an archive is checked against the limits of :func:`_check_archive` (size, member count, compression ratio)
-    before anything is extracted."""
+    before anything is extracted. An archive that cannot be unpacked or holds no input raises
+    :class:`UploadError`, or, given ``unreadable(shown, message)``, is passed to it and left out (skip-bad);
+    the safety refusals always raise."""
     out: list[tuple[Path, str, str]] = []
     for path, shown, fmt in paths:
         kind = _archive_kind(path)
@@ -99,10 +129,16 @@ def expand_uploads(paths: list[tuple[Path, str, str]], workdir: Path) -> list[tu
                         _safe_member(dest, m.name, shown)
                     tf.extractall(dest, filter="data")
         except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
-            raise UploadError(f"{shown}: cannot unpack the archive: {exc}") from None
+            if unreadable is None:
+                raise UploadError(f"{shown}: cannot unpack the archive: {exc}") from None
+            unreadable(shown, f"cannot unpack the archive: {exc}")
+            continue
         found = _inputs_in(dest)
         if not found:
-            raise UploadError(f"{shown}: the archive holds no input this application reads")
+            if unreadable is None:
+                raise UploadError(f"{shown}: the archive holds no input this application reads")
+            unreadable(shown, "the archive holds no input this application reads")
+            continue
         out += [(p, f"{shown}:{p.relative_to(dest)}", "auto") for p in found]
     return out
 
@@ -225,10 +261,14 @@ class Stager:
     rows once, in its unique key's order (B-tree inserts at the right edge, no joins, no DISTINCT).
     """
 
-    def __init__(self, cursor) -> None:
+    def __init__(self, cursor, *, mode: str = "strict", report: ReadReport | None = None) -> None:
         self.cur = cursor
         self.d = dialect()
+        self.mode = mode
+        self.report = ReadReport() if report is None else report
+        self.names: list[str] = []  # the files read, as uploaded (``src`` indexes them)
         self.tweet_parts: list[list[np.ndarray]] = []  # tweet_id, rt_id, user_id, created_at, followers
+        self.where_parts: list[tuple[np.ndarray, np.ndarray]] = []  # (file index, line or -1) of each row
         self.follow_parts: list[tuple[np.ndarray, np.ndarray]] = []
         self.edge_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.given: dict[int, bool] = {}  # tweet id -> times known
@@ -258,6 +298,8 @@ class Stager:
             return
         self.rows += n
         self.tweet_parts.append([t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.followers_count])
+        lines = t.lines if t.lines is not None else np.full(n, -1, np.int64)
+        self.where_parts.append((np.full(n, len(self.names) - 1, np.int32), lines))
         if t.screen_name is not None:
             names = t.screen_name
             has = np.flatnonzero(names != None)  # noqa: E711  (object array: elementwise test)
@@ -325,6 +367,25 @@ class Stager:
         dts = (np.int64, np.int64, np.int64, np.float64, np.float64)
         return tuple(_cat(list(c), dt) for c, dt in zip(cols, dts))
 
+    def stage(self, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray]) -> str:
+        """Copy ``arrays`` into a new temporary table (dropped by :meth:`drop`); returns its name."""
+        t = time.perf_counter()
+        name = temp_table_name(prefix)
+        self.temps.append(name)
+        create_temp(self.cur, name, cols)
+        copy_in(self.cur, name, cols, arrays)
+        key = f"stage {prefix}"
+        self.timings[key] = round(self.timings.get(key, 0.0) + time.perf_counter() - t, 3)
+        return name
+
+    def where(self) -> tuple[np.ndarray, np.ndarray]:
+        """(file index, line or -1) of every staged tweet row, in the order of :meth:`columns`."""
+        return _cat([w[0] for w in self.where_parts], np.int32), _cat([w[1] for w in self.where_parts], np.int64)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.rows or self.n_follows or self.edge_parts)
+
 
 # --- the merge ----------------------------------------------------------------------------------------------
 
@@ -366,16 +427,14 @@ def _merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = No
         timed(sql, params)
         return max(cur.rowcount, 0)
 
-    def stage(prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray]) -> str:
-        t = time.perf_counter()
-        name = temp_table_name(prefix)
-        st.temps.append(name)
-        create_temp(cur, name, cols)
-        copy_in(cur, name, cols, arrays)
-        timings[f"stage {prefix}"] = round(timings.get(f"stage {prefix}", 0.0) + time.perf_counter() - t, 3)
-        return name
-
+    stage = st.stage
     t_id, t_rt, t_user, t_time, t_f = st.columns()
+    step("checking against the stored tweets", 0.855)
+    drop = _stored_conflicts(st, ws, t_id, t_rt, t_user, t_time)
+    c["conflicts_with_stored"] = int(np.count_nonzero(drop))
+    if c["conflicts_with_stored"]:
+        keep = ~drop
+        t_id, t_rt, t_user, t_time, t_f = t_id[keep], t_rt[keep], t_user[keep], t_time[keep], t_f[keep]
     f_er = _cat([p[0] for p in st.follow_parts], np.int64)
     f_ee = _cat([p[1] for p in st.follow_parts], np.int64)
     e_t = _cat([p[0] for p in st.edge_parts], np.int64)
@@ -584,6 +643,70 @@ def _merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = No
     return c
 
 
+def _stored_conflicts(st: Stager, ws: int, t_id, t_rt, t_user, t_time) -> np.ndarray:
+    """Rows that contradict a tweet already stored in the workspace (its author, its time to the second, or
+    being an original): strict mode raises ``InputError`` on the first, in upload order; skip-bad reports each
+    such tweet id once (at its first row) and returns the mask of its rows, which the merge leaves out."""
+    d = st.d
+    t0 = time.perf_counter()
+    rows = np.flatnonzero(t_id != 0)  # 0: a retweet whose own id is unknown (trees, TUDataset)
+    if not len(rows):
+        return np.zeros(len(t_id), bool)
+    ids = np.unique(t_id[rows])
+    chk = st.stage("chk", [("tweet_id", "bigint")], [ids])
+    s_id, s_author, s_time = copy_out(
+        st.cur,
+        f"""SELECT t.tweet_id, a.twitter_id, {d.ts_to_epoch("t.created_at")} FROM {chk} s
+            {d.join} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = s.tweet_id
+            JOIN monitor_account a ON a.id = t.author_id ORDER BY t.tweet_id""",
+        [ws],
+        [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float")],
+    )
+    st.timings["check stored tweets"] = round(time.perf_counter() - t0, 3)
+    drop = np.zeros(len(t_id), bool)
+    if not len(s_id):
+        return drop
+    pos = np.minimum(np.searchsorted(s_id, t_id[rows]), len(s_id) - 1)
+    hit = s_id[pos] == t_id[rows]
+    rows, pos = rows[hit], pos[hit]
+    stored_sec = np.floor(np.round(s_time[pos], 3))
+    is_rt = t_rt[rows] != NO_TWEET
+    bad = is_rt | (t_user[rows] != s_author[pos]) | (np.floor(t_time[rows]) != stored_sec)
+    rows, pos, is_rt = rows[bad], pos[bad], is_rt[bad]
+    if not len(rows):
+        return drop
+    src, line = st.where()
+    # one report per tweet id, at its first row in upload order (file, then line)
+    order = np.lexsort((line[rows], src[rows], t_id[rows]))
+    first = np.ones(len(order), bool)
+    first[1:] = t_id[rows][order][1:] != t_id[rows][order][:-1]
+    firsts = order[first]
+    firsts = firsts[np.lexsort((line[rows][firsts], src[rows][firsts]))]
+    for k in firsts.tolist():
+        i, p = int(rows[k]), int(pos[k])
+        stored = f"by user {int(s_author[p])} at {fmt_time(float(s_time[p]))}"
+        if is_rt[k]:
+            here = f"here it is a retweet of {int(t_rt[i])}"
+        elif int(t_user[i]) != int(s_author[p]):
+            here = f"here by user {int(t_user[i])}"
+        else:
+            here = f"here at {fmt_time(float(t_time[i]))}"
+        n_rows = int(np.count_nonzero(t_id[rows] == t_id[i]))
+        more = f" ({n_rows:,} rows of this upload left out)" if n_rows > 1 and st.mode != "strict" else ""
+        rec = BadRecord(
+            st.names[int(src[i])],
+            int(line[i]) if line[i] >= 0 else None,
+            None,
+            f"conflicts with a stored tweet: tweet {int(t_id[i])} is stored as an original {stored}; {here}{more}",
+            "conflicts with a stored tweet",
+        )
+        if st.mode == "strict":
+            raise InputError(rec)
+        st.report.add(rec)
+    drop[rows] = True
+    return drop
+
+
 def _count(cur, sql: str, params) -> int:
     cur.execute(sql, params)
     return int(cur.fetchone()[0] or 0)
@@ -626,13 +749,30 @@ def load_files(
     res = IngestResult(report=ReadReport(max_shown=max_shown))
     progress = progress or (lambda stage, frac: None)
     t0 = time.perf_counter()
+    strict = mode == "strict"
+    max_record = int(getattr(settings, "SPREADWATCH_MAX_RECORD_BYTES", MAX_RECORD_BYTES))
+
+    def skip_file(shown: str, message: str) -> None:
+        """Skip-bad: a file that cannot be read at all is one bad record, and the upload goes on without it."""
+        kind = next((k for k in ("empty file", "cannot tell the format") if k in message), "unreadable file")
+        res.report.add(BadRecord(shown, None, None, message, kind))
+        res.report.skipped_files.append(shown)
+
     with tempfile.TemporaryDirectory(prefix="spreadwatch-ingest-") as tmp, connection.cursor() as cur:
-        inputs = expand_uploads(files, Path(tmp))
-        typed = [(p, shown, _detect(p, shown, fmt)) for p, shown, fmt in inputs]
+        inputs = expand_uploads(files, Path(tmp), None if strict else skip_file)
+        typed = []
+        for p, shown, fmt in inputs:
+            try:
+                typed.append((p, shown, _detect(p, shown, fmt)))
+            except UploadError as exc:
+                if strict or fmt not in ("", "auto"):
+                    raise
+                skip_file(shown, str(exc).removeprefix(f"{shown}: "))
         res.formats = sorted({f for _, _, f in typed})
         sizes = [max(_size(p), 1) for p, _, _ in typed]
-        total = float(sum(sizes))
-        st = Stager(cur)
+        total = float(sum(sizes) or 1)
+        st = Stager(cur, mode=mode, report=res.report)
+        seen = SeenTweets()  # one for the whole upload: a tweet id must agree with itself across files
         done = 0.0
         for (path, shown, fmt), size in zip(typed, sizes):
             base = done
@@ -642,7 +782,9 @@ def load_files(
                 # live counts: records staged so far (tweets and retweets, follow edges)
                 progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * frac)
 
-            _read_into(st, path, shown, fmt, mode, res.report, on_bytes)
+            st.names.append(shown)
+            _read_into(st, path, shown, fmt, mode, res.report, on_bytes, max_record=max_record, seen=seen)
+            seen.rename(str(path), shown)  # later files name this one as uploaded
             done += size
             progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * done / total)
         res.counts["rows_read"] = st.rows
@@ -652,6 +794,25 @@ def load_files(
             res.notes.append(f"{st.unknown_labels:,} truth label(s) not one of {', '.join(sorted(_LABELS))}: unknown")
         if st.missing_times:
             res.notes.append(f"{st.missing_times:,} row(s) without a time were skipped")
+        skipped = res.report.skipped_files
+        if skipped:
+            if store and st.empty:
+                # skip-bad skipped every file it could not read, and nothing else is left: that is no upload
+                first = next((r for r in res.report.shown if r.path in skipped), None)
+                first_s = str(first) if first is not None else f"{skipped[0]}: cannot be read"
+                more = f" and {len(skipped) - 1:,} more" if len(skipped) > 1 else ""
+                raise UploadError(
+                    f"{first_s} (skip-bad skipped this file{more}; nothing else in the upload could be stored)"
+                )
+            res.notes.append(
+                f"{len(skipped):,} file(s) could not be read at all and were skipped: {', '.join(skipped[:5])}"
+                + (" ..." if len(skipped) > 5 else "")
+            )
+        if not store:
+            # a validation reports what the merge would refuse too (read-only: a temporary table, dropped)
+            t_id, t_rt, t_user, t_time, _ = st.columns()
+            _stored_conflicts(st, workspace_id, t_id, t_rt, t_user, t_time)
+            st.drop()
         if store:
             t1 = time.perf_counter()
             res.counts.update(_merge(cur, st, workspace_id, collection_id, progress))
@@ -660,6 +821,7 @@ def load_files(
             res.timings["merge_s"] = round(time.perf_counter() - t1, 3)
             res.timings["merge_steps_s"] = st.timings
             for key, text in (
+                ("conflicts_with_stored", "row(s) contradicting tweets already stored were skipped"),
                 ("retweets_of_unknown_tweets", "retweet(s) of tweets not in the workspace were skipped"),
                 ("self_retweets", "self-retweet(s) were dropped"),
                 ("duplicate_retweets", "repeated retweet(s) by the same user: the earliest was kept"),
@@ -677,21 +839,33 @@ def _size(p: Path) -> int:
     return p.stat().st_size
 
 
-def _read_into(st: Stager, path: Path, shown: str, fmt: str, mode: str, report: ReadReport, on_bytes) -> None:
+def _read_into(
+    st: Stager,
+    path: Path,
+    shown: str,
+    fmt: str,
+    mode: str,
+    report: ReadReport,
+    on_bytes,
+    *,
+    max_record: int = MAX_RECORD_BYTES,
+    seen: SeenTweets | None = None,
+) -> None:
+    kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
     with _shown_as(report, str(path), shown):
         if fmt in ("csv", "v1", "v2"):
-            for chunk in iter_tweets(path, fmt, mode=mode, report=report, progress=on_bytes):
+            for chunk in iter_tweets(path, fmt, progress=on_bytes, seen=seen, **kw):
                 st.add_tweets(chunk)
         elif fmt == "follows":
-            for chunk in iter_follows(path, fmt, mode=mode, report=report, progress=on_bytes):
+            for chunk in iter_follows(path, fmt, progress=on_bytes, **kw):
                 st.add_follows(chunk)
         elif fmt == "npz" and npz_kind(path) == "collection":
-            for chunk in iter_tweets(path, fmt, mode=mode, report=report):
+            for chunk in iter_tweets(path, fmt, seen=seen, **kw):
                 st.add_tweets(chunk)
-            for chunk in iter_follows(path, fmt, mode=mode, report=report):
+            for chunk in iter_follows(path, fmt, **kw):
                 st.add_follows(chunk)
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
-            r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes)
+            r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)
             report.merge(r.report)
             if r.graphs is not None:
                 st.add_graphs(r.graphs)
@@ -704,9 +878,6 @@ def _read_into(st: Stager, path: Path, shown: str, fmt: str, mode: str, report: 
 @contextmanager
 def _shown_as(report: ReadReport, real: str, shown: str) -> Iterator[None]:
     """Bad records name the file as the analyst uploaded it, not our storage path."""
-    from compute.formats import InputError
-    from compute.formats._report import BadRecord
-
     first = len(report.shown)
     try:
         yield
@@ -718,6 +889,7 @@ def _shown_as(report: ReadReport, real: str, shown: str) -> Iterator[None]:
             r = report.shown[i]
             report.shown[i] = BadRecord(_rename(r.path, real, shown), r.line, r.field, r.reason, r.kind)
         report.files[:] = [_rename(f, real, shown) for f in report.files]
+        report.skipped_files[:] = [_rename(f, real, shown) for f in report.skipped_files]
 
 
 def _rename(path: str, real: str, shown: str) -> str:

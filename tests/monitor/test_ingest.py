@@ -280,3 +280,118 @@ def test_it_reports_progress_with_live_counts(ws_a, tmp_path):
     assert ("read tweets.csv: 11 tweets and retweets, 0 follows", fracs[1]) in seen, seen
     assert any(stage == "read follows.csv: 11 tweets and retweets, 8 follows" for stage, _ in seen), seen
     assert any(stage.startswith("storing") for stage, _ in seen)
+
+
+# --- conflicts with what is stored, whole-file problems ---------------------------------------------------------
+
+CSV_HEAD = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name\n"
+
+
+def _later(tmp_path, rows: str, name: str = "later.csv"):
+    p = tmp_path / name
+    p.write_text(CSV_HEAD + rows)
+    return p
+
+
+def test_a_reupload_may_repeat_stored_tweets_to_the_second_in_any_form(ws_a, import_files, tmp_path):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    before = _table_counts(ws_a)
+    # tweet 1000 again: epoch seconds with a fraction, another follower count (a snapshot) and a new retweet
+    again = _later(tmp_path, "1000,,102,1577836800.25,3,b\n1006,1000,107,2020-01-01T00:00:06Z,1,g\n")
+    c = import_files(ws_a, [again])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["conflicts_with_stored"] == 0 and c.counts["tweets_new"] == 0 and c.counts["retweets_stored"] == 1
+    assert _table_counts(ws_a)["tweets"] == before["tweets"]
+
+
+@pytest.mark.parametrize(
+    "row, here",
+    [
+        ("1000,,105,2020-01-01T00:00:00Z,2,e", "here by user 105"),
+        ("1000,,102,2020-01-01T00:00:05Z,2,b", "here at 2020-01-01T00:00:05Z"),
+        ("1000,2000,102,2020-01-02T00:00:05Z,2,b", "here it is a retweet of 2000"),
+    ],
+)
+def test_an_upload_that_contradicts_a_stored_tweet_is_refused_naming_the_stored_value(
+    ws_a, import_files, tmp_path, row, here
+):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    before = _table_counts(ws_a)
+    later = _later(tmp_path, f"1006,1000,107,2020-01-01T00:00:06Z,1,g\n{row}\n")
+    c = import_files(ws_a, [later])
+    assert c.status == Collection.Status.FAILED
+    assert c.error == (
+        "later.csv:3: conflicts with a stored tweet: tweet 1000 is stored as an original by user 102 at "
+        f"2020-01-01T00:00:00Z; {here}"
+    ), c.error
+    assert c.report["read"]["shown"][0]["line"] == 3
+    assert _table_counts(ws_a) == before
+    # a validation says so too, and stores nothing
+    c = import_files(ws_a, [later], validate_only=True)
+    assert c.status == Collection.Status.VALIDATED
+    assert [r["reason"].split(":")[0] for r in c.report["read"]["shown"]] == ["conflicts with a stored tweet"]
+    assert _table_counts(ws_a) == before
+
+    # skip-bad: that tweet's rows are left out, the rest is stored (the retweet of the stored tweet included)
+    c = import_files(ws_a, [later], mode="skip-bad")
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["conflicts_with_stored"] == 1 and c.counts["retweets_stored"] == 1
+    assert [(r["path"], r["line"]) for r in c.report["read"]["shown"]] == [("later.csv", 3)]
+    assert any("contradicting tweets already stored" in n for n in c.report["notes"]), c.report["notes"]
+    stored = Tweet.objects.get(workspace=ws_a, tweet_id=1000)
+    assert stored.author.twitter_id == 102 and stored.created_at.isoformat() == "2020-01-01T00:00:00+00:00"
+    assert not Retweet.objects.filter(tweet__workspace=ws_a, retweet_id=1000).exists()
+
+
+def test_conflicts_between_the_files_of_one_upload_name_both(ws_a, import_files, tmp_path):
+    a = _later(tmp_path, "1000,,102,2020-01-01T00:00:00Z,2,b\n", "a.csv")
+    b = _later(tmp_path, "1001,1000,104,2020-01-01T00:00:01Z,8,d\n1000,,105,2020-01-01T00:00:00Z,2,e\n", "b.csv")
+    c = import_files(ws_a, [a, b])
+    assert c.status == Collection.Status.FAILED
+    assert c.error == (
+        "b.csv:3: field 'tweet_id': conflicting duplicate: tweet 1000 was read before (a.csv:2) by user 102; "
+        "here by user 105"
+    )
+    assert _table_counts(ws_a)["tweets"] == 0
+    c = import_files(ws_a, [a, b], mode="skip-bad")
+    assert c.status == Collection.Status.DONE and c.counts["retweets_stored"] == 1
+    assert Tweet.objects.get(workspace=ws_a, tweet_id=1000).author.twitter_id == 102
+
+
+def test_skip_bad_skips_an_unreadable_file_and_stores_the_rest(ws_a, import_files, tmp_path):
+    junk = tmp_path / "notes.bin"
+    junk.write_bytes(b"\x00\x01\x02 not a tweet file")
+    empty = tmp_path / "edges.txt"
+    empty.write_text("# nothing yet\n")
+    c = import_files(ws_a, [THESIS / "tweets.csv", junk, empty], mode="skip-bad")
+    assert c.status == Collection.Status.DONE, c.error
+    shown = c.report["read"]["shown"]
+    assert [(r["path"], r["line"]) for r in shown] == [("notes.bin", None), ("edges.txt", None)]
+    assert shown[0]["reason"].startswith("cannot tell the format") and shown[1]["reason"] == "empty file"
+    assert c.report["read"]["skipped_files"] == ["notes.bin", "edges.txt"]
+    assert any("could not be read at all" in n and "notes.bin, edges.txt" in n for n in c.report["notes"])
+    assert c.counts["retweets_stored"] == 9
+    # strict mode stops at the first of them, and so does skip-bad when nothing else is left to store
+    c = import_files(ws_a, [THESIS / "tweets.csv", junk], mode="strict")
+    assert c.status == Collection.Status.FAILED and c.error.startswith("notes.bin: cannot tell the format")
+    c = import_files(ws_a, [junk, empty], mode="skip-bad")
+    assert c.status == Collection.Status.FAILED
+    assert c.error.startswith("notes.bin: cannot tell the format")
+    assert c.error.endswith("(skip-bad skipped this file and 1 more; nothing else in the upload could be stored)")
+
+
+def test_a_validation_reports_whole_file_problems_instead_of_failing(ws_a, import_files, tmp_path):
+    empty = tmp_path / "edges.txt"
+    empty.write_text("# nothing yet\n")
+    c = import_files(ws_a, [empty], validate_only=True)
+    assert c.status == Collection.Status.VALIDATED, c.error
+    assert [(r["path"], r["reason"]) for r in c.report["read"]["shown"]] == [("edges.txt", "empty file")]
+
+
+def test_the_record_limit_comes_from_the_settings(ws_a, import_files, tmp_path, settings):
+    p = _later(tmp_path, "1000,,102,2020-01-01T00:00:00Z,2," + "b" * 300 + "\n")
+    settings.SPREADWATCH_MAX_RECORD_BYTES = 200
+    c = import_files(ws_a, [p])
+    assert c.status == Collection.Status.FAILED and c.error == "later.csv:2: record longer than 200 bytes"
+    settings.SPREADWATCH_MAX_RECORD_BYTES = 400
+    assert import_files(ws_a, [p]).status == Collection.Status.DONE
