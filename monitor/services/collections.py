@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -44,8 +45,9 @@ class Cancelled(Exception):
 
 def collection_cancel(*, collection: Collection) -> Collection:
     """Cancel a queued or running import. A queued one is marked at once (its task will find it cancelled); a
-    running one stops at its next progress report and rolls back, so nothing of it is stored. An import that
-    has finished cannot be cancelled (its data is stored; delete the workspace's data instead)."""
+    running one stops at its next progress report and rolls back, so nothing of it is stored; one whose worker
+    is gone (it holds no lock and reports no progress) is marked at once. An import that has finished cannot be
+    cancelled (its data is stored; delete the workspace's data instead)."""
     if collection.status == Collection.Status.QUEUED:
         n = Collection.objects.filter(pk=collection.pk, status=Collection.Status.QUEUED).update(
             status=Collection.Status.CANCELLED, finished_at=timezone.now(), error="cancelled before it started"
@@ -55,8 +57,38 @@ def collection_cancel(*, collection: Collection) -> Collection:
             return collection
     if collection.status == Collection.Status.INGESTING:
         cache.set(cancel_key(collection.pk), True, timeout=24 * 3600)
+        _cancel_if_orphaned(collection)
         return collection
     raise ValidationError(f"a collection that is {collection.get_status_display().lower()} cannot be cancelled")
+
+
+# an import holds its collection's row lock for its whole transaction; one that has not reported progress for
+# this long and whose row is not locked has no worker any more (killed, or its database connection lost for
+# longer than its task's retries): its transaction was rolled back, so it can be marked cancelled at once
+ORPHANED_AFTER_S = 30.0
+
+
+def _cancel_if_orphaned(collection: Collection) -> bool:
+    """Mark an import cancelled when no worker is running it any more (see above). Returns whether it did."""
+    p = cache.get(progress_key(collection.pk)) or {}
+    if time.time() - p.get("at", 0.0) < ORPHANED_AFTER_S:
+        return False  # it reported progress a moment ago: its worker will see the cancel
+    with transaction.atomic():
+        row = (
+            Collection.objects.select_for_update(skip_locked=True)
+            .filter(pk=collection.pk, status=Collection.Status.INGESTING)
+            .first()
+        )
+        if row is None:
+            return False  # an import holds the row: it is alive and stops at its next progress report
+        row.status = Collection.Status.CANCELLED
+        row.error = "cancelled: no worker was running this import any more, and nothing of it was stored"
+        row.finished_at = timezone.now()
+        row.save(update_fields=["status", "error", "finished_at"])
+    cache.delete(cancel_key(collection.pk))
+    collection.refresh_from_db()
+    log.warning("collection %s: import had no worker any more; marked cancelled", collection.pk)
+    return True
 
 
 def collection_retry(*, collection: Collection) -> Collection:
@@ -162,16 +194,21 @@ def collection_ingest(*, collection_id: int) -> Collection:
     c.error = ""
     c.save(update_fields=["status", "started_at", "error"])
     key = progress_key(c.pk)
+    cache.set(key, {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
 
     def progress(stage: str, frac: float) -> None:
         if cache.get(cancel_key(c.pk)):
             raise Cancelled()
-        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1)}, timeout=24 * 3600)
+        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1), "at": time.time()}, timeout=24 * 3600)
 
     files = [(Path(cf.file.path), cf.original_name, cf.format or "auto") for cf in c.files.all()]
     report: dict = {}
     try:
         with transaction.atomic():
+            # held until the import commits or rolls back: a cancel tells a live import from a dead one by it
+            locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True)
+            if locked.first() != Collection.Status.INGESTING:
+                raise Cancelled()  # marked cancelled as orphaned in the moment before this lock was taken
             res = load_files(
                 files,
                 workspace_id=c.workspace_id,

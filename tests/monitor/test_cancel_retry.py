@@ -47,3 +47,77 @@ def test_it_refuses_to_cancel_a_finished_import_or_retry_a_good_one(ws_a, import
         services.collection_cancel(collection=c)
     with pytest.raises(ValidationError, match="only a failed or cancelled import"):
         services.collection_retry(collection=c)
+
+
+def _orphaned_import(ws):
+    """An import left 'importing' by a worker that died (or lost its database for longer than its retries):
+    its transaction is gone, no lock is held, and its last progress report is old."""
+    import time
+
+    from monitor.services.collections import ORPHANED_AFTER_S, progress_key
+
+    c = services.collection_create(workspace=ws, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
+    Collection.objects.filter(pk=c.pk).update(status=Collection.Status.INGESTING)
+    cache.set(progress_key(c.pk), {"stage": "reading", "percent": 40.0, "at": time.time() - ORPHANED_AFTER_S - 1})
+    c.refresh_from_db()
+    return c
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_whose_worker_is_gone_is_cancelled_at_once_and_can_be_retried(ws_a, run_tasks):
+    c = _orphaned_import(ws_a)
+    services.collection_cancel(collection=c)
+    c.refresh_from_db()
+    assert c.status == Collection.Status.CANCELLED and "no worker" in c.error
+    assert cache.get(cancel_key(c.pk)) is None  # a retried import must not stop at once
+    run_tasks(services.collection_retry, collection=c)
+    c.refresh_from_db()
+    assert c.status == Collection.Status.DONE, c.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_that_holds_its_lock_is_only_asked_to_stop(ws_a):
+    import threading
+
+    from django.db import connection, transaction
+
+    c = _orphaned_import(ws_a)  # old progress, but a live import holds the row (here: another connection)
+    locked, release = threading.Event(), threading.Event()
+
+    def live_import():
+        with transaction.atomic():
+            list(Collection.objects.select_for_update().filter(pk=c.pk).values_list("pk", flat=True))
+            locked.set()
+            release.wait(30)
+        connection.close()
+
+    t = threading.Thread(target=live_import)
+    t.start()
+    try:
+        assert locked.wait(30)
+        services.collection_cancel(collection=c)
+        c.refresh_from_db()
+        assert c.status == Collection.Status.INGESTING  # not marked: its worker will stop and roll back
+        assert cache.get(cancel_key(c.pk)) is True
+    finally:
+        release.set()
+        t.join(30)
+
+
+def test_an_import_marked_cancelled_before_it_took_its_lock_stores_nothing(ws_a):
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
+    real_save = Collection.save
+
+    def cancelled_meanwhile(self, *args, **kwargs):  # the reaper lands between 'importing' and the lock
+        real_save(self, *args, **kwargs)
+        if self.status == Collection.Status.INGESTING:
+            Collection.objects.filter(pk=self.pk).update(status=Collection.Status.CANCELLED)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(Collection, "save", cancelled_meanwhile):
+        services.collection_ingest(collection_id=c.pk)
+    c.refresh_from_db()
+    assert c.status == Collection.Status.CANCELLED
+    assert not Tweet.objects.filter(workspace=ws_a).exists()
