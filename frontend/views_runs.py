@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from monitor import selectors
-from monitor.services.compute import compute_run_cancel, compute_run_retry
+from monitor.services import compute_run_cancel, compute_run_retry
 
 
 def _run_post(request: HttpRequest, ws: str, pk: int, action, done: str) -> HttpResponse:

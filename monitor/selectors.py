@@ -100,7 +100,7 @@ def _cached(fn):
         # at once: the first minute after a compute run, when every page is cold, stays within what 2 cores do
         lock = key + ":building"
         if not cache.add(lock, 1, timeout=60):
-            deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10.0)
+            deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10)
             while time.monotonic() < deadline:
                 time.sleep(0.05)
                 hit = cache.get(key)

@@ -210,6 +210,8 @@ SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
 # rankings and overview sums are cached per workspace until the next compute commit (0: off)
 SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 300)
+# a process that finds a value another process is building waits this many seconds for it before building it too
+SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},

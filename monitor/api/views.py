@@ -22,7 +22,7 @@ from monitor.alerts.models import AlertRule
 from monitor.alerts.services import rule_update
 
 from .. import exports, selectors, services
-from ..services.compute import compute_run_cancel, compute_run_retry
+from ..services import compute_run_cancel, compute_run_retry
 from .serializers import (
     AccountDetailSerializer,
     AlertRuleCreatedSerializer,
