@@ -212,6 +212,8 @@ SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "at
 SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 300)
 # a process that finds a value another process is building waits this many seconds for it before building it too
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
+# an import or compute batch that writes at least this many rows refreshes the planner statistics of its tables
+SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},

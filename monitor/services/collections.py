@@ -10,11 +10,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from compute.formats import InputError
 
+from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Workspace
 from .compute import compute_run_start
 from .ingest import UploadError, load_files
@@ -219,6 +220,23 @@ def collection_ingest(*, collection_id: int) -> Collection:
                 progress=progress,
             )
             report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
+            if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
+                with connection.cursor() as cur:
+                    analyze_after_bulk_write(
+                        cur,
+                        [
+                            "monitor_account",
+                            "monitor_tweet",
+                            "monitor_retweet",
+                            "monitor_follow",
+                            "monitor_followercount",
+                        ],
+                        sum(
+                            v
+                            for k, v in res.counts.items()
+                            if k.endswith(("_new", "_stored")) and not k.startswith("conflicts")
+                        ),
+                    )
             c.format = "+".join(res.formats)[:16]
             c.counts = res.counts
             c.timings = res.timings

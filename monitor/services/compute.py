@@ -44,7 +44,7 @@ from compute.forward import forward
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
-from ..db import copy_in, copy_out, create_temp, dialect, temp_table_name
+from ..db import analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
 from ..models import Collection, ComputeBatch, ComputeRun, Tweet, Workspace
 
 log = logging.getLogger(__name__)
@@ -782,6 +782,11 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
                 WHERE t.workspace_id = %s AND t.compute_status = 'computed'
                 GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
             [ws, ws],
+        )
+        analyze_after_bulk_write(
+            cur,
+            ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
+            int(batch.n_nodes or 0) + len(batch.tweet_pks),
         )
         from ..selectors import bump_data_version
 
