@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -245,6 +246,9 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         reset_labels="?" + _query_with(params, drop=("page", "labels")),
         widen_window="?" + _query_with(params, drop=("page", "start", "end"), window="all"),
         false_link="?" + _query_with(params, labels=Label.FALSE),
+        # the results are rendered once per query and data version (rendering is most of a warm page's time)
+        fragment_key=selectors.data_version(workspace),
+        fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
     return render(request, "frontend/ranking.html", ctx)
 

@@ -117,6 +117,17 @@ def _cached(fn):
     return wrapper
 
 
+def data_version(ws: Workspace) -> str | None:
+    """A name for the workspace's data as it is now (it changes with every compute commit and import), for
+    caching what is rendered from it; None while the read cache is off."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
+        return None
+    return f"{ws.pk}:{ws.created_at.timestamp()}:{cache.get_or_set(_version_key(ws.pk), 1, timeout=None)}"
+
+
 def workspaces_for_user(user):
     if not user.is_authenticated:
         return Workspace.objects.none()
@@ -899,6 +910,7 @@ __all__ = [
     "collection_get",
     "collections_list",
     "data_span",
+    "data_version",
     "membership_role",
     "publishers_reach_weeks",
     "publishers_summary",
