@@ -51,9 +51,9 @@ test: $(VENV)/.installed-test
 audit: $(VENV)/.installed-test
 	$(PY) scripts/audit_deps.py --strict
 
-## Full-size preset checks (minutes, tens of GiB of disk-free memory): run by hand before a release.
+## The minutes-long checks marked `slow` (full-size presets: tens of GiB of memory), against the same services.
 test-slow: $(VENV)/.installed-test
-	$(PY) -m pytest -m slow -q
+	$(PY) scripts/with_services.py -- $(PY) -m pytest -m slow -q
 
 ## On the GPU machine: the gpu-marked tests.
 test-gpu:
