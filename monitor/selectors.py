@@ -42,7 +42,9 @@ SORTS = (*AGGREGATES, "cascades")  # what a ranking can be ordered by: an aggreg
 
 
 def _version_key(ws_id: int) -> str:
-    return f"sw:data-version:{ws_id}"
+    # the database's name is part of it: two databases (two deployments, or two test runs) sharing one Redis
+    # must not share the counters of their workspaces with the same id
+    return f"sw:data-version:{connection.settings_dict['NAME']}:{ws_id}"
 
 
 def bump_data_version(ws_id: int) -> None:
