@@ -246,22 +246,11 @@ def ranking(
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     days = PublisherDay.objects.filter(Q(workspace=ws) & window.filter())
-    where = ["d.workspace_id = %s"]
-    params: list = [ws.pk]
     if publisher is not None:
         days = days.filter(publisher=publisher)
-        where.append("d.publisher_id = %s")
-        params.append(publisher.pk)
-    if window.start:
-        where.append("d.day >= %s")
-        params.append(window.start)
-    if window.end:
-        where.append("d.day <= %s")
-        params.append(window.end)
     if labels:
         days = days.filter(label__in=labels)
-        where.append("d.label IN (" + ", ".join(["%s"] * len(labels)) + ")")
-        params.extend(labels)
+    where, params = _daily_where(ws, publisher, window, labels)
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
     snap = _all_time(ws) if publisher is None and _covers_all_time(ws, window) else None
     if snap is not None:

@@ -25,10 +25,7 @@ def _read_cache_on(settings):
 
 
 def _from_days(ws, labels, sort):
-    where, params = ["d.workspace_id = %s"], [ws.pk]
-    if labels:
-        where.append("d.label IN (" + ", ".join(["%s"] * len(labels)) + ")")
-        params.extend(labels)
+    where, params = selectors._daily_where(ws, None, selectors.Window(), labels)
     return selectors._ranked_from_days(where, params, sort, 10**6, 0)
 
 
