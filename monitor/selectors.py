@@ -75,11 +75,8 @@ def _cached(fn):
 
     def key_for(ws, *args, **kwargs) -> str:
         """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
-        from django.core.cache import cache
-
-        version = cache.get_or_set(_version_key(ws.pk), 1, timeout=None)
         raw = "|".join(
-            [fn.__name__, str(ws.pk), ws.created_at.isoformat(), str(version)]
+            [fn.__name__, _current_version(ws)]
             + [_cache_arg(a) for a in args]
             + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
         )
@@ -119,15 +116,22 @@ def _cached(fn):
     return wrapper
 
 
+def _current_version(ws: Workspace) -> str:
+    """The workspace (its creation time included: a recreated database never meets old entries) and its data
+    version counter."""
+    from django.core.cache import cache
+
+    return f"{ws.pk}:{ws.created_at.isoformat()}:{cache.get_or_set(_version_key(ws.pk), 1, timeout=None)}"
+
+
 def data_version(ws: Workspace) -> str | None:
     """A name for the workspace's data as it is now (it changes with every compute commit and import), for
-    caching what is rendered from it; None while the read cache is off."""
+    caching what is derived from it; None while the read cache is off."""
     from django.conf import settings
-    from django.core.cache import cache
 
     if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
         return None
-    return f"{ws.pk}:{ws.created_at.timestamp()}:{cache.get_or_set(_version_key(ws.pk), 1, timeout=None)}"
+    return _current_version(ws)
 
 
 def workspaces_for_user(user):
@@ -315,7 +319,7 @@ def _covers_all_time(ws: Workspace, window: Window) -> bool:
 # cache is on (``SPREADWATCH_READ_CACHE_SECONDS`` > 0); the newest ``_ALL_TIME_KEEP`` stay in memory.
 
 _ALL_TIME_KEEP = 4
-_ALL_TIME: dict[tuple, _AllTime] = {}
+_ALL_TIME: dict[str, _AllTime] = {}
 _LABEL_CODES = {value: code for code, (value, _) in enumerate(Label.choices)}
 
 
@@ -356,14 +360,11 @@ class _AllTime:
 
 
 def _all_time(ws: Workspace) -> _AllTime | None:
-    from django.conf import settings
-    from django.core.cache import cache
-
     from .db import copy_out
 
-    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
+    key = data_version(ws)
+    if key is None:
         return None
-    key = (ws.pk, ws.created_at.isoformat(), cache.get_or_set(_version_key(ws.pk), 1, timeout=None))
     snap = _ALL_TIME.get(key)
     if snap is None:
         codes = " ".join(f"WHEN '{value}' THEN {code}" for value, code in _LABEL_CODES.items())
