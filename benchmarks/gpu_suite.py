@@ -23,10 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from compute.backward import backward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.bench import membership_tests
 from compute.build import build_cascades
-from compute.forward import forward
 from compute.generators import random_spreading_graphs, twitter_collection
 from compute.gpu import bench as gb
 

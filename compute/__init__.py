@@ -34,9 +34,9 @@ _LAZY = {
     "TweetTable": "tables",
     "FollowTable": "tables",
     "build_cascades": "build",
-    "forward": "forward",
-    "backward": "backward",
-    "combine": "combine",
+    "forward": "algorithms.forward",
+    "backward": "algorithms.backward",
+    "combine": "algorithms.combine",
     "rank": "pipeline",
 }
 

@@ -191,9 +191,9 @@ def bench(
     name = dataset if _is_preset(dataset) else Path(dataset).name
     if _is_preset(dataset) and scale != 1.0:
         name = f"{dataset}@{scale:g}"
-    from .backward import backward
+    from .algorithms.backward import backward
+    from .algorithms.forward import forward
     from .build import build_cascades
-    from .forward import forward
 
     n_retweets = 0
     if kind == "collection":

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .backward import BackwardResult, backward
+from .algorithms.backward import BackwardResult, backward
+from .algorithms.combine import Ranking, combine
+from .algorithms.forward import forward
 from .build import BuildReport, build_cascades
-from .combine import Ranking, combine
-from .forward import forward
 from .structures import FollowerGraph, SpreadingGraphs
 
 __all__ = ["RankResult", "rank", "graphs_from_inputs"]

@@ -24,9 +24,14 @@ import numpy as np
 
 from ._jit import HAVE_NUMBA, njit
 
+#: what the forward phase does with a retweeter no follower path reaches (DESIGN §1): ``strict`` leaves it
+#: isolated (the thesis), ``attach`` adds the edge to the publisher
+ORPHAN_POLICIES = ("strict", "attach")
+
 __all__ = [
     "ARCHIVE_KEYS",
     "Cascades",
+    "ORPHAN_POLICIES",
     "FollowerGraph",
     "SpreadingGraphs",
     "is_spreading_archive",
@@ -250,6 +255,9 @@ class SpreadingGraphs:
     edge_src: np.ndarray
     edge_dst: np.ndarray
     orphans: str = "given"
+    #: cascades a GPU twin left undone (too large for the device; they have no edges here): the dispatcher
+    #: computes them on the CPU reference and splices them in, so a dispatcher's result never has any
+    deferred: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False, compare=False)
     #: per cascade, the order in which one sweep through its edge list is a topological order (see
     #: :func:`edge_shapes`); computed on construction, like the thesis' CSR build in data preparation
     shapes: np.ndarray = field(init=False, repr=False, compare=False)

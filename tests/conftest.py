@@ -1,10 +1,26 @@
+"""The suite's root: fixtures every folder shares, and the web application's plugin (``tests/webapp.py``).
+
+Where Django is not installed (the GPU machine: ``make test-gpu``) the web folders are not collected, so the
+engine's tests, GPU ones included, run there as written.
+"""
+
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("tests.webapp")  # a plugin's asserts are rewritten only if it is named first
+
+from tests.webapp import WEB_TESTS  # noqa: E402
+
 DATA = Path(__file__).parent / "data"
+
+pytest_plugins = ["tests.webapp"]
+
+if importlib.util.find_spec("django") is None:
+    collect_ignore = [*WEB_TESTS, "scripts"]
 
 
 @pytest.fixture

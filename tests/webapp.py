@@ -1,5 +1,11 @@
-"""Shared fixtures of the web application's tests (monitor/, frontend/): named personas and workspaces, and
-the check that the suite runs against the real services ``make test`` provides.
+"""The pytest plugin of the web application's tests (registered once, in ``tests/conftest.py``): named
+personas and workspaces, the settings every web test runs under, and the check that the suite runs against
+the real services ``make test`` provides.
+
+The settings fixtures (plain static files, a private media root, no read cache, eager Celery) apply to every
+test under one of :data:`WEB_TESTS` by themselves, through :func:`_web_defaults`; a test module overrides one
+by defining a fixture of the same name. The engine's tests (``tests/compute``) get none of them, so they run
+where Django is not installed (the GPU machine).
 
 Personas: ``alice`` is an analyst in workspace A ("Newsroom"), ``bob`` an analyst in workspace B ("Lab"),
 ``admin`` a superuser in neither.
@@ -14,7 +20,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+#: the test folders of the web application (Django, PostgreSQL, Redis); the rest test the engine alone
+WEB_TESTS = ("browser", "faults", "frontend", "monitor", "security")
 THESIS = DATA / "thesis_example"
 EXPECTED_TOTAL = {"b": 118.0, "e": 96.0, "f": 64.0, "c": 32.0, "a": 16.0, "d": 8.0}
 
@@ -45,7 +54,22 @@ def require_services() -> None:
         pytest.exit("service tests cannot run: " + "; ".join(problems), returncode=3)
 
 
+def is_web_test(path: Path) -> bool:
+    try:
+        return Path(path).resolve().relative_to(TESTS.resolve()).parts[0] in WEB_TESTS
+    except ValueError:
+        return False
+
+
 @pytest.fixture(autouse=True)
+def _web_defaults(request):
+    """The web tests' settings, for every test under :data:`WEB_TESTS` and no other."""
+    if is_web_test(request.node.path):
+        for name in ("_plain_static", "_media", "_no_read_cache", "_eager_celery"):
+            request.getfixturevalue(name)
+
+
+@pytest.fixture
 def _plain_static(settings):
     # the manifest storage needs collectstatic; tests render templates without it
     settings.STORAGES = {
@@ -54,20 +78,20 @@ def _plain_static(settings):
     }
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     (tmp_path / "static").mkdir()
     settings.STATIC_ROOT = tmp_path / "static"
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _no_read_cache(settings):
     # tests write aggregates directly at times; the read cache has its own test (test_read_cache.py)
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _eager_celery():
     """Tasks run in the test's process unless a test starts a real worker (``tests/monitor/test_worker.py``)."""
     from monitor.celery import app

@@ -1,4 +1,4 @@
-"""Backward phase on the GPU: the twin of :func:`compute.backward.backward` (same signature, same policies).
+"""Backward phase on the GPU: the twin of :func:`compute.algorithms.backward.backward` (same signature, same policies).
 
 Algorithm (sync-free pull, one thread block per cascade)
 -------------------------------------------------------
@@ -36,7 +36,7 @@ import cupy as cp
 import numpy as np
 
 from .._jit import njit
-from ..backward import BackwardResult, _handle_cycles, backward_cpu
+from ..results import BackwardResult, apply_cycle_policy
 from ..structures import SpreadingGraphs
 from ._device import Timer, log, memory_budget, module, plan_chunks
 
@@ -386,12 +386,16 @@ def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[Prepar
     return prepared, cyclic
 
 
-def backward(graphs: SpreadingGraphs, *, backend: str = "gpu", threads: int | None = None) -> BackwardResult:
-    """Influence of every participant, on the GPU. ``threads`` is accepted for the CPU twin's signature and
-    ignored. Inputs larger than the device are processed in chunks of cascades; a cascade that alone does not
-    fit runs on the CPU reference, with a warning in the log and a line in :meth:`BackwardResult.lines`."""
+def backward(graphs: SpreadingGraphs, *, backend: str = "auto", threads: int | None = None) -> BackwardResult:
+    """Influence of every participant, on the GPU: the twin of :func:`compute.algorithms.backward.backward`,
+    with its signature (``threads`` is accepted and ignored; ``backend`` must not ask for the CPU).
+
+    Inputs larger than the device are processed in chunks of cascades; a cascade that alone does not fit is
+    left undone and named in ``result.deferred`` — the dispatcher runs it on the CPU reference."""
     if backend not in ("gpu", "auto"):
-        raise ValueError(f"compute.gpu.backward runs on the GPU; backend={backend!r} belongs to compute.backward")
+        raise ValueError(
+            f"compute.gpu.backward runs on the GPU; backend={backend!r} belongs to compute.algorithms.backward"
+        )
     c = graphs.cascades
     influence = np.empty(c.n_nodes, dtype=np.float64)
     result = BackwardResult(influence)
@@ -423,10 +427,10 @@ def backward(graphs: SpreadingGraphs, *, backend: str = "gpu", threads: int | No
         influence[lo:hi] = vals[: hi - lo]
         cyclic.append(cyc + a)
     cyc_all = np.concatenate(cyclic) if cyclic else np.zeros(0, np.int64)
-    if len(cyc_all):
-        _handle_cycles(graphs, np.sort(cyc_all), result, solve=lambda g: backward(g, backend="gpu"))
     if oversized:
-        _run_on_cpu(graphs, np.sort(np.asarray(oversized, dtype=np.int64)), result)
+        result.deferred = np.sort(np.asarray(oversized, dtype=np.int64))
+    if len(cyc_all):
+        apply_cycle_policy(graphs, np.sort(cyc_all), result, solve=backward)
     return result
 
 
@@ -435,29 +439,6 @@ def device_bytes(sizes: np.ndarray, esizes: np.ndarray) -> np.ndarray:
     dst, the 8-byte sort key and the sort's 8-byte buffer, in_src; per node offsets, followers, out, share,
     degrees), with headroom for the sort's temporary storage."""
     return 40 * esizes.astype(np.float64) + 64 * sizes.astype(np.float64) + 64
-
-
-def _run_on_cpu(graphs: SpreadingGraphs, which: np.ndarray, result: BackwardResult) -> None:
-    c = graphs.cascades
-    ids = c.tweet_ids[which].tolist()
-    log.warning(
-        "%d cascade(s) do not fit on the GPU (tweets %s); running them on the CPU reference",
-        len(which), ", ".join(map(str, ids[:10])) + (" ..." if len(ids) > 10 else ""),
-    )  # fmt: skip
-    res = backward_cpu(graphs.subset(which))
-    pos = 0
-    for t in which:
-        lo, hi = c.node_offsets[t], c.node_offsets[t + 1]
-        result.influence[lo:hi] = res.influence[pos : pos + (hi - lo)]
-        pos += hi - lo
-    result.cpu_fallback = np.union1d(result.cpu_fallback, which)
-    result.cpu_fallback_tweet_ids = c.tweet_ids[result.cpu_fallback].tolist()
-    if len(res.cyclic):
-        result.cyclic = np.union1d(result.cyclic, which[res.cyclic])
-        result.rejected = np.union1d(result.rejected, which[res.rejected])
-        result.dropped_edges += res.dropped_edges
-        result.cyclic_tweet_ids = c.tweet_ids[result.cyclic].tolist()
-        result.rejected_tweet_ids = c.tweet_ids[result.rejected].tolist()
 
 
 @njit

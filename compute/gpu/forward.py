@@ -1,4 +1,4 @@
-"""Forward phase on the GPU: the twin of :func:`compute.forward.forward` (same signature, same edge sets).
+"""Forward phase on the GPU: the twin of :func:`compute.algorithms.forward.forward` (same signature, same edge sets).
 
 The CPU reference walks each cascade in time order. On the GPU the two halves of that walk come apart:
 
@@ -28,8 +28,7 @@ import weakref
 import cupy as cp
 import numpy as np
 
-from ..forward import ORPHAN_POLICIES, forward_cpu
-from ..structures import Cascades, FollowerGraph, SpreadingGraphs
+from ..structures import ORPHAN_POLICIES, Cascades, FollowerGraph, SpreadingGraphs
 from ._device import Timer, kernel, log, memory_budget, plan_chunks
 
 __all__ = ["DeviceGraph", "device_graph", "forward"]
@@ -192,46 +191,60 @@ def forward(
     graph: FollowerGraph,
     *,
     orphans: str = "strict",
-    backend: str = "gpu",
+    backend: str = "auto",
     threads: int | None = None,
 ) -> SpreadingGraphs:
-    """Spreading graphs on the GPU; the same edge sets as the CPU reference, sorted by ``(src, dst)``.
+    """Spreading graphs on the GPU: the twin of :func:`compute.algorithms.forward.forward`, with its signature
+    (``threads`` is accepted and ignored; ``backend`` must not ask for the CPU). The same edge sets as the CPU
+    reference, sorted by ``(src, dst)``.
 
-    ``threads`` is accepted for the CPU twin's signature and ignored. Cascades are processed in chunks that fit
-    the device beside the follower graph; if the graph itself does not fit, the CPU reference runs instead
-    (logged)."""
+    Cascades are processed in chunks that fit the device beside the follower graph. A cascade too large for
+    what is left, or every cascade if the graph itself does not fit, is left without edges and named in
+    ``deferred``: the dispatcher computes those on the CPU reference (logged)."""
     if backend not in ("gpu", "auto"):
-        raise ValueError(f"compute.gpu.forward runs on the GPU; backend={backend!r} belongs to compute.forward")
+        raise ValueError(
+            f"compute.gpu.forward runs on the GPU; backend={backend!r} belongs to compute.algorithms.forward"
+        )
     if orphans not in ORPHAN_POLICIES:
         raise ValueError(f"orphans must be one of {', '.join(ORPHAN_POLICIES)}, not {orphans!r}")
     if cascades.times is None:
         raise ValueError("the forward phase needs participation times; these cascades have none")
+    t = cascades.n_cascades
     budget = memory_budget()
     graph_bytes = graph.user_ids.nbytes + graph.friends_indptr.nbytes + 4 * graph.n_edges
     if graph_bytes > 0.7 * budget:
         log.warning(
-            "the follower graph (%.2f GB) does not fit beside the cascades in the GPU memory budget (%.2f GB); "
-            "running the forward phase on the CPU reference", graph_bytes / 1e9, budget / 1e9,
+            "the follower graph (%.2f GB) does not fit beside the cascades in the GPU memory budget (%.2f GB)",
+            graph_bytes / 1e9, budget / 1e9,
         )  # fmt: skip
-        return forward_cpu(cascades, graph, orphans=orphans)
+        return _without_edges(cascades, np.arange(t), orphans)
     dg = device_graph(graph)
-    t = cascades.n_cascades
     cost = 160.0 * np.diff(cascades.node_offsets).astype(np.float64) + 64
     chunks, oversized = plan_chunks(cost, max(budget - graph_bytes, 1))
-    if oversized:  # a cascade whose participants alone exceed what is left: run it where memory is
-        log.warning("%d cascade(s) too large for the GPU run on the CPU reference", len(oversized))
+    if oversized:  # a cascade whose participants alone exceed what is left: the dispatcher runs it elsewhere
+        log.warning("%d cascade(s) too large for the GPU are left to the CPU reference", len(oversized))
         chunks = sorted(chunks + [(i, i + 1) for i in oversized])
     if len(chunks) == 1 and chunks[0] == (0, t):
         return _forward_chunk(cascades, dg, orphans)
     parts = []
     for a, b in chunks:
         sub = cascades.subset(np.arange(a, b))
-        sg = forward_cpu(sub, graph, orphans=orphans) if a in oversized else _forward_chunk(sub, dg, orphans)
+        sg = _without_edges(sub, np.arange(1), orphans) if a in oversized else _forward_chunk(sub, dg, orphans)
         parts.append((a, sg))
-    return _concat(cascades, parts, orphans)
+    return _concat(cascades, parts, orphans, deferred=np.asarray(sorted(oversized), dtype=np.int64))
 
 
-def _concat(cascades: Cascades, parts, orphans: str) -> SpreadingGraphs:
+def _without_edges(cascades: Cascades, deferred: np.ndarray, orphans: str) -> SpreadingGraphs:
+    """No edges at all, every cascade in ``deferred`` left for the dispatcher."""
+    idx = np.int32 if cascades.n_nodes < 2**31 else np.int64
+    none = np.zeros(0, idx)
+    return SpreadingGraphs(
+        cascades, np.zeros(cascades.n_cascades + 1, np.int64), none, none, orphans=orphans,
+        deferred=np.asarray(deferred, dtype=np.int64),
+    )  # fmt: skip
+
+
+def _concat(cascades: Cascades, parts, orphans: str, deferred: np.ndarray | None = None) -> SpreadingGraphs:
     counts = np.concatenate([np.diff(sg.edge_offsets) for _, sg in parts])
     off = np.zeros(cascades.n_cascades + 1, dtype=np.int64)
     np.cumsum(counts, out=off[1:])
@@ -241,9 +254,10 @@ def _concat(cascades: Cascades, parts, orphans: str) -> SpreadingGraphs:
         src.append(sg.edge_src.astype(np.int64) + shift)
         dst.append(sg.edge_dst.astype(np.int64) + shift)
     idx = np.int32 if cascades.n_nodes < 2**31 else np.int64
-    return SpreadingGraphs(
-        cascades, off, np.concatenate(src).astype(idx), np.concatenate(dst).astype(idx), orphans=orphans
-    )
+    src_all, dst_all = np.concatenate(src).astype(idx), np.concatenate(dst).astype(idx)
+    if deferred is None:
+        return SpreadingGraphs(cascades, off, src_all, dst_all, orphans=orphans)
+    return SpreadingGraphs(cascades, off, src_all, dst_all, orphans=orphans, deferred=deferred)
 
 
 class ForwardRun:

@@ -14,20 +14,6 @@ import shutil
 
 import pytest
 
-from tests.webapp import (  # noqa: F401  (fixtures)
-    _eager_celery,
-    _media,
-    _no_read_cache,
-    _plain_static,
-    admin_user,
-    alice,
-    bob,
-    import_files,
-    run_tasks,
-    ws_a,
-    ws_b,
-)
-
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -143,7 +129,7 @@ def page(browser, live_server):
 
 
 @pytest.fixture
-def login(page, alice):  # noqa: F811  (the fixture imported above)
+def login(page, alice):
     """``login()`` logs alice in through the login form; returns the page."""
 
     def go(username: str = "alice", password: str = "alice-pass-123"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from compute.backward import backward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.build import build_cascades
-from compute.forward import forward
 from compute.structures import FollowerGraph
 from compute.tables import TweetTable
 

@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = r"""
 import sys, importlib, pkgutil
 import compute
-for m in ["structures", "tables", "collection", "build", "forward", "backward", "combine", "pipeline",
-          "formats", "generators", "bench", "cli", "backends"]:
+for m in ["structures", "results", "tables", "collection", "build", "algorithms", "algorithms.forward",
+          "algorithms.backward", "algorithms.combine", "pipeline", "formats", "generators", "bench", "cli",
+          "backends"]:
     importlib.import_module("compute." + m)
 bad = sorted(k for k in sys.modules if k.split(".")[0] in {"django", "celery", "cupy", "numba", "msgspec"})
 print(",".join(bad))
@@ -47,8 +48,8 @@ def test_it_gives_the_same_results_without_numba(tmp_path):
     script = r"""
 import numpy as np, sys
 sys.path.insert(0, "tests/compute")
-from compute.forward import forward
-from compute.backward import backward
+from compute.algorithms.forward import forward
+from compute.algorithms.backward import backward
 from tests.compute.test_invariants import _random_collection
 c, g = _random_collection(7, n_users=80, n_follows=600, n_casc=12)
 sg = forward(c, g, orphans="attach", backend="cpu")

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compute.backward import backward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.build import build_cascades
-from compute.forward import forward
 from compute.structures import FollowerGraph
 from compute.tables import TweetTable
 

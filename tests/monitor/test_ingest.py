@@ -204,7 +204,7 @@ def test_it_imports_npz_archives_and_keeps_given_graphs(ws_a, import_files, tmp_
     assert c.status == Collection.Status.DONE, c.error
     assert GivenEdge.objects.filter(tweet__workspace=ws_a).count() == r.graphs.n_edges
     # the given graphs' influence equals the engine's on the same graphs
-    from compute.backward import backward
+    from compute.algorithms.backward import backward
 
     inf = backward(r.graphs, backend="cpu").influence
     c_ = r.graphs.cascades

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from compute import _jit
-from compute.backward import backward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.build import build_cascades
 from compute.cli import main
 from compute.formats import read_many
 from compute.formats._json import FORCE_ENV
-from compute.forward import forward
 from compute.generators import (
     BIGGER4_TARGETS,
     _planned_retweets,

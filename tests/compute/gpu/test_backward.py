@@ -8,7 +8,7 @@ import logging
 import numpy as np
 import pytest
 
-from compute.backward import backward
+from compute.algorithms.backward import backward
 from compute.generators import random_spreading_graphs
 
 from ..helpers import given_graphs

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compute.backward import backward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.build import build_cascades
-from compute.forward import forward
 from compute.generators import twitter_collection
 from compute.structures import Cascades
 

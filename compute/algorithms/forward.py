@@ -21,18 +21,20 @@ search and passed it on"). Retweeters missing from the follower graph have no kn
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._jit import HAVE_NUMBA, njit
-from .backends import resolve_backend
-from .structures import Cascades, FollowerGraph, SpreadingGraphs
+from .._jit import HAVE_NUMBA, njit
+from ..backends import resolve_backend
+from ..results import complete_forward
+from ..structures import ORPHAN_POLICIES, Cascades, FollowerGraph, SpreadingGraphs
 
-__all__ = ["ORPHAN_POLICIES", "forward"]
+__all__ = ["ORPHAN_POLICIES", "forward", "forward_cpu"]
 
-ORPHAN_POLICIES = ("strict", "attach")
+log = logging.getLogger(__name__)
 
 
 def forward(
@@ -43,26 +45,33 @@ def forward(
     backend: str = "auto",
     threads: int | None = None,
 ) -> SpreadingGraphs:
-    """Spreading graphs of every cascade in ``cascades`` over the follower graph ``graph``.
+    """Spreading graphs of every cascade in ``cascades`` over the follower graph ``graph`` (the public
+    dispatcher).
 
     ``cascades.times`` is required (the measure is about time order). Returns edges as global node indices,
-    grouped by cascade, in the order found (per retweeter in time order).
+    grouped by cascade, in the order found (per retweeter in time order) on the CPU, sorted by ``(src, dst)``
+    on the GPU. ``backend``: ``"auto"``, ``"cpu"`` or ``"gpu"``; cascades the GPU cannot hold (or all, when
+    the follower graph does not fit beside them) run on the CPU reference, logged.
     """
     if orphans not in ORPHAN_POLICIES:
         raise ValueError(f"orphans must be one of {', '.join(ORPHAN_POLICIES)}, not {orphans!r}")
     if cascades.times is None:
         raise ValueError("the forward phase needs participation times; these cascades have none")
-    if resolve_backend(backend) == "gpu":
-        from .gpu import forward as gpu_forward
+    if resolve_backend(backend) != "gpu":
+        return forward_cpu(cascades, graph, orphans=orphans, threads=threads)
+    from ..gpu.forward import forward as forward_gpu
 
-        return gpu_forward(cascades, graph, orphans=orphans, backend="gpu")
-    return forward_cpu(cascades, graph, orphans=orphans, threads=threads)
+    graphs = forward_gpu(cascades, graph, orphans=orphans, backend="gpu", threads=threads)
+    if len(graphs.deferred):
+        log.warning("running %d cascade(s) the GPU could not hold on the CPU reference", len(graphs.deferred))
+        graphs = complete_forward(cascades, graphs, lambda c: forward_cpu(c, graph, orphans=orphans, threads=threads))
+    return graphs
 
 
 def forward_cpu(
     cascades: Cascades, graph: FollowerGraph, *, orphans: str = "strict", threads: int | None = None
 ) -> SpreadingGraphs:
-    """CPU reference. ``threads``: cascade ranges run concurrently (the kernel releases the GIL); ``None``
+    """The CPU reference. ``threads``: cascade ranges run concurrently (the kernel releases the GIL); ``None``
     uses every core."""
     node_user = graph.index_of(cascades.user_ids)
     idx_dtype = np.int32 if cascades.n_nodes < 2**31 else np.int64

@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compute.forward import forward
+from compute.algorithms.forward import forward
 
-from .helpers import edge_sets, follows, one_cascade, worked_example
+from ..helpers import edge_sets, follows, one_cascade, worked_example
 
 
 def test_it_reproduces_the_thesis_worked_example_edges(backend):

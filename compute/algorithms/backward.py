@@ -22,70 +22,45 @@ times the cascade is rejected — its nodes get NaN and the report names it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import logging
 
 import numpy as np
 
-from ._jit import HAVE_NUMBA, njit, prange
-from .backends import resolve_backend
-from .structures import SpreadingGraphs
+from .._jit import HAVE_NUMBA, njit, prange
+from ..backends import resolve_backend
+from ..results import BackwardResult, apply_cycle_policy, complete_backward
+from ..structures import SpreadingGraphs
 
-__all__ = ["BackwardResult", "backward"]
+__all__ = ["BackwardResult", "backward", "backward_cpu"]
 
-
-@dataclass(eq=False)
-class BackwardResult:
-    """``influence[i]`` is I_t(v) of global node ``i`` (NaN in rejected cascades)."""
-
-    influence: np.ndarray
-    cyclic: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # cascade indices
-    rejected: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # subset of cyclic
-    dropped_edges: int = 0
-    cyclic_tweet_ids: list[int] = field(default_factory=list)
-    rejected_tweet_ids: list[int] = field(default_factory=list)
-    #: cascades the GPU could not hold, run on the CPU reference instead (GPU backend only)
-    cpu_fallback: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    cpu_fallback_tweet_ids: list[int] = field(default_factory=list)
-
-    def lines(self, max_ids: int = 10) -> list[str]:
-        out = []
-
-        def ids(xs):
-            more = f" and {len(xs) - max_ids} more" if len(xs) > max_ids else ""
-            return ", ".join(str(x) for x in xs[:max_ids]) + more
-
-        if len(self.cyclic):
-            out.append(
-                f"{len(self.cyclic)} spreading graph(s) contain cycles (tweets {ids(self.cyclic_tweet_ids)}); "
-                f"{self.dropped_edges} edge(s) that do not go backward in time were dropped"
-            )
-        if len(self.rejected):
-            out.append(
-                f"{len(self.rejected)} cyclic spreading graph(s) carry no times and were rejected "
-                f"(tweets {ids(self.rejected_tweet_ids)})"
-            )
-        if len(self.cpu_fallback):
-            out.append(
-                f"{len(self.cpu_fallback)} cascade(s) too large for the GPU ran on the CPU "
-                f"(tweets {ids(self.cpu_fallback_tweet_ids)})"
-            )
-        return out
+log = logging.getLogger(__name__)
 
 
 def backward(graphs: SpreadingGraphs, *, backend: str = "auto", threads: int | None = None) -> BackwardResult:
-    """Influence of every participant of every cascade in ``graphs``.
+    """Influence of every participant of every cascade in ``graphs`` (the public dispatcher).
 
-    ``threads`` (CPU only): how many cascades run at once; ``None`` uses numba's default thread count, ``1``
-    runs on one core.
+    ``backend``: ``"auto"`` (the GPU twin where CuPy sees a device, else the CPU reference), ``"cpu"`` or
+    ``"gpu"``. ``threads`` (CPU only): how many cascades run at once; ``None`` uses numba's default thread
+    count, ``1`` runs on one core. Cascades the GPU cannot hold run on the CPU reference, logged and named in
+    :meth:`BackwardResult.lines`.
     """
-    if resolve_backend(backend) == "gpu":
-        from .gpu import backward as gpu_backward
+    if resolve_backend(backend) != "gpu":
+        return backward_cpu(graphs, threads=threads)
+    from ..gpu.backward import backward as backward_gpu
 
-        return gpu_backward(graphs, backend="gpu")
-    return backward_cpu(graphs, threads=threads)
+    result = backward_gpu(graphs, backend="gpu", threads=threads)
+    if len(result.deferred):
+        ids = graphs.cascades.tweet_ids[np.sort(result.deferred)].tolist()
+        log.warning(
+            "%d cascade(s) do not fit on the GPU (tweets %s); running them on the CPU reference",
+            len(ids), ", ".join(map(str, ids[:10])) + (" ..." if len(ids) > 10 else ""),
+        )  # fmt: skip
+        complete_backward(graphs, result, solve=lambda g: backward_cpu(g, threads=threads))
+    return result
 
 
 def backward_cpu(graphs: SpreadingGraphs, *, threads: int | None = None) -> BackwardResult:
+    """The CPU reference (numba where present): the values every other engine is checked against."""
     c = graphs.cascades
     influence = np.empty(c.n_nodes, dtype=np.float64)
     status = np.zeros(c.n_cascades, dtype=np.int8)
@@ -115,7 +90,7 @@ def backward_cpu(graphs: SpreadingGraphs, *, threads: int | None = None) -> Back
     result = BackwardResult(influence)
     cyclic = np.flatnonzero(status)
     if len(cyclic):
-        _handle_cycles(graphs, cyclic, result)
+        apply_cycle_policy(graphs, cyclic, result, solve=lambda g: backward_cpu(g, threads=1))
     return result
 
 
@@ -323,35 +298,3 @@ def _queue(lo, n, a, b, src, dst, out, outdeg, indeg, start, adj, queue):
     for i in range(n):
         outdeg[i] = 0
     return done == np.int64(b - a)
-
-
-def _handle_cycles(graphs: SpreadingGraphs, cyclic: np.ndarray, result: BackwardResult, solve=None) -> None:
-    """Apply DESIGN §1's cycle policy to cascades ``cyclic`` and write their values into ``result``.
-
-    ``solve`` runs the backward phase on the repaired (acyclic) subset; the CPU reference by default, the
-    GPU twin passes itself."""
-    c = graphs.cascades
-    result.cyclic = cyclic
-    result.cyclic_tweet_ids = c.tweet_ids[cyclic].tolist()
-    if c.times is None:
-        result.rejected = cyclic
-        result.rejected_tweet_ids = result.cyclic_tweet_ids
-        for t in cyclic:
-            result.influence[c.node_offsets[t] : c.node_offsets[t + 1]] = np.nan
-        return
-    # Rebuild the cyclic cascades as a small batch keeping only edges that go backward in time.
-    sub = graphs.subset(cyclic)
-    s, d = sub.edge_src, sub.edge_dst
-    keep = sub.cascades.times[s] > sub.cascades.times[d]
-    result.dropped_edges = int(len(keep) - keep.sum())
-    e_casc = np.repeat(np.arange(sub.n_cascades), np.diff(sub.edge_offsets))
-    counts = np.bincount(e_casc[keep], minlength=sub.n_cascades)
-    off = np.zeros(sub.n_cascades + 1, dtype=np.int64)
-    np.cumsum(counts, out=off[1:])
-    fixed_graphs = sub.with_edges(off, s[keep], d[keep])
-    fixed = solve(fixed_graphs) if solve else backward_cpu(fixed_graphs, threads=1)
-    assert not len(fixed.cyclic), "edges strictly backward in time cannot form a cycle"
-    for k, t in enumerate(cyclic):
-        lo, hi = c.node_offsets[t], c.node_offsets[t + 1]
-        slo = sub.cascades.node_offsets[k]
-        result.influence[lo:hi] = fixed.influence[slo : slo + (hi - lo)]

@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compute.backward import backward
-from compute.forward import forward
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 
-from .helpers import given_graphs, influence_by_tweet, worked_example
+from ..helpers import given_graphs, influence_by_tweet, worked_example
 
 
 def test_it_reproduces_the_thesis_worked_example_influence(backend):
@@ -95,7 +95,7 @@ def test_it_sweeps_every_monotone_edge_layout_like_the_queue(sources_increase, e
     """Edge lists grouped by source, in either memory order, with edges all pointing up or all down in index
     order (our forward output and Algorithm 10 graphs are two of these four) — plus a spoilt copy that must
     fall back to the queue — all give Algorithm 2's values."""
-    from .oracle import compute_influence
+    from ..oracle import compute_influence
 
     rng = np.random.default_rng(11)
     n = 40

@@ -3,11 +3,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compute.backward import backward
-from compute.combine import bucket_start, combine
-from compute.forward import forward
+from compute.algorithms.backward import backward
+from compute.algorithms.combine import bucket_start, combine
+from compute.algorithms.forward import forward
 
-from .helpers import worked_example
+from ..helpers import worked_example
 
 
 @pytest.fixture

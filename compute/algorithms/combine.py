@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .structures import Cascades
+from ..structures import Cascades
 
 __all__ = ["AGGREGATES", "BUCKETS", "Ranking", "bucket_start", "combine"]
 
