@@ -70,8 +70,8 @@ def test_a_twin_never_dispatches_or_imports_the_cpu_floor(name):
             assert node.id != "resolve_backend", f"compute/gpu/{name}.py dispatches"
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
+def _module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
     return ".".join(parts)
 
@@ -100,7 +100,7 @@ def _imports(path: Path, module: str, known: set[str]) -> set[str]:
 
 
 def import_graph(package_dir: Path) -> dict[str, set[str]]:
-    files = {_module_name(p): p for p in package_dir.rglob("*.py")}
+    files = {_module_name(p, package_dir.parent): p for p in package_dir.rglob("*.py")}
     known = set(files)
     return {m: _imports(p, m, known) for m, p in files.items()}
 
