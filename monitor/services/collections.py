@@ -18,7 +18,8 @@ from compute.formats import InputError
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Workspace
 from .compute import compute_run_start
-from .ingest import UploadError, load_files
+from .ingest import load_files
+from .uploads import UploadError
 
 log = logging.getLogger(__name__)
 
