@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from compute.formats import (
+    AUTO,
     FORMATS,
     MAX_RECORD_BYTES,
     InputError,
@@ -18,7 +19,6 @@ from compute.formats import (
     read,
 )
 from compute.formats._report import BadRecord
-from compute.formats.npz import npz_kind
 
 from ..uploads import UploadError
 from .stager import Stager
@@ -28,7 +28,7 @@ __all__ = ["detect", "input_size", "read_into"]
 
 def detect(path: Path, shown: str, fmt: str) -> str:
     """The format of an input: ``fmt`` when the analyst chose one, else detected from the content."""
-    if fmt not in ("", "auto"):
+    if fmt not in ("", AUTO):
         if fmt not in FORMATS:
             raise UploadError(f"{shown}: unknown format {fmt!r}; want one of {', '.join(FORMATS)}")
         return fmt
@@ -59,20 +59,20 @@ def read_into(
     max_record: int = MAX_RECORD_BYTES,
     seen: SeenTweets | None = None,
 ) -> None:
-    """Stage every record of one input; bad records name the file as uploaded (``shown``)."""
+    """Stage every record of one input; bad records name the file as uploaded (``shown``). A format that
+    streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole."""
     kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
+    spec = FORMATS[fmt].of(path)
     with _shown_as(report, str(path), shown):
-        if fmt in ("csv", "v1", "v2"):
-            for chunk in iter_tweets(path, fmt, progress=on_bytes, seen=seen, **kw):
-                st.add_tweets(chunk)
-        elif fmt == "follows":
-            for chunk in iter_follows(path, fmt, progress=on_bytes, **kw):
-                st.add_follows(chunk)
-        elif fmt == "npz" and npz_kind(path) == "collection":
-            for chunk in iter_tweets(path, fmt, seen=seen, **kw):
-                st.add_tweets(chunk)
-            for chunk in iter_follows(path, fmt, **kw):
-                st.add_follows(chunk)
+        if spec.streams:
+            # a format read in two passes (tweets, then follows) would report its bytes twice: no live bytes
+            live = on_bytes if spec.has_tweets != spec.has_follows else None
+            if spec.has_tweets:
+                for chunk in iter_tweets(path, fmt, progress=live, seen=seen, **kw):
+                    st.add_tweets(chunk)
+            if spec.has_follows:
+                for chunk in iter_follows(path, fmt, progress=live, **kw):
+                    st.add_follows(chunk)
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
             r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)
             report.merge(r.report)
