@@ -13,16 +13,16 @@ from pathlib import Path
 
 __all__ = ["main", "build_parser"]
 
-FORMAT_CHOICES = ("auto", "csv", "follows", "v1", "v2", "trees", "tudataset", "npz")
-
 
 def build_parser() -> argparse.ArgumentParser:
+    from .formats.registry import AUTO, FORMATS  # here: the formats pull in numba, which `import compute.cli` need not
+
     p = argparse.ArgumentParser(prog="python -m compute", description="Spreadwatch influence engine")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("rank", help="rank users by influence over the cascades in INPUT files")
     r.add_argument("inputs", nargs="+", metavar="INPUT", help="tweet files, a trees folder, TUDataset or .npz")
-    r.add_argument("--format", choices=FORMAT_CHOICES, default="auto", help="input format (default: detect)")
+    r.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
     r.add_argument("--follows", metavar="FILE", help="follower graph: follows CSV / edge list / collection .npz")
     r.add_argument("--aggregate", choices=("total", "mean", "participation"), default="total")
     r.add_argument("--publisher", type=int, metavar="ID", help="only cascades of this publisher (user id)")

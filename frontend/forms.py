@@ -2,18 +2,10 @@ from __future__ import annotations
 
 from django import forms
 
+from compute.formats.registry import format_choices
 from monitor.models import Collection, ComputeRun, Label
 
-FORMAT_CHOICES = [
-    ("auto", "Detect from the content"),
-    ("csv", "Tweets CSV"),
-    ("follows", "Follows CSV / edge list"),
-    ("v1", "Twitter API v1.1 JSONL"),
-    ("v2", "Twitter API v2 JSONL (twarc2)"),
-    ("trees", "Twitter15/16 cascade trees (zip or tar of the folder)"),
-    ("tudataset", "TUDataset spreading graphs (zip or tar)"),
-    ("npz", "Spreadwatch archive (.npz)"),
-]
+FORMAT_CHOICES = format_choices()  # from the input formats' registry
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -5,10 +5,10 @@
 >>> for chunk in iter_tweets("big.jsonl.gz", mode="skip-bad"):   # bounded memory, ~200K rows a chunk
 ...     ...
 
-Formats (:data:`FORMATS`): ``csv`` (tweets CSV), ``follows`` (follows CSV or edge list), ``v1`` (API v1.1
-JSONL), ``v2`` (API v2 JSONL, twarc2 pages or flattened tweets), ``trees`` (Twitter15/16 cascade trees),
-``tudataset`` (the thesis' spreading graphs), ``npz`` (our spreading-graph or collection archive). Text inputs
-may be gzip, bzip2 or xz compressed; a UTF-8 BOM is skipped.
+Formats (:data:`FORMATS`, the one registry of them, in :mod:`.registry`): ``csv`` (tweets CSV), ``follows``
+(follows CSV or edge list), ``v1`` (API v1.1 JSONL), ``v2`` (API v2 JSONL, twarc2 pages or flattened tweets),
+``trees`` (Twitter15/16 cascade trees), ``tudataset`` (the thesis' spreading graphs), ``npz`` (our
+spreading-graph or collection archive). Text inputs may be gzip, bzip2 or xz compressed; a UTF-8 BOM is skipped.
 
 ``mode="strict"`` raises :class:`InputError` on the first bad record; ``mode="skip-bad"`` leaves bad records
 out, counts them in :class:`ReadReport` and lists the first ``max_shown``. Only NumPy is required: msgspec
@@ -37,19 +37,17 @@ from ._fields import Ctx
 from ._io import Progress, input_size
 from ._report import MODES, BadRecord, InputError, ReadReport, Sink
 from ._tweets import empty_tweets
-from .csv_tweets import read_csv_tweets
-from .detect import FORMATS, detect_format
-from .follows import read_follows
+from .detect import detect_format
 from .limits import MAX_RECORD_BYTES
-from .npz import npz_kind, read_npz
+from .registry import AUTO, FORMATS, FormatSpec, format_choices
 from .timeparse import parse_time, parse_times, snowflake_time
-from .trees import read_trees
-from .tudataset import read_tudataset, tudataset_files
-from .twitter_v1 import read_v1
-from .twitter_v2 import read_v2
+from .tudataset import tudataset_files
 
 __all__ = [
+    "AUTO",
     "FORMATS",
+    "FormatSpec",
+    "format_choices",
     "MODES",
     "BadRecord",
     "ReadReport",
@@ -68,20 +66,6 @@ __all__ = [
 ]
 
 ProgressFn = Callable[[int, int], None]
-
-_READERS = {
-    "csv": read_csv_tweets,
-    "follows": read_follows,
-    "v1": read_v1,
-    "v2": read_v2,
-    "trees": read_trees,
-    "tudataset": read_tudataset,
-    "npz": read_npz,
-}
-_WITH_TWEETS = ("csv", "v1", "v2", "trees", "npz")
-_WITH_FOLLOWS = ("follows", "trees", "npz")
-_WITH_TEXT = ("v1", "v2")
-
 
 @dataclass(eq=False)
 class ReadResult:
@@ -120,12 +104,12 @@ def _check_args(format: str, mode: str, max_record_bytes: int = MAX_RECORD_BYTES
         raise ValueError(f"max_record_bytes must be positive, not {max_record_bytes!r}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    if format != "auto" and format not in FORMATS:
+    if format != AUTO and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; want 'auto' or one of {', '.join(FORMATS)}")
 
 
 def _resolve(path: str | os.PathLike, format: str) -> str:
-    return detect_format(path) if format == "auto" else format
+    return detect_format(path) if format == AUTO else format
 
 
 def _size(path: str | os.PathLike, fmt: str) -> int:
@@ -140,7 +124,7 @@ def _stream(path, fmt: str, mode: str, report: ReadReport, progress: Progress, *
     shown = os.fspath(path)
     report.files.append(shown)
     ctx = Ctx(path=shown, sink=Sink(shown, mode, report), progress=progress, **ctx_kw)
-    return ctx, _READERS[fmt](shown, ctx)
+    return ctx, FORMATS[fmt].reader(shown, ctx)
 
 
 def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress, **ctx_kw) -> ReadResult:
@@ -158,11 +142,12 @@ def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress,
             res.graphs = obj
         elif kind == "follower_graph":
             res.follower_graph = obj
-    if fmt in _WITH_TWEETS and (fmt != "npz" or res.follower_graph is not None or tweets):
-        res.tweets = concat_tweets(tweets) if tweets else empty_tweets(fmt in _WITH_TEXT)
-        if fmt in _WITH_TEXT and res.tweets.screen_name is None:
+    spec = FORMATS[fmt].of(path)
+    if spec.has_tweets:
+        res.tweets = concat_tweets(tweets) if tweets else empty_tweets(spec.text)
+        if spec.text and res.tweets.screen_name is None:
             res.tweets = empty_tweets(True)
-    if fmt in _WITH_FOLLOWS and fmt != "npz":
+    if "follows" in spec.holds:  # a collection archive's follower graph stays a graph here
         res.follows = concat_follows(follows)
     res.labels = ctx.labels
     # bad times are found a chunk at a time, after the line's other checks: list this file's records in order
@@ -213,7 +198,7 @@ def iter_tweets(
     """
     _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
-    if fmt not in _WITH_TWEETS or (fmt == "npz" and npz_kind(path) != "collection"):
+    if not FORMATS[fmt].of(path).has_tweets:
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no tweets (use read() for its graphs)")
     report = ReadReport() if report is None else report
     prog = Progress(progress, _size(path, fmt) if progress else 0)
@@ -241,7 +226,7 @@ def iter_follows(
     :func:`iter_tweets`."""
     _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
-    if fmt not in _WITH_FOLLOWS or (fmt == "npz" and npz_kind(path) != "collection"):
+    if not FORMATS[fmt].of(path).has_follows:
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no follow edges")
     report = ReadReport() if report is None else report
     prog = Progress(progress, _size(path, fmt) if progress else 0)

@@ -36,7 +36,7 @@ from ._report import LongLines, Sink
 from ._tweets import TweetBuilder
 from .limits import FOLLOWERS_MAX, MAX_RECORD_LINES
 
-__all__ = ["read_csv_tweets", "TWEET_COLUMNS"]
+__all__ = ["read_csv_tweets", "sniff_line", "TWEET_COLUMNS", "header_columns"]
 
 TWEET_COLUMNS = (
     "tweet_id",
@@ -415,3 +415,14 @@ def _emit(builder: _CsvBuilder, ctx: Ctx) -> Iterator[tuple[str, object]]:
         for i in has.tolist():
             ctx.labels[int(table.tweet_id[i])] = table.label[i]
     yield "tweets", table
+
+
+def header_columns(line: bytes) -> list[str]:
+    """The column names a first line would give as a CSV header (lower case, blanks and quotes stripped)."""
+    return [c.strip().strip('"').lower() for c in line.decode("utf-8", "replace").split(",")]
+
+
+def sniff_line(line: bytes) -> bool:
+    """Detection (:mod:`.detect`): a first line that is a header naming ``tweet_id`` and ``user_id``."""
+    cols = header_columns(line)
+    return "tweet_id" in cols and "user_id" in cols

@@ -16,94 +16,46 @@ Order of the checks:
    a first line of two integers is a follows file.
 
 Anything else raises ``ValueError`` saying what the first line looked like.
+
+The checks themselves are the formats' own hooks (:class:`.registry.Sniff`, beside each reader); this module
+only walks them: path hooks first (by priority), then the JSON hooks on each JSON line, then the line hooks on
+the first other line, in registry order.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import zipfile
 from pathlib import Path
 
 from ._io import head_bytes
-from .npz import npz_kind
-from .tudataset import SUFFIXES, tudataset_files
+from .registry import FORMATS
 
 __all__ = ["detect_format", "FORMATS"]
 
-FORMATS = ("csv", "follows", "v1", "v2", "trees", "tudataset", "npz")
-
-_V2_KEYS = (
-    "author_id",
-    "edit_history_tweet_ids",
-    "public_metrics",
-    "referenced_tweets",
-    "author",
-    "conversation_id",
-    "possibly_sensitive",
-    "reply_settings",
-)
-_V1_KEYS = ("user", "retweeted_status", "id_str", "timestamp_ms", "favorite_count", "in_reply_to_status_id")
-_NOTICES = ("delete", "limit", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
-_TREE = re.compile(rb"""^\[\s*['"][^'"]*['"]\s*,.*\]\s*->\s*\[.*\]$""")
-_TWO_INTS = re.compile(rb"^\s*\d+\s*[,\s]\s*\d+\s*$")
 _HEAD = 1 << 20
 _MAX_LINES = 200
-
-
-def _json_kind(obj: object) -> str | None:
-    if not isinstance(obj, dict):
-        return None
-    if "data" in obj or "includes" in obj:
-        return "v2"
-    if any(k in obj for k in _V1_KEYS):
-        return "v1"
-    if any(k in obj for k in _V2_KEYS):
-        return "v2"
-    return None
-
-
-def _folder_kind(p: Path) -> str | None:
-    if tudataset_files(p) is not None:
-        return "tudataset"
-    if (p / "tree").is_dir():
-        return "trees"
-    for f in sorted(p.glob("*.txt"))[:3]:
-        first = head_bytes(f, 4096).split(b"\n", 1)[0].strip()
-        if _TREE.match(first):
-            return "trees"
-    return None
+_BY_PATH = sorted((s for s in FORMATS.values() if s.sniff.path), key=lambda s: -s.sniff.priority)
+_BY_JSON = [s for s in FORMATS.values() if s.sniff.json]
+_BY_LINE = [s for s in FORMATS.values() if s.sniff.line]
 
 
 def detect_format(path: str | os.PathLike) -> str:
     """The format name (one of :data:`FORMATS`) of the input at ``path``, judged by its content."""
     p = Path(path)
+    for spec in _BY_PATH:
+        try:
+            if spec.sniff.path(p):
+                return spec.name
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
     if p.is_dir():
-        kind = _folder_kind(p)
-        if kind is None:
-            raise ValueError(
-                f"{path}: cannot tell the format of this folder: want tree/<source_id>.txt (+ label.txt) "
-                "for cascade trees or DS_A.txt + DS_graph_indicator.txt for a TUDataset"
-            )
-        return kind
+        raise ValueError(
+            f"{path}: cannot tell the format of this folder: want tree/<source_id>.txt (+ label.txt) "
+            "for cascade trees or DS_A.txt + DS_graph_indicator.txt for a TUDataset"
+        )
     if not p.exists():
-        if tudataset_files(p) is not None:
-            return "tudataset"
         raise FileNotFoundError(f"{path}: no such file or folder")
-    with open(p, "rb") as fh:
-        magic = fh.read(4)
-    if magic == b"PK\x03\x04":
-        if npz_kind(p) is None:
-            try:
-                with zipfile.ZipFile(p) as z:
-                    z.namelist()
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise ValueError(f"{path}: a zip/.npz archive that cannot be read (cut short?): {exc}") from None
-            raise ValueError(f"{path}: a zip/.npz archive, but neither a spreading-graph nor a collection archive")
-        return "npz"
-    if p.name.endswith(SUFFIXES) and tudataset_files(p) is not None:
-        return "tudataset"
     head = head_bytes(p, _HEAD)
     lines = head.split(b"\n")
     if len(head) == _HEAD and len(lines) > 1:
@@ -122,21 +74,16 @@ def detect_format(path: str | os.PathLike) -> str:
                 obj = json.loads(s)
             except ValueError:
                 continue  # a bad line: the reader will report it; look at the next
-            kind = _json_kind(obj)
-            if kind is not None:
-                return kind
+            if isinstance(obj, dict):
+                kind = next((spec.name for spec in _BY_JSON if spec.sniff.json(obj)), None)
+                if kind is not None:
+                    return kind
             continue
         if seen_json:
             continue
-        if _TREE.match(s):
-            return "trees"
-        if s.startswith(b"#") or _TWO_INTS.match(s):
-            return "follows"
-        cols = [c.strip().strip('"').lower() for c in s.decode("utf-8", "replace").split(",")]
-        if "tweet_id" in cols and "user_id" in cols:
-            return "csv"
-        if "follower_id" in cols and "followee_id" in cols:
-            return "follows"
+        kind = next((spec.name for spec in _BY_LINE if spec.sniff.line(s)), None)
+        if kind is not None:
+            return kind
         break
     if seen_json:
         raise ValueError(f"{path}: JSON lines, but not recognisably Twitter API v1.1 or v2 tweets")

@@ -8,6 +8,7 @@ so each bad line is named.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,8 +17,9 @@ from ..tables import FollowTable
 from ._fields import Bad, Ctx, to_id
 from ._io import LineBlocks, parse_int_block
 from ._report import LongLines
+from .csv_tweets import header_columns
 
-__all__ = ["read_follows", "FOLLOW_COLUMNS"]
+__all__ = ["read_follows", "sniff_line", "FOLLOW_COLUMNS"]
 
 FOLLOW_COLUMNS = ("follower_id", "followee_id")
 
@@ -119,3 +121,14 @@ def read_follows(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     if not header_seen and not longs.n:  # nothing but blanks and comments
         sink.bad_file("empty file")
     yield from edges.flush()
+
+
+_TWO_INTS = re.compile(rb"^\s*\d+\s*[,\s]\s*\d+\s*$")
+
+
+def sniff_line(line: bytes) -> bool:
+    """Detection (:mod:`.detect`): a ``#`` comment, two integers, or a header naming both follow columns."""
+    if line.startswith(b"#") or _TWO_INTS.match(line):
+        return True
+    cols = header_columns(line)
+    return all(c in cols for c in FOLLOW_COLUMNS)

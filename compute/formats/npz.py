@@ -19,7 +19,7 @@ from ..tables import FollowTable
 from ._fields import Ctx
 from .limits import FOLLOWERS_MAX, time_problems
 
-__all__ = ["read_npz", "npz_kind"]
+__all__ = ["read_npz", "npz_kind", "sniff_path"]
 
 
 def npz_keys(path: str | Path) -> list[str]:
@@ -106,3 +106,21 @@ def _out_of_range(followers: np.ndarray, times: np.ndarray | None) -> str | None
         if len(idx):
             return f"{len(idx):,} tweet time(s) out of range, the first at row {int(idx[0])}: {reasons[0]}"
     return None
+
+
+def sniff_path(p: Path) -> bool:
+    """Detection (:mod:`.detect`): a file starting with the zip magic is ours or no input at all: a zip that
+    is neither archive kind raises ``ValueError`` saying why (detection names the file)."""
+    if not p.is_file():
+        return False
+    with open(p, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            return False
+    if npz_kind(p) is None:
+        try:
+            with zipfile.ZipFile(p) as z:
+                z.namelist()
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ValueError(f"a zip/.npz archive that cannot be read (cut short?): {exc}") from None
+        raise ValueError("a zip/.npz archive, but neither a spreading-graph nor a collection archive")
+    return True

@@ -32,12 +32,12 @@ import numpy as np
 
 from ..tables import NO_TWEET, FollowTable, TweetTable
 from ._fields import Bad, Ctx, to_id
-from ._io import LineBlocks
+from ._io import LineBlocks, head_bytes
 from ._report import LongLines
 from .limits import TIME_MIN, fmt_time, time_max
 from .timeparse import SNOWFLAKE_MIN_ID, snowflake_time
 
-__all__ = ["read_trees", "tree_files", "RETWEET_ID"]
+__all__ = ["read_trees", "sniff_line", "sniff_path", "tree_files", "RETWEET_ID"]
 
 #: ``tweet_id`` of the retweet rows a tree yields (their own ids are unknown).
 RETWEET_ID = 0
@@ -244,3 +244,22 @@ def _tweet_table(rows: list[tuple[np.ndarray, ...]]) -> TweetTable:
 def _follow_table(edges: list[tuple[int, int]]) -> FollowTable:
     a = np.array(edges, dtype=np.int64).reshape(-1, 2)
     return FollowTable(a[:, 0], a[:, 1])
+
+
+# a tree line as detection sees it (bytes, any quoting): looser than _LINE, which the reader checks field by field
+_TREE = re.compile(rb"""^\[\s*['"][^'"]*['"]\s*,.*\]\s*->\s*\[.*\]$""")
+
+
+def sniff_line(line: bytes) -> bool:
+    """Detection (:mod:`.detect`): a first line ``['uid', 'tweet_id', 'delay']->[...]``: a single tree file."""
+    return bool(_TREE.match(line))
+
+
+def sniff_path(p: Path) -> bool:
+    """Detection (:mod:`.detect`): a folder with a ``tree/`` subfolder, or whose own ``*.txt`` files start
+    with tree lines."""
+    if not p.is_dir():
+        return False
+    if (p / "tree").is_dir():
+        return True
+    return any(_TREE.match(head_bytes(f, 4096).split(b"\n", 1)[0].strip()) for f in sorted(p.glob("*.txt"))[:3])

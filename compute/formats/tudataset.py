@@ -28,7 +28,7 @@ from ._io import LineBlocks, parse_int_block
 from ._report import LongLines
 from .limits import FOLLOWERS_MAX
 
-__all__ = ["read_tudataset", "tudataset_files", "SUFFIXES"]
+__all__ = ["read_tudataset", "sniff_path", "tudataset_files", "SUFFIXES"]
 
 SUFFIXES = ("_A.txt", "_graph_indicator.txt", "_node_attributes.txt", "_node_labels.txt", "_graph_labels.txt")
 
@@ -379,3 +379,11 @@ def _graph_labels(f: Path, shown: str, gids: np.ndarray, ctx: Ctx) -> np.ndarray
         )
         return None
     return np.array([values[g - 1] for g in gids.tolist()], dtype=object)
+
+
+def sniff_path(p: Path) -> bool:
+    """Detection (:mod:`.detect`): a folder holding exactly one ``DS_A.txt`` with its
+    ``DS_graph_indicator.txt``, the prefix ``.../DS`` of such files, or one of the files itself."""
+    if p.is_file() and not p.name.endswith(SUFFIXES):
+        return False
+    return tudataset_files(p) is not None

@@ -25,7 +25,7 @@ from ._json import Obj, backend, dict_loads
 from ._report import LongLines
 from ._tweets import TweetBuilder
 
-__all__ = ["read_v1", "json_decoder"]
+__all__ = ["read_v1", "json_decoder", "sniff_json", "V1_KEYS"]
 
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _ID_MAX = (1 << 63) - 1
@@ -260,3 +260,14 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     if table is not None:
         yield "tweets", table
     sink.before_raise = None
+
+
+#: Fields only a v1.1 status has (``user`` for its author, ``id_str`` beside ``id``...).
+V1_KEYS = ("user", "retweeted_status", "id_str", "timestamp_ms", "favorite_count", "in_reply_to_status_id")
+
+
+def sniff_json(obj: dict) -> bool:
+    """Detection (:mod:`.detect`): a JSON line with v1.1 status fields and no v2 page (``data`` / ``includes``).
+
+    Stream notices (``delete``, ``limit``...) say nothing either way: the next line decides."""
+    return "data" not in obj and "includes" not in obj and any(k in obj for k in V1_KEYS)

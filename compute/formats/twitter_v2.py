@@ -24,9 +24,9 @@ from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks
 from ._report import LongLines
 from ._tweets import TweetBuilder
-from .twitter_v1 import json_decoder, json_error
+from .twitter_v1 import V1_KEYS, json_decoder, json_error
 
-__all__ = ["read_v2"]
+__all__ = ["read_v2", "sniff_json"]
 
 
 def _is_obj(x) -> bool:
@@ -186,3 +186,24 @@ def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     if table is not None:
         yield "tweets", table
     sink.before_raise = None
+
+
+#: Fields only a v2 tweet has; a line with these and v1.1 fields too is read as v1.1.
+_V2_KEYS = (
+    "author_id",
+    "edit_history_tweet_ids",
+    "public_metrics",
+    "referenced_tweets",
+    "author",
+    "conversation_id",
+    "possibly_sensitive",
+    "reply_settings",
+)
+
+
+def sniff_json(obj: dict) -> bool:
+    """Detection (:mod:`.detect`): a twarc2 page (``data`` / ``includes``), or a flattened tweet with v2-only
+    fields and no v1.1 ones."""
+    if "data" in obj or "includes" in obj:
+        return True
+    return not any(k in obj for k in V1_KEYS) and any(k in obj for k in _V2_KEYS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from compute.formats.registry import AUTO, FORMATS
 from monitor.alerts.models import AlertRule
 
 from ..models import Account, Collection, ComputeRun, Workspace
@@ -55,9 +56,7 @@ class CollectionUploadSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=Collection.Mode.choices, default=Collection.Mode.STRICT)
     validate_only = serializers.BooleanField(default=False)
     compute = serializers.BooleanField(default=True)
-    format = serializers.ChoiceField(
-        choices=["auto", "csv", "follows", "v1", "v2", "trees", "tudataset", "npz"], default="auto"
-    )
+    format = serializers.ChoiceField(choices=[AUTO, *FORMATS], default=AUTO)  # the input formats' registry
 
 
 class ComputeRunSerializer(serializers.ModelSerializer):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -18,7 +19,8 @@ from compute.formats import InputError
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Workspace
 from .compute import compute_run_start
-from .ingest import UploadError, load_files
+from .ingest import IngestResult, load_files
+from .uploads import Upload, UploadError
 
 log = logging.getLogger(__name__)
 
@@ -190,74 +192,13 @@ def collection_ingest(*, collection_id: int) -> Collection:
     c = Collection.objects.select_related("workspace").get(pk=collection_id)
     if c.status not in (Collection.Status.QUEUED, Collection.Status.INGESTING):
         return c
-    c.status = Collection.Status.INGESTING
-    c.started_at = timezone.now()
-    c.error = ""
-    c.save(update_fields=["status", "started_at", "error"])
+    _mark_ingesting(c)
     key = progress_key(c.pk)
-    cache.set(key, {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
-
-    def progress(stage: str, frac: float) -> None:
-        if cache.get(cancel_key(c.pk)):
-            raise Cancelled()
-        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1), "at": time.time()}, timeout=24 * 3600)
-
+    progress = _progress_reporter(c)
     files = [(Path(cf.file.path), cf.original_name, cf.format or "auto") for cf in c.files.all()]
     report: dict = {}
     try:
-        with transaction.atomic():
-            # held until the import commits or rolls back: a cancel tells a live import from a dead one by it
-            locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True)
-            if locked.first() != Collection.Status.INGESTING:
-                raise Cancelled()  # marked cancelled as orphaned in the moment before this lock was taken
-            res = load_files(
-                files,
-                workspace_id=c.workspace_id,
-                collection_id=c.pk,
-                # a validation reports every bad record, whatever the mode the upload would store with
-                mode=Collection.Mode.SKIP_BAD if c.validate_only else c.mode,
-                store=not c.validate_only,
-                progress=progress,
-            )
-            report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
-            if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
-                with connection.cursor() as cur:
-                    analyze_after_bulk_write(
-                        cur,
-                        [
-                            "monitor_account",
-                            "monitor_tweet",
-                            "monitor_retweet",
-                            "monitor_follow",
-                            "monitor_followercount",
-                        ],
-                        sum(
-                            v
-                            for k, v in res.counts.items()
-                            if k.endswith(("_new", "_stored")) and not k.startswith("conflicts")
-                        ),
-                    )
-            c.format = "+".join(res.formats)[:16]
-            c.counts = res.counts
-            c.timings = res.timings
-            c.report = report
-            if c.validate_only:
-                transaction.set_rollback(True)
-            else:
-                from ..selectors import bump_data_version
-
-                transaction.on_commit(lambda: bump_data_version(c.workspace_id))
-                run = None
-                if c.compute and res.tweet_pks:
-                    c.status = Collection.Status.COMPUTING
-                    c.save()
-                    run = compute_run_start(
-                        workspace=c.workspace, tweet_pks=res.tweet_pks, collection=c, user=c.uploaded_by
-                    )
-                if run is None or run.status == run.Status.DONE:
-                    c.status = Collection.Status.DONE
-                    c.finished_at = timezone.now()
-                c.save()
+        _import(c, files, progress, report)
     except InputError as exc:
         # strict mode: the first bad record; the transaction rolled back, so nothing was stored
         report.update(
@@ -280,13 +221,96 @@ def collection_ingest(*, collection_id: int) -> Collection:
     finally:
         cache.delete(key)
     if c.validate_only:
-        c.status = Collection.Status.VALIDATED
-        c.finished_at = timezone.now()
-        c.save()
-        # nothing is stored from a validation: drop the uploaded files too
-        for cf in c.files.all():
-            cf.file.delete(save=False)
+        _finish_validation(c)
     return c
+
+
+def _mark_ingesting(c: Collection) -> None:
+    c.status = Collection.Status.INGESTING
+    c.started_at = timezone.now()
+    c.error = ""
+    c.save(update_fields=["status", "started_at", "error"])
+    cache.set(progress_key(c.pk), {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
+
+
+def _progress_reporter(c: Collection) -> Callable[[str, float], None]:
+    """Progress to the cache for the collection page; raises :class:`Cancelled` once an analyst cancelled."""
+    key = progress_key(c.pk)
+
+    def progress(stage: str, frac: float) -> None:
+        if cache.get(cancel_key(c.pk)):
+            raise Cancelled()
+        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1), "at": time.time()}, timeout=24 * 3600)
+
+    return progress
+
+
+def _import(c: Collection, files: list[Upload], progress: Callable[[str, float], None], report: dict) -> None:
+    """The import's one transaction: read and merge ``files``, record what happened, start the compute (a
+    validation rolls it all back). ``report`` is filled as it goes, for the failure paths too."""
+    with transaction.atomic():
+        # held until the import commits or rolls back: a cancel tells a live import from a dead one by it
+        locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True)
+        if locked.first() != Collection.Status.INGESTING:
+            raise Cancelled()  # marked cancelled as orphaned in the moment before this lock was taken
+        res = load_files(
+            files,
+            workspace_id=c.workspace_id,
+            collection_id=c.pk,
+            # a validation reports every bad record, whatever the mode the upload would store with
+            mode=Collection.Mode.SKIP_BAD if c.validate_only else c.mode,
+            store=not c.validate_only,
+            progress=progress,
+        )
+        report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
+        if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
+            _analyze(res)
+        c.format = "+".join(res.formats)[:16]
+        c.counts = res.counts
+        c.timings = res.timings
+        c.report = report
+        if c.validate_only:
+            transaction.set_rollback(True)
+        else:
+            _finish_stored(c, res)
+
+
+# the tables an import writes in bulk, whose planner statistics must be fresh before the compute reads them
+_BULK_TABLES = ["monitor_account", "monitor_tweet", "monitor_retweet", "monitor_follow", "monitor_followercount"]
+
+
+def _analyze(res: IngestResult) -> None:
+    with connection.cursor() as cur:
+        analyze_after_bulk_write(
+            cur,
+            _BULK_TABLES,
+            sum(v for k, v in res.counts.items() if k.endswith(("_new", "_stored")) and not k.startswith("conflicts")),
+        )
+
+
+def _finish_stored(c: Collection, res: IngestResult) -> None:
+    """After a stored import: new data for the read cache, and the compute of the cascades it changed."""
+    from ..selectors import bump_data_version
+
+    transaction.on_commit(lambda: bump_data_version(c.workspace_id))
+    run = None
+    if c.compute and res.tweet_pks:
+        c.status = Collection.Status.COMPUTING
+        c.save()
+        run = compute_run_start(workspace=c.workspace, tweet_pks=res.tweet_pks, collection=c, user=c.uploaded_by)
+    if run is None or run.status == run.Status.DONE:
+        c.status = Collection.Status.DONE
+        c.finished_at = timezone.now()
+    c.save()
+
+
+def _finish_validation(c: Collection) -> None:
+    c.status = Collection.Status.VALIDATED
+    c.finished_at = timezone.now()
+    c.save()
+    # nothing is stored from a validation: drop the uploaded files too
+    for cf in c.files.all():
+        cf.file.delete(save=False)
 
 
 def _failed(c: Collection, error: str, report: dict) -> Collection:

@@ -471,7 +471,8 @@ def test_a_2gb_file_of_zeros_fails_fast_without_being_read_whole(ws_a, tmp_path,
     from django.db import transaction
 
     from monitor.models import Collection
-    from monitor.services.ingest import UploadError, load_files
+    from monitor.services.ingest import load_files
+    from monitor.services.uploads import UploadError
 
     huge = _sparse(tmp_path / "zeros.bin", 2 * 1024**3, b"\0" * 4096)
     c = Collection.objects.create(workspace=ws_a, name="zeros", mode=mode)

@@ -395,3 +395,73 @@ def test_the_record_limit_comes_from_the_settings(ws_a, import_files, tmp_path, 
     assert c.status == Collection.Status.FAILED and c.error == "later.csv:2: record longer than 200 bytes"
     settings.SPREADWATCH_MAX_RECORD_BYTES = 400
     assert import_files(ws_a, [p]).status == Collection.Status.DONE
+
+
+# --- one registry of input formats ---------------------------------------------------------------------------
+
+_NEW_FORMAT = r"""
+import dataclasses, json, os, sys
+from pathlib import Path
+
+from compute.formats.registry import FORMATS, Sniff
+
+# a format registered before anything else is imported: every place must offer it and ingest must read it
+FORMATS["csv-twin"] = dataclasses.replace(FORMATS["csv"], name="csv-twin", label="A new format", sniff=Sniff())
+
+import django
+
+django.setup()
+from compute.cli import build_parser
+from frontend.forms import UploadForm
+from monitor.api.serializers import CollectionUploadSerializer
+from monitor.services.ingest.reading import detect, read_into
+from monitor.services.ingest.stager import Stager
+from compute.formats import ReadReport
+
+path = Path(sys.argv[1])
+st = Stager(None)
+st.names.append(path.name)
+read_into(st, path, path.name, detect(path, path.name, "csv-twin"), "strict", ReadReport(), lambda b, t: None)
+print(json.dumps({
+    "cli": build_parser().parse_args(["rank", str(path), "--format", "csv-twin"]).format,
+    "form": dict(UploadForm().fields["format"].choices).get("csv-twin"),
+    "api": "csv-twin" in CollectionUploadSerializer().fields["format"].choices,
+    "ingest_rows": st.rows,
+}))
+"""
+
+
+def test_it_offers_and_reads_every_registered_format_everywhere():
+    """The CLI, the upload form and the API offer exactly the registry's formats, and a format added to the
+    registry alone is offered by each of them and read by ingest (a place keeping its own list fails here)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from compute.cli import build_parser
+    from compute.formats import AUTO
+    from compute.formats import FORMATS as REGISTRY
+    from frontend.forms import UploadForm
+    from monitor.api.serializers import CollectionUploadSerializer
+
+    want = [AUTO, *REGISTRY]
+    cli = next(a for a in build_parser()._subparsers._group_actions[0].choices["rank"]._actions if a.dest == "format")
+    assert list(cli.choices) == want
+    assert [k for k, _ in UploadForm().fields["format"].choices] == want
+    assert [*CollectionUploadSerializer().fields["format"].choices] == want
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    out = subprocess.run(
+        [sys.executable, "-c", _NEW_FORMAT, str(THESIS / "tweets.csv")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"cli": "csv-twin", "form": "A new format", "api": True, "ingest_rows": 11}

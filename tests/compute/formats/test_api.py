@@ -12,7 +12,7 @@ from .conftest import THESIS
 
 
 def test_it_exposes_the_agreed_api():
-    assert F.FORMATS == ("csv", "follows", "v1", "v2", "trees", "tudataset", "npz")
+    assert tuple(F.FORMATS) == ("csv", "follows", "v1", "v2", "trees", "tudataset", "npz")
     for name in (
         "BadRecord",
         "ReadReport",

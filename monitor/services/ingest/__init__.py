@@ -1,0 +1,197 @@
+"""Loading an uploaded collection into the database: parse with ``compute.formats``, stage, merge.
+
+The whole load of one collection is one transaction:
+
+1. every file is stream-parsed a chunk at a time and its rows are copied into temporary *staging* tables
+   (binary COPY on PostgreSQL), so a 1 GB upload never sits in memory as Python objects;
+2. set-based ``INSERT ... SELECT ... ON CONFLICT`` statements merge the staging tables into the real ones,
+   keyed by natural ids (workspace + Twitter ids), which is what makes re-uploading the same data a no-op;
+3. the tweets the upload touched are returned so the compute planner can batch them.
+
+A strict upload that meets a bad record raises ``InputError`` from inside the transaction, so nothing is
+stored; ``skip-bad`` leaves bad records out and lists them in the report; ``validate_only`` parses and checks
+everything, then rolls back. Progress (bytes read, stage) goes to the cache, outside the transaction, so the
+collection page can show it while the load runs.
+
+Bad input policy, beyond the readers' own checks (``compute.formats``):
+
+* *Whole-file problems* (cannot tell the format, empty, no header, unreadable archive member, a tree without
+  a ROOT line...): strict mode fails the upload naming the file; skip-bad mode skips that file (one bad record,
+  a note) and stores the rest, and fails the upload only when nothing else in it could be stored. Archives
+  refused for safety (bombs, limits, members outside the archive) fail the upload in both modes.
+* *Conflicting tweet ids*: one ``SeenTweets`` spans every file of the upload, so a tweet id that a later file
+  gives with another author, time or retweeted tweet is a bad record of that file naming the earlier
+  ``file:line``. Against what is already stored, a tweet id keeps its stored author and time: an upload row that
+  says otherwise (another author, a time more than a second away, or a retweet whose own id is a stored
+  original) is a bad record naming the stored value; strict fails, skip-bad leaves that tweet's rows out (its
+  retweets still count: they retweet the stored tweet). Stored *retweets* are not checked by their own ids
+  (nothing indexes them); a retweet per user and tweet keeps its earliest time, as before.
+
+The package is cut along those steps, because each step has its own data and its own reader: ``reading``
+(an input's format and its records into the staging area), ``stager`` (the staged columns and temporary
+tables), ``merge`` (one function per table, in foreign-key order), ``conflicts`` (the check against stored
+tweets, which a validation runs too) and ``columns`` (the named column tuples they pass along). One module
+per table would split the merge's shared lookups (account and tweet keys) over eight files for no gain.
+Archive safety (unpacking before anything is read) is :mod:`monitor.services.uploads`.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+from compute.formats import MAX_RECORD_BYTES, ReadReport, SeenTweets
+from compute.formats._report import BadRecord
+
+from ..uploads import Upload, UploadError, expand_uploads
+from .conflicts import stored_conflicts
+from .merge import merge
+from .reading import detect, input_size, read_into
+from .stager import LABELS, Stager
+
+__all__ = ["IngestResult", "load_files"]
+
+ProgressFn = Callable[[str, float], None]
+
+# what the merge counted that the analyst should read about, in the words of the notes
+_MERGE_NOTES = (
+    ("conflicts_with_stored", "row(s) contradicting tweets already stored were skipped"),
+    ("retweets_of_unknown_tweets", "retweet(s) of tweets not in the workspace were skipped"),
+    ("self_retweets", "self-retweet(s) were dropped"),
+    ("duplicate_retweets", "repeated retweet(s) by the same user: the earliest was kept"),
+    ("self_follows", "self-follow edge(s) were ignored"),
+)
+
+
+@dataclass
+class IngestResult:
+    """What one load read, stored and set aside."""
+
+    counts: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    tweet_pks: list[int] = field(default_factory=list)  # tweets whose cascades changed
+    report: ReadReport = field(default_factory=ReadReport)
+    timings: dict = field(default_factory=dict)
+
+
+def load_files(
+    files: list[Upload],
+    *,
+    workspace_id: int,
+    collection_id: int,
+    mode: str,
+    store: bool,
+    progress: ProgressFn | None = None,
+    max_shown: int = 50,
+) -> IngestResult:
+    """Parse ``files`` (``(path, shown name, format)``) and, when ``store``, merge them into the workspace.
+
+    Must run inside ``transaction.atomic()``: the caller rolls back on any exception (and for validate-only
+    runs). Raises ``InputError`` (strict mode, first bad record) or :class:`UploadError`.
+    """
+    res = IngestResult(report=ReadReport(max_shown=max_shown))
+    progress = progress or (lambda stage, frac: None)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="spreadwatch-ingest-") as tmp, connection.cursor() as cur:
+        inputs = _typed_inputs(files, Path(tmp), mode, res.report)
+        res.formats = sorted({f for _, _, f in inputs})
+        st = Stager(cur, mode=mode, report=res.report)
+        _read_all(st, inputs, mode, res.report, progress)
+        res.counts["rows_read"] = st.rows
+        res.counts["missing_times"] = st.missing_times
+        res.timings = {"read_s": round(time.perf_counter() - t0, 3)}
+        _note_reading(res, st, store)
+        if store:
+            _store(res, st, workspace_id, collection_id, progress)
+        else:
+            # a validation reports what the merge would refuse too (read-only: a temporary table, dropped)
+            stored_conflicts(st, workspace_id, st.tweets())
+            st.drop()
+    progress("done", 1.0)
+    return res
+
+
+def _skip_file(report: ReadReport, shown: str, message: str) -> None:
+    """Skip-bad: a file that cannot be read at all is one bad record, and the upload goes on without it."""
+    kind = next((k for k in ("empty file", "cannot tell the format") if k in message), "unreadable file")
+    report.add(BadRecord(shown, None, None, message, kind))
+    report.skipped_files.append(shown)
+
+
+def _typed_inputs(files: list[Upload], workdir: Path, mode: str, report: ReadReport) -> list[Upload]:
+    """The inputs of the upload (archives unpacked into ``workdir``), each with its format decided."""
+    strict = mode == "strict"
+    skip_file = functools.partial(_skip_file, report)
+    typed = []
+    for p, shown, fmt in expand_uploads(files, workdir, None if strict else skip_file):
+        try:
+            typed.append((p, shown, detect(p, shown, fmt)))
+        except UploadError as exc:
+            if strict or fmt not in ("", "auto"):
+                raise
+            skip_file(shown, str(exc).removeprefix(f"{shown}: "))
+    return typed
+
+
+def _read_all(st: Stager, inputs: list[Upload], mode: str, report: ReadReport, progress: ProgressFn) -> None:
+    """Stage every input in turn; reading is the first 85% of the progress bar, by bytes."""
+    max_record = int(getattr(settings, "SPREADWATCH_MAX_RECORD_BYTES", MAX_RECORD_BYTES))
+    sizes = [max(input_size(p), 1) for p, _, _ in inputs]
+    total = float(sum(sizes) or 1)
+    seen = SeenTweets()  # one for the whole upload: a tweet id must agree with itself across files
+    done = 0.0
+    for (path, shown, fmt), size in zip(inputs, sizes):
+        base = done
+
+        def on_bytes(b: int, tot: int, base=base, size=size, shown=shown) -> None:
+            frac = (base + (b / tot if tot else 0) * size) / total
+            # live counts: records staged so far (tweets and retweets, follow edges)
+            progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * frac)
+
+        st.names.append(shown)
+        read_into(st, path, shown, fmt, mode, report, on_bytes, max_record=max_record, seen=seen)
+        seen.rename(str(path), shown)  # later files name this one as uploaded
+        done += size
+        progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * done / total)
+
+
+def _note_reading(res: IngestResult, st: Stager, store: bool) -> None:
+    """Notes on what reading left out; an upload of which skip-bad could store nothing fails here."""
+    if st.unknown_labels:
+        res.notes.append(f"{st.unknown_labels:,} truth label(s) not one of {', '.join(sorted(LABELS))}: unknown")
+    if st.missing_times:
+        res.notes.append(f"{st.missing_times:,} row(s) without a time were skipped")
+    skipped = res.report.skipped_files
+    if not skipped:
+        return
+    if store and st.empty:
+        # skip-bad skipped every file it could not read, and nothing else is left: that is no upload
+        first = next((r for r in res.report.shown if r.path in skipped), None)
+        first_s = str(first) if first is not None else f"{skipped[0]}: cannot be read"
+        more = f" and {len(skipped) - 1:,} more" if len(skipped) > 1 else ""
+        raise UploadError(f"{first_s} (skip-bad skipped this file{more}; nothing else in the upload could be stored)")
+    res.notes.append(
+        f"{len(skipped):,} file(s) could not be read at all and were skipped: {', '.join(skipped[:5])}"
+        + (" ..." if len(skipped) > 5 else "")
+    )
+
+
+def _store(res: IngestResult, st: Stager, workspace_id: int, collection_id: int, progress: ProgressFn) -> None:
+    """Merge the staged upload into the workspace and note what the merge left out."""
+    t1 = time.perf_counter()
+    res.counts.update(merge(st.cur, st, workspace_id, collection_id, progress))
+    res.tweet_pks = st.affected
+    st.drop()
+    res.timings["merge_s"] = round(time.perf_counter() - t1, 3)
+    res.timings["merge_steps_s"] = st.timings
+    for key, text in _MERGE_NOTES:
+        if res.counts.get(key):
+            res.notes.append(f"{res.counts[key]:,} {text}")

@@ -1,0 +1,110 @@
+"""The upload's rows as named NumPy columns, from the staging area to the merge and back from the database.
+
+Each table's rows travel as one ``NamedTuple`` of equal-length arrays (``rows.user_id``, not ``tw[2]``), so a
+filter is one ``take`` and a ``copy_out`` result is unpacked straight into the tuple that names its columns.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "AccountKeys",
+    "EdgeRows",
+    "FollowRows",
+    "StoredTweets",
+    "TweetKeys",
+    "TweetRows",
+    "cat",
+    "first_of_runs",
+    "lookup",
+]
+
+
+def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """``parts`` as one array of ``dtype`` (empty when there are none)."""
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def lookup(keys: np.ndarray, values: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` of ``want`` in the sorted ``keys``; second result: found or not."""
+    if not len(keys):
+        return np.zeros(len(want), np.int64), np.zeros(len(want), bool)
+    pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    found = keys[pos] == want
+    return values[pos], found
+
+
+def first_of_runs(*sorted_keys: np.ndarray) -> np.ndarray:
+    """Mask of the first row of each run of equal keys (rows already sorted by those keys)."""
+    n = len(sorted_keys[0])
+    first = np.ones(n, bool)
+    if n > 1:
+        same = np.ones(n - 1, bool)
+        for k in sorted_keys:
+            same &= k[1:] == k[:-1]
+        first[1:] = ~same
+    return first
+
+
+class TweetRows(NamedTuple):
+    """Staged tweet rows, originals and retweets alike, in upload order (Twitter ids, not primary keys)."""
+
+    tweet_id: np.ndarray  # 0: a retweet whose own id is unknown (trees, TUDataset)
+    retweeted_id: np.ndarray  # NO_TWEET for an original
+    user_id: np.ndarray
+    created_at: np.ndarray  # epoch seconds
+    followers: np.ndarray  # the author's follower count at that time; NaN: not known
+
+    DTYPES = (np.int64, np.int64, np.int64, np.float64, np.float64)
+
+    def take(self, rows: np.ndarray) -> TweetRows:
+        """The rows at ``rows`` (indices or a mask), every column alike."""
+        return TweetRows(*(col[rows] for col in self))
+
+
+class FollowRows(NamedTuple):
+    """Follow edges: Twitter user ids when staged, account primary keys in the merge."""
+
+    follower: np.ndarray
+    followee: np.ndarray
+
+    def take(self, rows: np.ndarray) -> FollowRows:
+        return FollowRows(*(col[rows] for col in self))
+
+
+class EdgeRows(NamedTuple):
+    """Given spreading edges (TUDataset, spreading-graph archives): Twitter ids when staged, keys in the merge."""
+
+    tweet: np.ndarray  # the cascade's original
+    src: np.ndarray  # the user the tweet spread from
+    dst: np.ndarray  # the user it spread to
+
+
+class AccountKeys(NamedTuple):
+    """The workspace's accounts the upload names, sorted by Twitter id, as read back from the database."""
+
+    twitter_id: np.ndarray
+    pk: np.ndarray
+
+    def of(self, user_ids: np.ndarray) -> np.ndarray:
+        """Primary keys of ``user_ids`` (every one of them is stored by the accounts step)."""
+        return lookup(self.twitter_id, self.pk, user_ids)[0]
+
+
+class TweetKeys(NamedTuple):
+    """The workspace's tweets the upload names (as originals or as retweeted), sorted by tweet id."""
+
+    tweet_id: np.ndarray
+    pk: np.ndarray
+    author_pk: np.ndarray
+
+
+class StoredTweets(NamedTuple):
+    """Tweets already stored that the upload names again, sorted by tweet id, for the conflict check."""
+
+    tweet_id: np.ndarray
+    author_id: np.ndarray  # the author's Twitter id
+    created_at: np.ndarray  # epoch seconds

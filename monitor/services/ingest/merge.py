@@ -1,0 +1,346 @@
+"""The merge: the staged upload into the workspace's tables, one step per table, in one transaction.
+
+Every step is a set-based ``INSERT ... SELECT ... ON CONFLICT`` from a temporary table, keyed by natural ids,
+so merging the same upload twice stores each record once. The steps run in the order the foreign keys need:
+accounts, tweets (originals), retweets, follower counts, follows, given edges, publishers; then the tweets
+whose cascades may have changed are collected for the compute planner.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from compute.tables import NO_TWEET
+
+from ...db import copy_out
+from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
+from .conflicts import stored_conflicts
+from .stager import Stager
+
+__all__ = ["merge"]
+
+ProgressFn = Callable[[str, float], None]
+
+
+@dataclass
+class _Merge:
+    """One merge's connection, staging area, target workspace and collection, and the counts it keeps."""
+
+    cur: object
+    st: Stager
+    ws: int
+    coll: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def d(self):
+        return self.st.d
+
+    def timed(self, sql: str, params=()) -> None:
+        t = time.perf_counter()
+        self.cur.execute(sql, params)
+        key = " ".join(sql.split()[:3]).lower()[:40]  # e.g. "insert into monitor_retweet"
+        timings = self.st.timings
+        timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t, 3)
+
+    def run(self, sql: str, params=()) -> int:
+        """Execute a write and return its row count."""
+        self.timed(sql, params)
+        return max(self.cur.rowcount, 0)
+
+    def count(self, sql: str, params) -> int:
+        self.cur.execute(sql, params)
+        return int(self.cur.fetchone()[0] or 0)
+
+
+class _Originals(NamedTuple):
+    """The upload's originals, one row per tweet id (the first row wins)."""
+
+    rows: np.ndarray  # indices into the staged tweet rows
+    author_pk: np.ndarray
+
+
+def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None) -> dict[str, int]:
+    """Merge everything staged in ``st`` into workspace ``ws`` for collection ``coll``; returns the counts and
+    leaves the primary keys of the tweets whose cascades may have changed in ``st.affected``."""
+    step = progress or (lambda stage, frac: None)
+    m = _Merge(cur, st, ws, coll)
+    tweets = st.tweets()
+    step("checking against the stored tweets", 0.855)
+    drop = stored_conflicts(st, ws, tweets)
+    m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
+    if m.counts["conflicts_with_stored"]:
+        tweets = tweets.take(~drop)
+    follows, edges = st.follows(), st.edges()
+
+    step("storing accounts", 0.86)
+    accounts = _accounts(m, tweets, follows, edges)
+    step("storing tweets", 0.88)
+    originals = _originals(m, tweets, accounts)
+    named = _named_tweets(m, tweets, originals)
+    step("storing retweets", 0.89)
+    retweeted_pks = _retweets(m, tweets, accounts, named)
+    step("storing follower counts", 0.91)
+    _follower_counts(m, tweets, accounts)
+    step("storing follows", 0.93)
+    new_follows = _follows(m, follows, accounts)
+    step("storing given edges", 0.97)
+    _given_edges(m, edges, accounts, named)
+    _publishers(m, originals)
+    step("finding the cascades to compute", 0.98)
+    st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows)
+    return m.counts
+
+
+def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows) -> AccountKeys:
+    """Every user named anywhere in the upload, with the screen names seen; returns their keys."""
+    d, st = m.d, m.st
+    users = np.unique(np.concatenate([tweets.user_id, follows.follower, follows.followee, edges.src, edges.dst]))
+    t = time.perf_counter()
+    names = st.names_seen
+    acc_stage = st.stage_text(
+        "users",
+        "twitter_id bigint, screen_name varchar(64)",
+        ("twitter_id", "screen_name"),
+        [(u, names.get(u, "")[:64]) for u in users.tolist()],
+    )
+    st.timings["stage users"] = round(time.perf_counter() - t, 3)
+    # one pass: new accounts with their names, and known ones renamed where the upload says so
+    m.counts["accounts_new"] = m.run(
+        f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
+            SELECT %s, twitter_id, screen_name FROM {acc_stage} WHERE true ORDER BY twitter_id
+            ON CONFLICT (workspace_id, twitter_id) DO UPDATE SET screen_name = excluded.screen_name
+            WHERE excluded.screen_name <> '' AND monitor_account.screen_name <> excluded.screen_name""",
+        [m.ws],
+    )
+    return AccountKeys(
+        *copy_out(
+            m.cur,
+            f"""SELECT a.twitter_id, a.id FROM {acc_stage} s {d.join} monitor_account a
+                ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id""",
+            [m.ws],
+            [("twitter_id", "bigint"), ("id", "bigint")],
+        )
+    )
+
+
+def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Originals:
+    """Originals: one per tweet id, the first row wins; a stored tweet gains a label, text or follower count
+    it lacked, and keeps the rest."""
+    d, st = m.d, m.st
+    rows = np.flatnonzero(tweets.retweeted_id == NO_TWEET)
+    rows = rows[np.argsort(tweets.tweet_id[rows], kind="stable")]
+    first = first_of_runs(tweets.tweet_id[rows])
+    m.counts["tweets_in_upload"] = int(first.sum())
+    rows = rows[first]
+    originals = _Originals(rows, accounts.of(tweets.user_id[rows]))
+    ids = tweets.tweet_id[rows]
+    n = len(rows)
+    if st.given:
+        given = np.array([st.given.get(int(x), None) is not None for x in ids], bool).astype(np.int64)
+        times_known = np.array([bool(st.given.get(int(x), True)) for x in ids], bool).astype(np.int64)
+    else:
+        given, times_known = np.zeros(n, np.int64), np.ones(n, np.int64)
+    orig_cols = [
+        ("tweet_id", "bigint"),
+        ("author", "bigint"),
+        ("created_at", "float"),
+        ("followers", "float"),
+        ("given", "int"),
+        ("times_known", "int"),
+    ]
+    orig_stage = st.stage(
+        "orig",
+        orig_cols,
+        [ids, originals.author_pk, tweets.created_at[rows], tweets.followers[rows], given, times_known],
+    )
+    texts = st.stage_text(
+        "texts",
+        "tweet_id bigint, text text, label varchar(16)",
+        ("tweet_id", "text", "label"),
+        [(k, *v) for k, v in st.texts_seen.items()],
+    )
+    count_sql = "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s"
+    before = m.count(count_sql, [m.ws])
+    m.run(
+        f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
+                graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
+            SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
+                COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
+                CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
+                %s, 'pending', 0, 0, 0, 'followers'
+            FROM {orig_stage} o LEFT JOIN {texts} tx ON tx.tweet_id = o.tweet_id
+            WHERE true
+            ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
+                label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
+                text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
+                author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)""",
+        [m.ws, m.coll],
+    )
+    m.counts["tweets_new"] = m.count(count_sql, [m.ws]) - before
+    return originals
+
+
+def _named_tweets(m: _Merge, tweets: TweetRows, originals: _Originals) -> TweetKeys:
+    """The workspace's tweets this upload names (as originals or as retweeted), for the retweets."""
+    d = m.d
+    is_rt = tweets.retweeted_id != NO_TWEET
+    named = np.unique(np.concatenate([tweets.tweet_id[originals.rows], tweets.retweeted_id[is_rt]]))
+    nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
+    return TweetKeys(
+        *copy_out(
+            m.cur,
+            f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {d.join} monitor_tweet t
+                ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.tweet_id""",
+            [m.ws],
+            [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
+        )
+    )
+
+
+class _Retweets(NamedTuple):
+    rows: np.ndarray  # indices into the staged tweet rows
+    tweet_pk: np.ndarray  # the retweeted tweet
+    account_pk: np.ndarray  # the retweeter
+
+    def take(self, keep: np.ndarray) -> _Retweets:
+        return _Retweets(*(col[keep] for col in self))
+
+
+def _retweets(m: _Merge, tweets: TweetRows, accounts: AccountKeys, named: TweetKeys) -> np.ndarray:
+    """Retweets: of a tweet in the workspace, not by its author, the earliest per user; returns the retweeted
+    tweets' keys."""
+    d, c = m.d, m.counts
+    rows = np.flatnonzero(tweets.retweeted_id != NO_TWEET)
+    c["retweets_in_upload"] = len(rows)
+    tweet_pk, known = lookup(named.tweet_id, named.pk, tweets.retweeted_id[rows])
+    author_pk, _ = lookup(named.tweet_id, named.author_pk, tweets.retweeted_id[rows])
+    c["retweets_of_unknown_tweets"] = int(np.count_nonzero(~known))
+    rows, tweet_pk, author_pk = rows[known], tweet_pk[known], author_pk[known]
+    rts = _Retweets(rows, tweet_pk, accounts.of(tweets.user_id[rows]))
+    self_rt = rts.account_pk == author_pk
+    c["self_retweets"] = int(np.count_nonzero(self_rt))
+    rts = rts.take(~self_rt)
+    rts = rts.take(np.lexsort((rts.rows, tweets.created_at[rts.rows], rts.account_pk, rts.tweet_pk)))
+    first = first_of_runs(rts.tweet_pk, rts.account_pk)
+    c["duplicate_retweets"] = int(len(first) - first.sum())
+    rts = rts.take(first)
+    rt_cols = [
+        ("tweet", "bigint"),
+        ("account", "bigint"),
+        ("rid", "bigint"),
+        ("created_at", "float"),
+        ("followers", "float"),
+    ]
+    picked = tweets.take(rts.rows)
+    rt_stage = m.st.stage(
+        "rt", rt_cols, [rts.tweet_pk, rts.account_pk, picked.tweet_id, picked.created_at, picked.followers]
+    )
+    # rowcount: retweets inserted, plus stored ones this upload moved earlier in time
+    c["retweets_stored"] = m.run(
+        f"""INSERT INTO monitor_retweet (tweet_id, retweeter_id, retweet_id, created_at, followers_count,
+                collection_id)
+            SELECT r.tweet, r.account, CASE WHEN r.rid > 0 THEN r.rid END, {d.epoch_to_ts("r.created_at")},
+                {d.nan_to_null("r.followers")}, %s
+            FROM {rt_stage} r WHERE true
+            ON CONFLICT (tweet_id, retweeter_id) DO UPDATE SET
+                created_at = excluded.created_at, followers_count = excluded.followers_count,
+                retweet_id = excluded.retweet_id
+            WHERE excluded.created_at < monitor_retweet.created_at""",
+        [m.coll],
+    )
+    return rts.tweet_pk
+
+
+def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
+    """Follower-count snapshots: every row with a count is one (the highest count per account and time)."""
+    has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
+    account_pk = accounts.of(tweets.user_id[has])
+    observed_at, count = tweets.created_at[has], tweets.followers[has]
+    order = np.lexsort((-count, observed_at, account_pk))
+    account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
+    first = first_of_runs(account_pk, observed_at)
+    fc_stage = m.st.stage(
+        "fc",
+        [("account", "bigint"), ("t", "float"), ("n", "bigint")],
+        [account_pk[first], observed_at[first], count[first].astype(np.int64)],
+    )
+    m.counts["follower_counts_new"] = m.run(
+        f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
+            SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage} WHERE true
+            ON CONFLICT (account_id, observed_at) DO NOTHING""",
+        [m.coll],
+    )
+
+
+def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRows:
+    """Follow edges, each once, without self-follows; returns them as account keys."""
+    m.counts["follows_in_upload"] = m.st.n_follows
+    edges = FollowRows(accounts.of(follows.follower), accounts.of(follows.followee))
+    self_follow = edges.follower == edges.followee
+    m.counts["self_follows"] = int(np.count_nonzero(self_follow))
+    edges = edges.take(~self_follow)
+    edges = edges.take(np.lexsort((edges.followee, edges.follower)))
+    edges = edges.take(first_of_runs(edges.follower, edges.followee))
+    fol_stage = m.st.stage("fol", [("a", "bigint"), ("b", "bigint")], [edges.follower, edges.followee])
+    m.counts["follows_new"] = m.run(
+        f"""INSERT INTO monitor_follow (workspace_id, follower_id, followee_id, collection_id)
+            SELECT %s, a, b, %s FROM {fol_stage} WHERE true
+            ON CONFLICT (follower_id, followee_id) DO NOTHING""",
+        [m.ws, m.coll],
+    )
+    return edges
+
+
+def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: TweetKeys) -> None:
+    """Given spreading edges (TUDataset, spreading-graph archives), of the tweets stored."""
+    m.counts["given_edges_new"] = 0
+    if not len(edges.tweet):
+        return
+    tweet_pk, ok = lookup(named.tweet_id, named.pk, edges.tweet)
+    keyed = EdgeRows(tweet_pk, accounts.of(edges.src), accounts.of(edges.dst))
+    ge_stage = m.st.stage(
+        "ge", [("t", "bigint"), ("s", "bigint"), ("d", "bigint")], [keyed.tweet[ok], keyed.src[ok], keyed.dst[ok]]
+    )
+    m.counts["given_edges_new"] = m.run(
+        f"""INSERT INTO monitor_givenedge (tweet_id, src_id, dst_id) SELECT t, s, d FROM {ge_stage} WHERE true
+            ON CONFLICT (tweet_id, src_id, dst_id) DO NOTHING"""
+    )
+
+
+def _publishers(m: _Merge, originals: _Originals) -> None:
+    """Every author of an original is a publisher of the workspace."""
+    pub_stage = m.st.stage("pub", [("account", "bigint")], [np.unique(originals.author_pk)])
+    m.counts["publishers_new"] = m.run(
+        f"""INSERT INTO monitor_publisher (workspace_id, account_id, monitored, created_at)
+            SELECT %s, account, {"true" if m.d.postgres else "1"}, CURRENT_TIMESTAMP FROM {pub_stage} WHERE true
+            ON CONFLICT (workspace_id, account_id) DO NOTHING""",
+        [m.ws],
+    )
+
+
+def _affected(
+    m: _Merge,
+    tweets: TweetRows,
+    originals: _Originals,
+    named: TweetKeys,
+    retweeted_pks: np.ndarray,
+    new_follows: FollowRows,
+) -> list[int]:
+    """Keys of the tweets whose cascade may have changed, sorted."""
+    affected = set(lookup(named.tweet_id, named.pk, tweets.tweet_id[originals.rows])[0].tolist())
+    affected |= set(retweeted_pks.tolist())
+    if len(new_follows.follower):
+        # a participant who gained a follow edge may gain spreading edges in every cascade it took part in
+        fer_stage = m.st.stage("fer", [("account", "bigint")], [np.unique(new_follows.follower)])
+        m.timed(
+            f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {m.d.join} monitor_retweet r
+                ON r.retweeter_id = f.account WHERE true"""
+        )
+        affected.update(row[0] for row in m.cur.fetchall())
+    return sorted(affected)

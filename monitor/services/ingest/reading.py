@@ -1,0 +1,105 @@
+"""Reading one uploaded input into the staging area: its format, its size for progress, its bad records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from compute.formats import (
+    AUTO,
+    FORMATS,
+    MAX_RECORD_BYTES,
+    InputError,
+    ReadReport,
+    SeenTweets,
+    detect_format,
+    iter_follows,
+    iter_tweets,
+    read,
+)
+from compute.formats._report import BadRecord
+
+from ..uploads import UploadError
+from .stager import Stager
+
+__all__ = ["detect", "input_size", "read_into"]
+
+
+def detect(path: Path, shown: str, fmt: str) -> str:
+    """The format of an input: ``fmt`` when the analyst chose one, else detected from the content."""
+    if fmt not in ("", AUTO):
+        if fmt not in FORMATS:
+            raise UploadError(f"{shown}: unknown format {fmt!r}; want one of {', '.join(FORMATS)}")
+        return fmt
+    try:
+        return detect_format(path)
+    except (ValueError, OSError) as exc:
+        # the reader names our storage path: name the file as uploaded, once
+        msg = str(exc).removeprefix(f"{path}: ").replace(str(path), shown)
+        raise UploadError(f"{shown}: {msg}") from None
+
+
+def input_size(p: Path) -> int:
+    """Bytes of a file, or of every file in a folder (trees, TUDataset), for progress."""
+    if p.is_dir():
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    return p.stat().st_size
+
+
+def read_into(
+    st: Stager,
+    path: Path,
+    shown: str,
+    fmt: str,
+    mode: str,
+    report: ReadReport,
+    on_bytes: Callable[[int, int], None],
+    *,
+    max_record: int = MAX_RECORD_BYTES,
+    seen: SeenTweets | None = None,
+) -> None:
+    """Stage every record of one input; bad records name the file as uploaded (``shown``). A format that
+    streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole."""
+    kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
+    spec = FORMATS[fmt].of(path)
+    with _shown_as(report, str(path), shown):
+        if spec.streams:
+            # a format read in two passes (tweets, then follows) would report its bytes twice: no live bytes
+            live = on_bytes if spec.has_tweets != spec.has_follows else None
+            if spec.has_tweets:
+                for chunk in iter_tweets(path, fmt, progress=live, seen=seen, **kw):
+                    st.add_tweets(chunk)
+            if spec.has_follows:
+                for chunk in iter_follows(path, fmt, progress=live, **kw):
+                    st.add_follows(chunk)
+        else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
+            r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)
+            report.merge(r.report)
+            if r.graphs is not None:
+                st.add_graphs(r.graphs)
+            if r.tweets is not None:
+                st.add_tweets(r.tweets, labels=r.labels)
+            if r.follows is not None:
+                st.add_follows(r.follows)
+
+
+@contextmanager
+def _shown_as(report: ReadReport, real: str, shown: str) -> Iterator[None]:
+    """Bad records name the file as the analyst uploaded it, not our storage path."""
+    first = len(report.shown)
+    try:
+        yield
+    except InputError as exc:
+        rec = exc.record
+        raise InputError(BadRecord(_rename(rec.path, real, shown), rec.line, rec.field, rec.reason, rec.kind)) from None
+    finally:
+        for i in range(first, len(report.shown)):
+            r = report.shown[i]
+            report.shown[i] = BadRecord(_rename(r.path, real, shown), r.line, r.field, r.reason, r.kind)
+        report.files[:] = [_rename(f, real, shown) for f in report.files]
+        report.skipped_files[:] = [_rename(f, real, shown) for f in report.skipped_files]
+
+
+def _rename(path: str, real: str, shown: str) -> str:
+    return shown + path[len(real) :] if path.startswith(real) else path
