@@ -788,7 +788,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
             int(batch.n_nodes or 0) + len(batch.tweet_pks),
         )
-        from ..selectors import bump_data_version
+        from ..cache import bump_data_version
 
         transaction.on_commit(lambda: bump_data_version(ws))
         for tmp in (bt, keys, inf, st):
