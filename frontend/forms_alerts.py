@@ -3,44 +3,38 @@
 from __future__ import annotations
 
 from django import forms
+from django.db import models
 
+from monitor.alerts.kinds import PARAM_NAMES, PARAMS, Param, kinds_reading
 from monitor.alerts.models import AlertRule
-from monitor.models import Account, ComputeRun, Publisher
-
-#: which parameters each kind reads (the form shows the others too without JavaScript, marked as unused)
-KIND_PARAMS: dict[str, tuple[str, ...]] = {
-    AlertRule.Kind.TOP_K: ("k", "window_days", "aggregate"),
-    AlertRule.Kind.INFLUENCE_THRESHOLD: ("threshold", "window_days", "aggregate"),
-    AlertRule.Kind.RANK_RISE: ("places", "window_days", "aggregate"),
-    AlertRule.Kind.CASCADE_REACH: ("reach", "window_days"),
-    AlertRule.Kind.FALSE_SPREADER: ("count", "window_days"),
-}
-PARAMS = ("k", "threshold", "places", "reach", "count", "window_days", "aggregate")
-
-HELP = {
-    "k": "Enters the top K: alert when an account enters the top K of the ranking.",
-    "threshold": "Influence threshold: alert when an account's score over the window exceeds it.",
-    "places": "Rank rise: alert when an account's rank rises by at least this many places between two windows.",
-    "reach": "Cascade reach: alert when a new cascade of the publisher reaches more than this.",
-    "count": "False spreader: alert when an account spreads at least this many false-labelled cascades.",
-    "window_days": "Every kind: the rolling window, in UTC days of data (ending at the newest day with data).",
-    "aggregate": "Top K, threshold and rank rise: the ranking's aggregate.",
-}
+from monitor.models import Account, Publisher
 
 
-class AlertRuleForm(forms.Form):
+def _param_field(param: Param) -> forms.Field:
+    """The form field of one rule parameter (``monitor.alerts.kinds.PARAMS``), typed like its model field."""
+    field = AlertRule._meta.get_field(param.name)
+    common = {"initial": field.default, "help_text": param.help}
+    if param.label is not None:
+        common["label"] = param.label
+    if field.choices:
+        return forms.ChoiceField(choices=field.choices, **common)
+    if isinstance(field, models.FloatField):
+        return forms.FloatField(min_value=param.minimum, **common)
+    return forms.IntegerField(min_value=param.minimum, **common)
+
+
+#: one form field per parameter, derived from the registry (a base class, so they are declared fields)
+_ParamFields = type("_ParamFields", (forms.Form,), {p.name: _param_field(p) for p in PARAMS})
+
+
+class AlertRuleForm(_ParamFields):
+    """The rule form; the kind's parameters come from ``monitor.alerts.kinds`` (see ``_ParamFields``)."""
+
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=AlertRule.Kind.choices)
     publisher = forms.ChoiceField(
         required=False, help_text="Rank within one publisher's cascades, or over every publisher of the workspace."
     )
-    k = forms.IntegerField(label="K", min_value=1, initial=10, help_text=HELP["k"])
-    threshold = forms.FloatField(min_value=0, initial=0.0, help_text=HELP["threshold"])
-    places = forms.IntegerField(min_value=1, initial=5, help_text=HELP["places"])
-    reach = forms.FloatField(min_value=0, initial=0.0, help_text=HELP["reach"])
-    count = forms.IntegerField(min_value=1, initial=1, help_text=HELP["count"])
-    window_days = forms.IntegerField(label="Window (days)", min_value=1, initial=7, help_text=HELP["window_days"])
-    aggregate = forms.ChoiceField(choices=ComputeRun.Aggregate.choices, initial="total", help_text=HELP["aggregate"])
     inbox = forms.BooleanField(required=False, initial=True, label="In-app inbox")
     email = forms.BooleanField(required=False, label="Email me")
     webhook_url = forms.URLField(
@@ -66,7 +60,7 @@ class AlertRuleForm(forms.Form):
 
     @classmethod
     def initial_for(cls, rule: AlertRule) -> dict:
-        d = {f: getattr(rule, f) for f in ("name", "kind", *PARAMS, "inbox", "email", "webhook_url")}
+        d = {f: getattr(rule, f) for f in ("name", "kind", *PARAM_NAMES, "inbox", "email", "webhook_url")}
         d["publisher"] = str(rule.publisher.twitter_id) if rule.publisher_id else ""
         return d
 
@@ -88,13 +82,12 @@ class AlertRuleForm(forms.Form):
     def rule_fields(self) -> dict:
         """Keyword arguments for ``rule_create`` / ``rule_update``."""
         d = self.cleaned_data
-        return {f: d[f] for f in ("name", "kind", "publisher", *PARAMS, "inbox", "email")} | {
+        return {f: d[f] for f in ("name", "kind", "publisher", *PARAM_NAMES, "inbox", "email")} | {
             "webhook_url": d.get("webhook_url") or ""
         }
 
     def param_rows(self):
         """(bound field, the kinds that read it) for the template."""
-        labels = dict(AlertRule.Kind.choices)
-        for name in PARAMS:
-            kinds = [k for k, ps in KIND_PARAMS.items() if name in ps]
-            yield self[name], " ".join(kinds), ", ".join(str(labels[k]) for k in kinds)
+        for name in PARAM_NAMES:
+            kinds = kinds_reading(name)
+            yield self[name], " ".join(k.value for k in kinds), ", ".join(k.label for k in kinds)

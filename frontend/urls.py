@@ -1,9 +1,11 @@
+"""The dashboard's URLs: every page of a workspace lives under ``w/<slug>/``; views are in ``frontend.views``."""
+
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from . import alerts, exports, views, views_runs
+from .views import accounts, alerts, cascades, collections, exports, overview, rankings, runs
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -11,11 +13,11 @@ register_converter(exports.GraphFormat, "graphfmt")
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", views.home, name="home"),
-    path("w/<slug:ws>/", views.overview, name="overview"),
-    path("w/<slug:ws>/ranking/", views.ranking, name="ranking"),
+    path("", overview.home, name="home"),
+    path("w/<slug:ws>/", overview.overview, name="overview"),
+    path("w/<slug:ws>/ranking/", rankings.ranking, name="ranking"),
     path("w/<slug:ws>/ranking/export.<tablefmt:fmt>", exports.ranking_export, name="ranking-export"),
-    path("w/<slug:ws>/publishers/<int:publisher>/", views.ranking, name="publisher"),
+    path("w/<slug:ws>/publishers/<int:publisher>/", rankings.ranking, name="publisher"),
     path(
         "w/<slug:ws>/publishers/<int:publisher>/export.<tablefmt:fmt>", exports.ranking_export, name="publisher-export"
     ),
@@ -24,21 +26,21 @@ urlpatterns = [
         exports.publisher_network,
         name="publisher-network",
     ),
-    path("w/<slug:ws>/accounts/<int:twitter_id>/", views.account, name="account"),
-    path("w/<slug:ws>/tweets/<int:tweet_id>/", views.tweet, name="tweet"),
+    path("w/<slug:ws>/accounts/<int:twitter_id>/", accounts.account, name="account"),
+    path("w/<slug:ws>/tweets/<int:tweet_id>/", cascades.tweet, name="tweet"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/graph.<graphfmt:fmt>", exports.tweet_graph, name="tweet-graph"),
-    path("w/<slug:ws>/tweets/<int:tweet_id>/explore/", views.cascade, name="cascade"),
-    path("w/<slug:ws>/collections/", views.collections, name="collections"),
-    path("w/<slug:ws>/collections/new/", views.upload, name="upload"),
-    path("w/<slug:ws>/collections/<int:pk>/", views.collection, name="collection"),
-    path("w/<slug:ws>/collections/<int:pk>/progress/", views.collection_progress, name="collection-progress"),
-    path("w/<slug:ws>/collections/<int:pk>/cancel/", views.collection_cancel, name="collection-cancel"),
-    path("w/<slug:ws>/collections/<int:pk>/retry/", views.collection_retry, name="collection-retry"),
-    path("w/<slug:ws>/runs/", views.runs, name="runs"),
-    path("w/<slug:ws>/runs/new/", views.recompute, name="recompute"),
-    path("w/<slug:ws>/runs/<int:pk>/", views.run, name="run"),
-    path("w/<slug:ws>/runs/<int:pk>/cancel/", views_runs.run_cancel, name="run-cancel"),
-    path("w/<slug:ws>/runs/<int:pk>/retry/", views_runs.run_retry, name="run-retry"),
+    path("w/<slug:ws>/tweets/<int:tweet_id>/explore/", cascades.cascade, name="cascade"),
+    path("w/<slug:ws>/collections/", collections.collections, name="collections"),
+    path("w/<slug:ws>/collections/new/", collections.upload, name="upload"),
+    path("w/<slug:ws>/collections/<int:pk>/", collections.collection, name="collection"),
+    path("w/<slug:ws>/collections/<int:pk>/progress/", collections.collection_progress, name="collection-progress"),
+    path("w/<slug:ws>/collections/<int:pk>/cancel/", collections.collection_cancel, name="collection-cancel"),
+    path("w/<slug:ws>/collections/<int:pk>/retry/", collections.collection_retry, name="collection-retry"),
+    path("w/<slug:ws>/runs/", runs.runs, name="runs"),
+    path("w/<slug:ws>/runs/new/", runs.recompute, name="recompute"),
+    path("w/<slug:ws>/runs/<int:pk>/", runs.run, name="run"),
+    path("w/<slug:ws>/runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
+    path("w/<slug:ws>/runs/<int:pk>/retry/", runs.run_retry, name="run-retry"),
     path("w/<slug:ws>/alerts/", alerts.inbox, name="alerts"),
     path("w/<slug:ws>/alerts/<int:pk>/read/", alerts.alert_read, name="alert-read"),
     path("w/<slug:ws>/alerts/read-all/", alerts.alerts_read_all, name="alerts-read-all"),

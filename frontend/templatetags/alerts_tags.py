@@ -12,6 +12,6 @@ def unread_alerts_count(user, ws) -> int:
     """The user's unread alerts in the workspace: ``{% unread_alerts_count user ws as n %}``; 0 without both."""
     if ws is None or not getattr(user, "is_authenticated", False):
         return 0
-    from monitor.alerts.services import inbox_for_user
+    from monitor.alerts.selectors import inbox_for_user
 
     return inbox_for_user(user, ws, unread_only=True).count()

@@ -28,7 +28,7 @@ class AlertRuleAdmin(admin.ModelAdmin):
     @admin.action(description="Rotate the webhook secret (shown once)")
     def rotate_secret(self, request, queryset):
         for rule in queryset:
-            secret = services.rule_rotate_secret(rule)
+            secret = services.rule_rotate_secret(rule=rule)
             self.message_user(request, f"{rule.name}: new webhook secret {secret}", messages.WARNING)
 
 

@@ -11,4 +11,5 @@ class AlertsConfig(AppConfig):
 
     def ready(self) -> None:
         # the Celery app autodiscovers ``monitor.tasks`` only: importing ours here registers the shared tasks
-        from . import tasks  # noqa: F401
+        # (``webhook_task`` holds the one the services queue)
+        from . import tasks, webhook_task  # noqa: F401

@@ -29,6 +29,8 @@ from django.db.models import Q
 
 from monitor.models import Account, ComputeRun, Tweet, Workspace
 
+from .kinds import KINDS, PARAMS_BY_NAME
+
 
 def new_webhook_secret() -> str:
     return secrets.token_hex(32)
@@ -41,12 +43,8 @@ def new_unsubscribe_token() -> str:
 class AlertRule(models.Model):
     """A subscription: when ``kind``'s condition holds for an account, raise an :class:`Alert`."""
 
-    class Kind(models.TextChoices):
-        TOP_K = "top_k", "Enters the top K"
-        INFLUENCE_THRESHOLD = "influence_threshold", "Influence exceeds a threshold"
-        RANK_RISE = "rank_rise", "Rank rises by at least N places"
-        CASCADE_REACH = "cascade_reach", "A new cascade reaches more than R"
-        FALSE_SPREADER = "false_spreader", "Spreads cascades labelled false"
+    # the kinds and their parameters are listed once, in ``kinds.KINDS`` / ``kinds.PARAMS``
+    Kind = models.TextChoices("Kind", [(k.constant, (k.value, k.label)) for k in KINDS])
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="alert_rules")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="alert_rules")
@@ -61,14 +59,19 @@ class AlertRule(models.Model):
         related_name="+",
         help_text="empty: any publisher of the workspace",
     )
-    # parameters (each kind reads the ones it needs)
-    k = models.PositiveIntegerField(default=10, help_text="top_k: the top K")
-    threshold = models.FloatField(default=0.0, help_text="influence_threshold: alert when the score exceeds it")
-    places = models.PositiveIntegerField(default=5, help_text="rank_rise: alert when the rank rises this much")
-    reach = models.FloatField(default=0.0, help_text="cascade_reach: alert when a cascade's reach exceeds it")
-    count = models.PositiveIntegerField(default=1, help_text="false_spreader: at least this many false cascades")
-    window_days = models.PositiveIntegerField(default=7, help_text="the rolling window, in UTC days of data")
-    aggregate = models.CharField(max_length=16, choices=ComputeRun.Aggregate.choices, default="total")
+    # parameters (each kind reads the ones ``kinds.KINDS`` names; ``kinds.PARAMS`` lists them all)
+    k = models.PositiveIntegerField(default=10, help_text=PARAMS_BY_NAME["k"].field_help)
+    threshold = models.FloatField(default=0.0, help_text=PARAMS_BY_NAME["threshold"].field_help)
+    places = models.PositiveIntegerField(default=5, help_text=PARAMS_BY_NAME["places"].field_help)
+    reach = models.FloatField(default=0.0, help_text=PARAMS_BY_NAME["reach"].field_help)
+    count = models.PositiveIntegerField(default=1, help_text=PARAMS_BY_NAME["count"].field_help)
+    window_days = models.PositiveIntegerField(default=7, help_text=PARAMS_BY_NAME["window_days"].field_help)
+    aggregate = models.CharField(
+        max_length=16,
+        choices=ComputeRun.Aggregate.choices,
+        default="total",
+        help_text=PARAMS_BY_NAME["aggregate"].field_help,
+    )
     # channels
     inbox = models.BooleanField(default=True)
     email = models.BooleanField(default=False)

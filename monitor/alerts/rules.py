@@ -21,6 +21,7 @@ Every function returns :class:`Candidate` rows, most notable first (the rate lim
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import Count, Sum
@@ -28,6 +29,7 @@ from django.db.models import Count, Sum
 from monitor import selectors
 from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
 
+from .kinds import KINDS
 from .models import AlertRule
 
 SCAN_LIMIT = 5000  # ranks read per window by rank_rise and influence_threshold
@@ -242,13 +244,9 @@ def false_spreader(rule: AlertRule) -> list[Candidate]:
     ]
 
 
-EVALUATORS = {
-    AlertRule.Kind.TOP_K: top_k,
-    AlertRule.Kind.INFLUENCE_THRESHOLD: influence_threshold,
-    AlertRule.Kind.RANK_RISE: rank_rise,
-    AlertRule.Kind.CASCADE_REACH: cascade_reach,
-    AlertRule.Kind.FALSE_SPREADER: false_spreader,
-}
+#: each kind's evaluator: the function of this module named like the kind (a kind without one fails here, at
+#: import, rather than at its first evaluation)
+EVALUATORS: dict[str, Callable[[AlertRule], list[Candidate]]] = {k.value: globals()[k.value] for k in KINDS}
 
 
 def evaluate(rule: AlertRule) -> list[Candidate]:

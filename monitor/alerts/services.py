@@ -12,9 +12,10 @@
    are raised by a later evaluation once the 24 hours allow it), and, for a rule with a webhook,
    creates one :class:`WebhookDelivery` per alert;
 3. after that transaction: emails the owner (one message per rule, with the unsubscribe link) and queues
-   ``deliver_webhook`` for each delivery when the surrounding transaction commits.
+   ``deliver_webhook`` (:mod:`monitor.alerts.webhook_task`) for each delivery when the surrounding transaction
+   commits.
 
-The inbox is the alert rows themselves (``inbox_for_user``; ``read_at`` null = unread). Evaluating twice
+The inbox is the alert rows themselves (``selectors.inbox_for_user``; ``read_at`` null = unread). Evaluating twice
 creates nothing new, so the tasks are idempotent. An alert is only raised for a rule that has the inbox on or
 another channel: a rule with every channel off is skipped.
 
@@ -35,7 +36,10 @@ from django.utils import timezone
 from monitor.models import Account, Membership, Workspace
 
 from . import delivery, rules
+from .kinds import PARAM_NAMES
 from .models import Alert, AlertRule, WebhookDelivery
+from .selectors import inbox_for_user
+from .webhook_task import deliver_webhook
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +49,6 @@ __all__ = [
     "deliveries_retry_due",
     "evaluate_rule",
     "evaluate_workspace",
-    "inbox_for_user",
     "rule_create",
     "rule_delete",
     "rule_mute",
@@ -70,7 +73,7 @@ def rule_create(*, workspace: Workspace, owner, name: str, kind: str, publisher:
     return rule
 
 
-def rule_rotate_secret(rule: AlertRule) -> str:
+def rule_rotate_secret(*, rule: AlertRule) -> str:
     """A new webhook secret (returned once; deliveries already created keep their old signature)."""
     from .models import new_webhook_secret
 
@@ -79,20 +82,20 @@ def rule_rotate_secret(rule: AlertRule) -> str:
     return rule.webhook_secret
 
 
-def rule_mute(rule: AlertRule, muted: bool = True) -> AlertRule:
+def rule_mute(*, rule: AlertRule, muted: bool = True) -> AlertRule:
     rule.is_active = not muted
     rule.save(update_fields=["is_active"])
     return rule
 
 
-def rule_snooze(rule: AlertRule, until: dt.datetime | None) -> AlertRule:
+def rule_snooze(*, rule: AlertRule, until: dt.datetime | None) -> AlertRule:
     """Snooze until ``until`` (None: wake up now)."""
     rule.muted_until = until
     rule.save(update_fields=["muted_until"])
     return rule
 
 
-def rule_unsubscribe(token: str) -> AlertRule:
+def rule_unsubscribe(*, token: str) -> AlertRule:
     """Turn email off for the rule whose unsubscribe token this is (``AlertRule.DoesNotExist`` otherwise).
     Idempotent; the rule's inbox and webhook channels are left as they are."""
     if not token:
@@ -107,22 +110,14 @@ def rule_unsubscribe(token: str) -> AlertRule:
 # --- inbox ------------------------------------------------------------------------------------------------
 
 
-def inbox_for_user(user, workspace: Workspace, *, unread_only: bool = False):
-    """The user's alerts in the workspace, newest first (the rules they own)."""
-    qs = Alert.objects.filter(workspace=workspace, rule__owner=user, rule__inbox=True).select_related(
-        "rule", "account", "tweet"
-    )
-    return qs.filter(read_at__isnull=True) if unread_only else qs
-
-
-def alert_mark_read(alert: Alert, *, now: dt.datetime | None = None) -> Alert:
+def alert_mark_read(*, alert: Alert, now: dt.datetime | None = None) -> Alert:
     if alert.read_at is None:
         alert.read_at = now or timezone.now()
         Alert.objects.filter(pk=alert.pk, read_at__isnull=True).update(read_at=alert.read_at)
     return alert
 
 
-def alerts_mark_all_read(user, workspace: Workspace, *, now: dt.datetime | None = None) -> int:
+def alerts_mark_all_read(*, user, workspace: Workspace, now: dt.datetime | None = None) -> int:
     return inbox_for_user(user, workspace, unread_only=True).update(read_at=now or timezone.now())
 
 
@@ -146,7 +141,7 @@ def _rules_due(workspace_id: int, now: dt.datetime):
     )
 
 
-def evaluate_rule(rule: AlertRule, *, now: dt.datetime | None = None) -> list[Alert]:
+def evaluate_rule(*, rule: AlertRule, now: dt.datetime | None = None) -> list[Alert]:
     """Raise the rule's new alerts and deliver them; returns the alerts created."""
     now = now or timezone.now()
     candidates = rules.evaluate(rule)
@@ -202,15 +197,12 @@ def evaluate_rule(rule: AlertRule, *, now: dt.datetime | None = None) -> list[Al
     rule.last_evaluated_at = now
     if created:
         delivery.email_alerts(rule, created)
-    if deliveries:
-        from .tasks import deliver_webhook
-
-        for pk in deliveries:
-            transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
+    for pk in deliveries:
+        transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
     return created
 
 
-def evaluate_workspace(workspace_id: int, *, now: dt.datetime | None = None) -> list[Alert]:
+def evaluate_workspace(*, workspace_id: int, now: dt.datetime | None = None) -> list[Alert]:
     """Evaluate every active, un-snoozed rule of the workspace; returns the alerts created. A rule that fails
     is logged and skipped: one bad rule does not stop the others."""
     now = now or timezone.now()
@@ -219,7 +211,7 @@ def evaluate_workspace(workspace_id: int, *, now: dt.datetime | None = None) -> 
         if not _owner_may_see(rule):
             continue
         try:
-            out.extend(evaluate_rule(rule, now=now))
+            out.extend(evaluate_rule(rule=rule, now=now))
         except Exception:
             log.exception("alert rule %s failed", rule.pk)
     return out
@@ -234,8 +226,6 @@ def deliveries_retry_due(*, now: dt.datetime | None = None, limit: int = 500) ->
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )
-    from .tasks import deliver_webhook
-
     for pk in due:
         transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
     return due
@@ -245,13 +235,7 @@ def deliveries_retry_due(*, now: dt.datetime | None = None, limit: int = 500) ->
 RULE_EDITABLE = (
     "name",
     "kind",
-    "k",
-    "threshold",
-    "places",
-    "reach",
-    "count",
-    "window_days",
-    "aggregate",
+    *PARAM_NAMES,
     "inbox",
     "email",
     "webhook_url",
@@ -262,7 +246,7 @@ RULE_EDITABLE = (
 _UNSET = object()
 
 
-def rule_update(rule: AlertRule, *, publisher: Account | object | None = _UNSET, **fields) -> AlertRule:
+def rule_update(*, rule: AlertRule, publisher: Account | object | None = _UNSET, **fields) -> AlertRule:
     """Change a rule's name, kind, parameters, scope and channels (``publisher=None``: any publisher; left out:
     unchanged). Validates like :func:`rule_create` (``full_clean``)."""
     unknown = set(fields) - set(RULE_EDITABLE)
@@ -279,6 +263,6 @@ def rule_update(rule: AlertRule, *, publisher: Account | object | None = _UNSET,
     return rule
 
 
-def rule_delete(rule: AlertRule) -> None:
+def rule_delete(*, rule: AlertRule) -> None:
     """Delete a rule with its alerts and their webhook deliveries."""
     rule.delete()

@@ -9,8 +9,7 @@ from django.utils.html import format_html
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from . import services
-from .models import AlertRule
+from . import selectors, services
 
 _PAGE = "<!doctype html><meta charset=utf-8><title>Spreadwatch alerts</title><body>{}</body>"
 
@@ -18,11 +17,11 @@ _PAGE = "<!doctype html><meta charset=utf-8><title>Spreadwatch alerts</title><bo
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def unsubscribe(request, token: str):
-    rule = AlertRule.objects.filter(unsubscribe_token=token).first() if token else None
+    rule = selectors.rule_for_unsubscribe_token(token)
     if rule is None:
         return HttpResponseNotFound(format_html(_PAGE, "This unsubscribe link is not valid."))
     if request.method == "POST":
-        services.rule_unsubscribe(token)
+        services.rule_unsubscribe(token=token)
         return HttpResponse(format_html(_PAGE, format_html('You will no longer get emails for "{}".', rule.name)))
     return HttpResponse(
         format_html(

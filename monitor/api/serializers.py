@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from compute.formats.registry import AUTO, FORMATS
+from monitor.alerts.kinds import PARAM_NAMES
 from monitor.alerts.models import AlertRule
 
 from ..models import Account, Collection, ComputeRun, Workspace
@@ -45,7 +46,7 @@ class CollectionSerializer(serializers.ModelSerializer):
         return [{"name": f.original_name, "size": f.size, "format": f.format} for f in obj.files.all()]
 
     def get_progress(self, obj: Collection) -> dict:
-        from ..services import collection_progress
+        from ..selectors import collection_progress
 
         return collection_progress(obj)
 
@@ -221,13 +222,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "publisher",
-            "k",
-            "threshold",
-            "places",
-            "reach",
-            "count",
-            "window_days",
-            "aggregate",
+            *PARAM_NAMES,  # the kinds' parameters, from the registry
             "inbox",
             "email",
             "webhook_url",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -17,9 +17,8 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
+from monitor.alerts import selectors as alert_selectors
 from monitor.alerts import services as alert_services
-from monitor.alerts.models import AlertRule
-from monitor.alerts.services import rule_update
 
 from .. import exports, selectors, services
 from ..services import compute_run_cancel, compute_run_retry
@@ -400,9 +399,7 @@ def tweet_detail(request, ws: str, tweet_id: int):
     tid = {n.account_id: str(n.account.twitter_id) for n in g["nodes"]}
     missing = {int(x) for x in set(g["src"].tolist()) | set(g["dst"].tolist())} - set(tid)
     if missing:
-        from ..models import Account
-
-        tid.update({pk: str(x) for pk, x in Account.objects.filter(pk__in=missing).values_list("pk", "twitter_id")})
+        tid.update({pk: str(x) for pk, x in selectors.twitter_ids(missing).items()})
     data = {
         "tweet_id": str(t.tweet_id),
         "author": _ref(t.author),
@@ -428,13 +425,6 @@ def tweet_detail(request, ws: str, tweet_id: int):
 # --- alerts: the caller's rules and inbox ---------------------------------------------------------------------------
 
 
-def _rule_get(request, workspace, pk: int) -> AlertRule:
-    rule = AlertRule.objects.filter(workspace=workspace, owner=request.user, pk=pk).select_related("publisher").first()
-    if rule is None:
-        raise Http404("no such alert rule")
-    return rule
-
-
 def _django_errors(exc: DjangoValidationError) -> ValidationError:
     return ValidationError(exc.message_dict if hasattr(exc, "message_dict") else exc.messages)
 
@@ -452,8 +442,8 @@ def alert_rules(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
         pager = LimitOffsetPagination()
-        qs = AlertRule.objects.filter(workspace=workspace, owner=request.user).select_related("publisher")
-        page = pager.paginate_queryset(qs.order_by("pk"), request)
+        qs = alert_selectors.rules_for_owner(request.user, workspace).order_by("pk")
+        page = pager.paginate_queryset(qs, request)
         return pager.get_paginated_response(AlertRuleSerializer(page, many=True).data)
     ser = AlertRuleSerializer(data=request.data, context={"workspace": workspace})
     ser.is_valid(raise_exception=True)
@@ -464,9 +454,9 @@ def alert_rules(request, ws: str):
     try:
         rule = alert_services.rule_create(workspace=workspace, owner=request.user, publisher=publisher, **v)
         if "is_active" in ser.validated_data:
-            alert_services.rule_mute(rule, muted=not ser.validated_data["is_active"])
+            alert_services.rule_mute(rule=rule, muted=not ser.validated_data["is_active"])
         if ser.validated_data.get("muted_until"):
-            alert_services.rule_snooze(rule, ser.validated_data["muted_until"])
+            alert_services.rule_snooze(rule=rule, until=ser.validated_data["muted_until"])
     except DjangoValidationError as exc:
         raise _django_errors(exc) from None
     return Response(AlertRuleCreatedSerializer(rule).data, status=status.HTTP_201_CREATED)
@@ -480,11 +470,11 @@ def alert_rule_detail(request, ws: str, pk: int):
     """One of the caller's rules. PATCH changes parameters, scope and channels; ``is_active`` mutes or unmutes it
     and ``muted_until`` snoozes it (null: wake up)."""
     workspace = selectors.workspace_for_user(request.user, ws)
-    rule = _rule_get(request, workspace, pk)
+    rule = alert_selectors.rule_get(request.user, workspace, pk)
     if request.method == "GET":
         return Response(AlertRuleSerializer(rule).data)
     if request.method == "DELETE":
-        rule.delete()
+        alert_services.rule_delete(rule=rule)
         return Response(status=status.HTTP_204_NO_CONTENT)
     ser = AlertRuleSerializer(rule, data=request.data, partial=True, context={"workspace": workspace})
     ser.is_valid(raise_exception=True)
@@ -493,13 +483,13 @@ def alert_rule_detail(request, ws: str, pk: int):
     snooze = v.pop("muted_until", ...)
     kwargs = {"publisher": v.pop("publisher")} if "publisher" in v else {}
     try:
-        rule_update(rule, **kwargs, **v)
+        alert_services.rule_update(rule=rule, **kwargs, **v)
     except DjangoValidationError as exc:
         raise _django_errors(exc) from None
     if is_active is not None:
-        alert_services.rule_mute(rule, muted=not is_active)
+        alert_services.rule_mute(rule=rule, muted=not is_active)
     if snooze is not ...:
-        alert_services.rule_snooze(rule, snooze)
+        alert_services.rule_snooze(rule=rule, until=snooze)
     return Response(AlertRuleSerializer(rule).data)
 
 
@@ -513,7 +503,7 @@ def alerts(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
     unread = request.query_params.get("unread", "").lower() in ("1", "true", "yes")
     pager = LimitOffsetPagination()
-    page = pager.paginate_queryset(alert_services.inbox_for_user(request.user, workspace, unread_only=unread), request)
+    page = pager.paginate_queryset(alert_selectors.inbox_for_user(request.user, workspace, unread_only=unread), request)
     return pager.get_paginated_response(AlertSerializer(page, many=True).data)
 
 
@@ -522,7 +512,5 @@ def alerts(request, ws: str):
 def alert_read(request, ws: str, pk: int):
     """Mark one alert of the caller's inbox as read (idempotent)."""
     workspace = selectors.workspace_for_user(request.user, ws)
-    alert = alert_services.inbox_for_user(request.user, workspace).filter(pk=pk).first()
-    if alert is None:
-        raise Http404("no such alert")
-    return Response(AlertSerializer(alert_services.alert_mark_read(alert)).data)
+    alert = alert_selectors.inbox_alert_get(request.user, workspace, pk)
+    return Response(AlertSerializer(alert_services.alert_mark_read(alert=alert)).data)

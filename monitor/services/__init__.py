@@ -6,7 +6,6 @@ from .collections import (
     collection_cancel,
     collection_create,
     collection_ingest,
-    collection_progress,
     collection_retry,
 )
 from .compute import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
@@ -17,7 +16,6 @@ __all__ = [
     "collection_retry",
     "collection_create",
     "collection_ingest",
-    "collection_progress",
     "compute_batch_run",
     "compute_run_cancel",
     "compute_run_retry",

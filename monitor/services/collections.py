@@ -28,7 +28,6 @@ __all__ = [
     "collection_cancel",
     "collection_create",
     "collection_ingest",
-    "collection_progress",
     "collection_retry",
     "progress_key",
 ]
@@ -113,23 +112,6 @@ def collection_retry(*, collection: Collection) -> Collection:
     transaction.on_commit(lambda: ingest_collection.delay(collection.pk), robust=True)
     collection.refresh_from_db()
     return collection
-
-
-def collection_progress(collection: Collection) -> dict:
-    """Where a running import is: ``{"stage", "percent"}`` from the cache, or the final state."""
-    if collection.status in (Collection.Status.QUEUED, Collection.Status.INGESTING):
-        p = cache.get(progress_key(collection.pk))
-        if p:
-            return p
-        return {"stage": "waiting for a worker" if collection.status == "queued" else "starting", "percent": 0.0}
-    if collection.status == Collection.Status.COMPUTING:
-        run = collection.compute_runs.order_by("-pk").first()
-        pct = 100.0 * run.progress if run else 0.0
-        return {
-            "stage": f"computing ({run.batches_done}/{run.n_batches} batches)" if run else "computing",
-            "percent": pct,
-        }
-    return {"stage": collection.get_status_display(), "percent": 100.0}
 
 
 def collection_create(
@@ -290,7 +272,7 @@ def _analyze(res: IngestResult) -> None:
 
 def _finish_stored(c: Collection, res: IngestResult) -> None:
     """After a stored import: new data for the read cache, and the compute of the cascades it changed."""
-    from ..selectors import bump_data_version
+    from ..cache import bump_data_version
 
     transaction.on_commit(lambda: bump_data_version(c.workspace_id))
     run = None

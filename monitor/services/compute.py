@@ -37,10 +37,10 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
 from compute.backends import resolve_backend
-from compute.backward import backward
 from compute.build import build_cascades
-from compute.forward import forward
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
@@ -788,7 +788,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
             int(batch.n_nodes or 0) + len(batch.tweet_pks),
         )
-        from ..selectors import bump_data_version
+        from ..cache import bump_data_version
 
         transaction.on_commit(lambda: bump_data_version(ws))
         for tmp in (bt, keys, inf, st):

@@ -61,7 +61,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
-        from ..selectors import bump_data_version
+        from ..cache import bump_data_version
 
         transaction.on_commit(lambda: bump_data_version(ws))
         if delete_workspace:

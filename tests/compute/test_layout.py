@@ -117,7 +117,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if n.startswith(m + "."):  # a package's __init__ importing its own submodule
                 continue
             if state.get(n) == 1:
-                return stack[stack.index(n) :] + [n]
+                return [*stack[stack.index(n) :], n]
             if n not in state and (cycle := visit(n)):
                 return cycle
         stack.pop()

@@ -95,7 +95,7 @@ def test_it_snoozes_mutes_unsnoozes_and_deletes(client, alice, top3):
     act("snooze-7d")
     assert top3.muted_until is not None
     assert "snoozed until" in client.get(url("alert-rules", ws)).content.decode()
-    assert alerts.evaluate_workspace(ws.pk) == []  # a snoozed rule is not evaluated
+    assert alerts.evaluate_workspace(workspace_id=ws.pk) == []  # a snoozed rule is not evaluated
     act("unsnooze")
     assert top3.muted_until is None
     act("snooze-1d")
@@ -124,7 +124,7 @@ def test_it_rotates_the_webhook_secret_showing_it_once(client, alice, top3):
 
 def test_it_lists_the_alerts_of_an_evaluation_and_marks_them_read(client, alice, top3):
     ws = top3.workspace
-    created = alerts.evaluate_workspace(ws.pk)
+    created = alerts.evaluate_workspace(workspace_id=ws.pk)
     assert sorted(a.account.screen_name for a in created) == ["b", "e", "f"]
     client.force_login(alice)
     html = client.get(url("alerts", ws)).content.decode()
@@ -149,7 +149,7 @@ def test_it_evaluates_now_from_the_rules_page(client, alice, top3):
 
 
 def test_it_shows_the_badge_on_other_pages(client, alice, top3):
-    alerts.evaluate_workspace(top3.workspace.pk)
+    alerts.evaluate_workspace(workspace_id=top3.workspace.pk)
     client.force_login(alice)
     html = client.get(url("overview", top3.workspace)).content.decode()
     assert badge(html) == 3 and url("alerts", top3.workspace) in html
@@ -157,7 +157,7 @@ def test_it_shows_the_badge_on_other_pages(client, alice, top3):
 
 def test_it_answers_404_to_another_workspace(client, bob, top3):
     ws = top3.workspace
-    alerts.evaluate_workspace(ws.pk)
+    alerts.evaluate_workspace(workspace_id=ws.pk)
     alert = Alert.objects.filter(rule=top3).first()
     client.force_login(bob)
     for name, kw in [("alerts", {}), ("alert-rules", {}), ("alert-rule-new", {}), ("alert-rule-edit", {"pk": top3.pk})]:

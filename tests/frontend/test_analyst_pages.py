@@ -143,9 +143,9 @@ def test_it_sorts_by_a_clicked_column_and_keeps_the_filters_in_the_links(client,
 
 
 def test_it_paginates_with_the_filters_in_the_links(client, alice, labelled, monkeypatch):
-    from frontend import views
+    from frontend.views import rankings
 
-    monkeypatch.setattr(views, "PAGE", 2)
+    monkeypatch.setattr(rankings, "PAGE", 2)
     r = _page(client, alice, labelled, {"labels": "false", "sort": "cascades"})
     assert r.context["n_pages"] == 3
     html = r.content.decode()

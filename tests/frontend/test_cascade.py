@@ -65,7 +65,7 @@ def test_it_shows_amplification_on_the_account_page(client, alice, ws_a, import_
 
 
 def test_the_timeline_keeps_every_retweet_of_a_small_cascade_and_samples_a_large_one():
-    from monitor.selectors import TIMELINE_POINTS, _timeline
+    from monitor.selectors.explorer import TIMELINE_POINTS, _timeline
 
     assert _timeline([3.0, 1.0, 2.0]) == {"n": 3, "points": [[1.0, 1], [2.0, 2], [3.0, 3]]}
     big = _timeline([float(i) for i in range(100_000, 0, -1)])

@@ -6,7 +6,7 @@ import re
 
 from django.urls import reverse
 
-from monitor import selectors
+from monitor.cache import data_version
 from tests.webapp import EXPECTED_TOTAL, THESIS
 
 
@@ -23,7 +23,7 @@ def test_a_repeated_ranking_is_served_from_its_rendered_fragment_until_the_next_
     client.force_login(alice)
     url = reverse("ranking", kwargs={"ws": ws_a.slug}) + "?aggregate=total"
     first = _page(client.get(url))
-    assert selectors.data_version(ws_a) is not None
+    assert data_version(ws_a) is not None
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -33,12 +33,12 @@ def test_a_repeated_ranking_is_served_from_its_rendered_fragment_until_the_next_
     from django.core.cache import cache
     from django.core.cache.utils import make_template_fragment_key
 
-    key = make_template_fragment_key("ranking_results", [selectors.data_version(ws_a), url])
+    key = make_template_fragment_key("ranking_results", [data_version(ws_a), url])
     assert cache.get(key) and cache.get(key) in again  # the results came from the rendered fragment
     assert not any("monitor_dailyinfluence" in x["sql"] for x in q.captured_queries)
-    version = selectors.data_version(ws_a)
+    version = data_version(ws_a)
     import_files(ws_a, [THESIS / "follows.csv"])  # recomputed: a new data version, the fragment is not reused
-    assert selectors.data_version(ws_a) != version
+    assert data_version(ws_a) != version
     after = _page(client.get(url))
     assert after != first
     assert f"{EXPECTED_TOTAL['b']:g}" in after  # 118, the new total of b
@@ -48,6 +48,6 @@ def test_without_the_read_cache_nothing_is_rendered_into_the_cache(client, alice
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     client.force_login(alice)
-    assert selectors.data_version(ws_a) is None
+    assert data_version(ws_a) is None
     r = client.get(reverse("ranking", kwargs={"ws": ws_a.slug}))
     assert r.status_code == 200 and r.context["fragment_key"] is None

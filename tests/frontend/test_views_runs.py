@@ -1,4 +1,4 @@
-"""The run page's cancel and retry buttons (frontend/views_runs.py): POST with CSRF, the user's workspace only."""
+"""The run page's cancel and retry buttons (frontend/views/runs.py): POST with CSRF, the user's workspace only."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def test_it_lists_the_inbox_and_marks_an_alert_read(api, thesis, alice):
     rule = alerts.rule_create(
         workspace=thesis, owner=alice, name="top 3", kind="top_k", k=3, publisher=account_get(thesis, 102)
     )
-    alerts.evaluate_workspace(thesis.pk)
+    alerts.evaluate_workspace(workspace_id=thesis.pk)
     inbox = api.get(f"{base(thesis)}/alerts/").json()
     assert inbox["count"] == 3
     assert {a["account"]["twitter_id"] for a in inbox["results"]} == {"102", "105", "106"}
@@ -162,7 +162,7 @@ def test_it_answers_404_to_another_workspace(thesis, alice, bob):
     rule = alerts.rule_create(
         workspace=thesis, owner=alice, name="top 3", kind="top_k", k=3, publisher=account_get(thesis, 102)
     )
-    alerts.evaluate_workspace(thesis.pk)
+    alerts.evaluate_workspace(workspace_id=thesis.pk)
     alert = Alert.objects.filter(rule=rule).first()
     c = token_client(bob)
     b = base(thesis)

@@ -65,7 +65,7 @@ def objs(ws_a, alice, import_files) -> Objects:
     rule = alerts.rule_create(
         workspace=ws_a, owner=alice, name="top 3 of b", kind="top_k", k=3, publisher=account_get(ws_a, 102)
     )
-    created = alerts.evaluate_workspace(ws_a.pk)
+    created = alerts.evaluate_workspace(workspace_id=ws_a.pk)
     assert created, "the rule raised no alert"
     return Objects(ws=ws_a, collection=c.pk, run=c.compute_runs.get().pk, rule=rule, alert=created[0].pk)
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import reverse
 
-from frontend.alerts import RULE_ACTIONS
+from frontend.views.alerts import RULE_ACTIONS
 from monitor.alerts.models import Alert, AlertRule
 from monitor.models import Collection
 

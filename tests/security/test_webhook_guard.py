@@ -84,7 +84,7 @@ def test_saving_a_rule_refuses_an_internal_url(settings, objs, alice):
         )
     assert "webhook_url" in err.value.message_dict
     with pytest.raises(ValidationError):
-        alerts.rule_update(objs.rule, webhook_url="http://localhost:8000/hook")
+        alerts.rule_update(rule=objs.rule, webhook_url="http://localhost:8000/hook")
 
 
 def _form(**kw):

@@ -17,7 +17,7 @@ def alerted(ws_a, alice, import_files):
         workspace=ws_a, owner=alice, name="big cascades", kind=AlertRule.Kind.CASCADE_REACH, reach=1,
         webhook_url="http://127.0.0.1:9/hook",
     )  # fmt: skip
-    services.evaluate_workspace(ws_a.pk)  # the webhook is queued on commit: never sent here
+    services.evaluate_workspace(workspace_id=ws_a.pk)  # the webhook is queued on commit: never sent here
     return rule
 
 

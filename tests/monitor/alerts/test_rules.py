@@ -28,7 +28,7 @@ def rule(ws, owner, kind, **params) -> AlertRule:
 
 
 def fired(ws, r: AlertRule) -> dict[str, Alert]:
-    created = services.evaluate_workspace(ws.pk)
+    created = services.evaluate_workspace(workspace_id=ws.pk)
     assert all(a.rule_id == r.pk for a in created)
     return {a.account.screen_name: a for a in Alert.objects.filter(rule=r).select_related("account")}
 
@@ -59,7 +59,7 @@ def test_it_fires_influence_threshold_above_the_threshold_only(thesis, alice):
     got = fired(thesis, r)
     assert {n: a.value for n, a in got.items()} == {"b": 118.0, "e": 96.0}
     quiet = rule(thesis, alice, Kind.INFLUENCE_THRESHOLD, threshold=118, window_days=2)
-    services.evaluate_workspace(thesis.pk)
+    services.evaluate_workspace(workspace_id=thesis.pk)
     assert not Alert.objects.filter(rule=quiet).exists()
 
 
@@ -93,20 +93,21 @@ def test_it_fires_cascade_reach_once_per_tweet_above_r(thesis, alice):
     r = rule(thesis, alice, Kind.CASCADE_REACH, reach=60, window_days=7)  # reaches: 1000 -> 63, 2000 -> 55
     got = list(Alert.objects.filter(rule=r))
     assert got == []
-    created = services.evaluate_workspace(thesis.pk)
+    created = services.evaluate_workspace(workspace_id=thesis.pk)
     assert [(a.tweet.tweet_id, a.account.screen_name, a.value) for a in created] == [(1000, "b", 63.0)]
     r.reach = 50
     r.save()
-    assert sorted(a.tweet.tweet_id for a in services.evaluate_workspace(thesis.pk)) == [2000]  # 1000 not again
+    again = services.evaluate_workspace(workspace_id=thesis.pk)
+    assert sorted(a.tweet.tweet_id for a in again) == [2000]  # 1000 not again
 
 
 def test_it_does_not_fire_cascade_reach_below_r_or_for_unmonitored_publishers(thesis, alice):
     r = rule(thesis, alice, Kind.CASCADE_REACH, reach=63, window_days=7)
-    assert services.evaluate_workspace(thesis.pk) == []
+    assert services.evaluate_workspace(workspace_id=thesis.pk) == []
     r.reach = 10
     r.save()
     Publisher.objects.filter(workspace=thesis).update(monitored=False)
-    assert services.evaluate_workspace(thesis.pk) == []
+    assert services.evaluate_workspace(workspace_id=thesis.pk) == []
 
 
 def test_it_fires_false_spreader_at_count_false_cascades(thesis, alice):
@@ -128,4 +129,4 @@ def test_it_does_not_fire_false_spreader_below_count(thesis, alice):
 def test_it_raises_nothing_for_a_workspace_without_data(ws_a, alice):
     for kind in Kind.values:
         rule(ws_a, alice, kind)
-    assert services.evaluate_workspace(ws_a.pk) == []
+    assert services.evaluate_workspace(workspace_id=ws_a.pk) == []

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.utils import timezone
 
-from monitor.alerts import delivery, services, tasks
+from monitor.alerts import delivery, services, webhook_task
 from monitor.alerts.models import AlertRule, WebhookDelivery
 from tests.webapp import THESIS
 
@@ -76,7 +76,7 @@ def test_it_signs_with_hmac_sha256_and_verifies_in_constant_time():
 def test_it_posts_the_signed_alert_to_the_webhook(thesis, alice, run_tasks):
     with Receiver() as rx:
         r = reach_rule(thesis, alice, rx.url)
-        (alert,) = run_tasks(services.evaluate_workspace, thesis.pk)
+        (alert,) = run_tasks(services.evaluate_workspace, workspace_id=thesis.pk)
     assert len(rx.requests) == 1
     headers, body = rx.requests[0]
     d = WebhookDelivery.objects.get(alert=alert)
@@ -96,7 +96,7 @@ def test_it_posts_the_signed_alert_to_the_webhook(thesis, alice, run_tasks):
 def test_it_retries_after_a_500_with_backoff_and_logs_every_attempt(thesis, alice, run_tasks):
     with Receiver(statuses=[500]) as rx:
         reach_rule(thesis, alice, rx.url)
-        run_tasks(services.evaluate_workspace, thesis.pk)  # eager: the first attempt, answered 500
+        run_tasks(services.evaluate_workspace, workspace_id=thesis.pk)  # eager: the first attempt, answered 500
         d = WebhookDelivery.objects.get()
         assert (d.status, d.attempts, d.last_status_code) == ("pending", 1, 500)
         wait = (d.next_attempt_at - timezone.now()).total_seconds()
@@ -106,7 +106,7 @@ def test_it_retries_after_a_500_with_backoff_and_logs_every_attempt(thesis, alic
         assert [e["status_code"] for e in d.log] == [500, 200]
         d, attempted = delivery.attempt(d.pk)  # a redelivered task: nothing is sent again
         assert not attempted and d.attempts == 2
-        assert tasks.deliver_webhook.delay(d.pk).get() == "sent"
+        assert webhook_task.deliver_webhook.delay(d.pk).get() == "sent"
     assert len(rx.requests) == 2
     assert rx.requests[0][1] == rx.requests[1][1]  # the same signed bytes each time
 
@@ -114,7 +114,7 @@ def test_it_retries_after_a_500_with_backoff_and_logs_every_attempt(thesis, alic
 def test_it_fails_a_delivery_after_the_last_attempt(thesis, alice, run_tasks):
     with Receiver(statuses=[503] * 10) as rx:
         reach_rule(thesis, alice, rx.url)
-        run_tasks(services.evaluate_workspace, thesis.pk)
+        run_tasks(services.evaluate_workspace, workspace_id=thesis.pk)
         d = WebhookDelivery.objects.get()
         for _ in range(delivery.MAX_ATTEMPTS - 1):
             d, _ = delivery.attempt(d.pk)
@@ -127,7 +127,7 @@ def test_it_logs_a_refused_connection_and_sweeps_due_retries(thesis, alice, run_
     with Receiver() as rx:
         url = rx.url
     reach_rule(thesis, alice, url)  # nobody listens there any more
-    run_tasks(services.evaluate_workspace, thesis.pk)
+    run_tasks(services.evaluate_workspace, workspace_id=thesis.pk)
     d = WebhookDelivery.objects.get()
     assert d.status == "pending" and d.last_status_code is None and d.last_error
     later = timezone.now() + timezone.timedelta(minutes=5)

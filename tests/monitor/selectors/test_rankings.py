@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from monitor import selectors, services
 from monitor.models import DailyInfluence, Tweet
+from monitor.selectors import rankings, windows
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
 
 TWITTER16 = THESIS.parent / "twitter16"
@@ -25,8 +26,8 @@ def _read_cache_on(settings):
 
 
 def _from_days(ws, labels, sort):
-    where, params = selectors._daily_where(ws, None, selectors.Window(), labels)
-    return selectors._ranked_from_days(where, params, sort, 10**6, 0)
+    where, params = windows.daily_where(ws, None, selectors.Window(), labels)
+    return rankings._ranked_from_days(where, params, sort, 10**6, 0)
 
 
 def _score(row, sort):
@@ -36,7 +37,7 @@ def _score(row, sort):
 
 def _assert_same(ws):
     """Every account, value and position agrees with the SQL (positions up to exact float ties)."""
-    snap = selectors._all_time(ws)
+    snap = rankings._all_time(ws)
     labels_seen = sorted(set(DailyInfluence.objects.filter(workspace=ws).values_list("label", flat=True)))
     filters = [None, *([x] for x in labels_seen), labels_seen[:2], labels_seen]
     for labels, sort in itertools.product(filters, selectors.SORTS):
@@ -101,5 +102,5 @@ def test_the_all_time_ranking_reads_the_snapshot_and_other_windows_the_daily_row
 def test_without_the_read_cache_there_is_no_snapshot(ws_a, import_files, settings):
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
-    assert selectors._all_time(ws_a) is None
+    assert rankings._all_time(ws_a) is None
     assert total_by_name(ws_a) == EXPECTED_TOTAL  # from the daily rows

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET
 
 from monitor import exports, selectors
 
-from .forms import RankingForm
-from .views import _window_from
+from ..forms import RankingForm
+from .rankings import window_from_form
 
 MAX_CASCADES = 2000
 MAX_CASCADES_LIMIT = 50_000
@@ -60,7 +60,7 @@ def _window(request: HttpRequest, workspace, account) -> tuple[selectors.Window,
     form = RankingForm(data)
     if not form.is_valid():
         return _bad(form)
-    window, _preset = _window_from(form, selectors.data_span(workspace, account))
+    window, _preset = window_from_form(form, selectors.data_span(workspace, account))
     request.ranking_filters = {  # the page's other filters, so a download is what the page shows
         "labels": list(form.cleaned_data.get("labels") or []) or None,
         "sort": form.cleaned_data.get("sort") or None,

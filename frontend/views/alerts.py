@@ -1,8 +1,8 @@
 """The alert pages: the inbox, the user's rules with their actions, and the rule form.
 
 Workspace-scoped like every page (``selectors.workspace_for_user``: 404 for a workspace the user is not in);
-a rule is only reachable by its owner (another user's rule answers 404 as well). Writes go through
-``monitor.alerts.services`` ."""
+a rule is only reachable by its owner (another user's rule answers 404 as well). Reads go through
+``monitor.alerts.selectors``, writes through ``monitor.alerts.services``."""
 
 from __future__ import annotations
 
@@ -12,57 +12,39 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from monitor import selectors
+from monitor.alerts import selectors as alert_selectors
 from monitor.alerts import services as alerts
-from monitor.alerts.models import AlertRule
-from monitor.alerts.services import rule_update
+from monitor.alerts.kinds import KIND_PARAMS
 
-from .forms_alerts import KIND_PARAMS, AlertRuleForm
+from ..forms_alerts import AlertRuleForm
+from .base import PAGE, workspace_context
 
-PAGE = 50
 SNOOZES = {"snooze-1d": dt.timedelta(days=1), "snooze-7d": dt.timedelta(days=7)}
 RULE_ACTIONS = (*SNOOZES, "unsnooze", "mute", "unmute", "delete", "rotate-secret")
-
-
-def _ctx(request: HttpRequest, ws, **kw) -> dict:
-    return {"ws": ws, "workspaces": selectors.workspaces_for_user(request.user), **kw}
-
-
-def _rule_get(request: HttpRequest, workspace, pk: int) -> AlertRule:
-    rule = AlertRule.objects.filter(workspace=workspace, owner=request.user, pk=pk).select_related("publisher").first()
-    if rule is None:
-        raise Http404("no such alert rule")
-    return rule
 
 
 @login_required
 @require_GET
 def inbox(request: HttpRequest, ws: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    qs = (
-        alerts.inbox_for_user(request.user, workspace)
-        .annotate(unread=ExpressionWrapper(Q(read_at__isnull=True), output_field=BooleanField()))
-        .order_by("-unread", "-window_end", "rank", "-created_at", "pk")
-    )
+    qs = alert_selectors.inbox_page_order(request.user, workspace)
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
-    unread = alerts.inbox_for_user(request.user, workspace, unread_only=True).count()
-    return render(request, "frontend/alerts.html", _ctx(request, workspace, page=page, unread=unread))
+    unread = alert_selectors.inbox_for_user(request.user, workspace, unread_only=True).count()
+    return render(request, "frontend/alerts.html", workspace_context(request, workspace, page=page, unread=unread))
 
 
 @login_required
 @require_POST
 def alert_read(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    alert = alerts.inbox_for_user(request.user, workspace).filter(pk=pk).first()
-    if alert is None:
-        raise Http404("no such alert")
-    alerts.alert_mark_read(alert)
+    alert = alert_selectors.inbox_alert_get(request.user, workspace, pk)
+    alerts.alert_mark_read(alert=alert)
     return redirect(_back(request, "alerts", workspace))
 
 
@@ -70,7 +52,7 @@ def alert_read(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
 @require_POST
 def alerts_read_all(request: HttpRequest, ws: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    n = alerts.alerts_mark_all_read(request.user, workspace)
+    n = alerts.alerts_mark_all_read(user=request.user, workspace=workspace)
     messages.success(request, f"Marked {n} alert{'s' if n != 1 else ''} as read.")
     return redirect("alerts", ws=workspace.slug)
 
@@ -90,37 +72,33 @@ def _back(request: HttpRequest, name: str, workspace) -> str:
 def rules(request: HttpRequest, ws: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
     now = timezone.now()
-    qs = AlertRule.objects.filter(workspace=workspace, owner=request.user).select_related("publisher")
-    rows = list(qs.order_by("name", "pk"))
-    for r in rows:
-        r.snoozed = r.muted_until is not None and r.muted_until > now
-        r.params = [(p, getattr(r, p)) for p in KIND_PARAMS[r.kind]]
-    return render(request, "frontend/alerts_rules.html", _ctx(request, workspace, rules=rows, now=now))
+    rows = alert_selectors.rules_list(request.user, workspace, now=now)
+    return render(request, "frontend/alerts_rules.html", workspace_context(request, workspace, rules=rows, now=now))
 
 
 @login_required
 @require_POST
 def rule_action(request: HttpRequest, ws: str, pk: int, action: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    rule = _rule_get(request, workspace, pk)
+    rule = alert_selectors.rule_get(request.user, workspace, pk)
     if action not in RULE_ACTIONS:
         raise Http404("no such action")
     if action in SNOOZES:
         until = timezone.now() + SNOOZES[action]
-        alerts.rule_snooze(rule, until)
+        alerts.rule_snooze(rule=rule, until=until)
         messages.success(request, f'"{rule.name}" is snoozed until {until:%Y-%m-%d %H:%M} UTC.')
     elif action == "unsnooze":
-        alerts.rule_snooze(rule, None)
+        alerts.rule_snooze(rule=rule, until=None)
         messages.success(request, f'"{rule.name}" is awake again.')
     elif action in ("mute", "unmute"):
-        alerts.rule_mute(rule, muted=action == "mute")
+        alerts.rule_mute(rule=rule, muted=action == "mute")
         messages.success(request, f'"{rule.name}" is {"muted" if action == "mute" else "active again"}.')
     elif action == "delete":
         name = rule.name
-        rule.delete()
+        alerts.rule_delete(rule=rule)
         messages.success(request, f'Deleted the rule "{name}" and its alerts.')
     elif action == "rotate-secret":
-        secret = alerts.rule_rotate_secret(rule)
+        secret = alerts.rule_rotate_secret(rule=rule)
         messages.warning(request, f'New webhook secret for "{rule.name}" (shown once, copy it now): {secret}')
     return redirect("alert-rules", ws=workspace.slug)
 
@@ -145,7 +123,7 @@ def evaluate(request: HttpRequest, ws: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def rule_form(request: HttpRequest, ws: str, pk: int | None = None) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    rule = _rule_get(request, workspace, pk) if pk is not None else None
+    rule = alert_selectors.rule_get(request.user, workspace, pk) if pk is not None else None
     initial = AlertRuleForm.initial_for(rule) if rule is not None else None
     form = AlertRuleForm(request.POST or None, workspace=workspace, initial=initial)
     if request.method == "POST" and form.is_valid():
@@ -157,7 +135,7 @@ def rule_form(request: HttpRequest, ws: str, pk: int | None = None) -> HttpRespo
                 if rule.webhook_url:
                     messages.warning(request, f"Webhook secret (shown once, copy it now): {rule.webhook_secret}")
             else:
-                rule_update(rule, **fields)
+                alerts.rule_update(rule=rule, **fields)
                 messages.success(request, f'Saved the rule "{rule.name}".')
         except ValidationError as exc:
             for field, errs in getattr(exc, "message_dict", {"__all__": exc.messages}).items():
@@ -166,5 +144,5 @@ def rule_form(request: HttpRequest, ws: str, pk: int | None = None) -> HttpRespo
             form.add_error("publisher", str(exc))
         else:
             return redirect("alert-rules", ws=workspace.slug)
-    ctx = _ctx(request, workspace, form=form, rule=rule, kind_params=KIND_PARAMS)
+    ctx = workspace_context(request, workspace, form=form, rule=rule, kind_params=KIND_PARAMS)
     return render(request, "frontend/alerts_rule_form.html", ctx, status=400 if form.errors else 200)

@@ -1,0 +1,27 @@
+"""An account's page: its influence per publisher and per day, its cascades, and whom it amplified."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from monitor import selectors
+
+from .base import workspace_context
+
+
+@login_required
+@require_GET
+def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    acc = selectors.account_get(workspace, twitter_id)
+    ctx = workspace_context(
+        request,
+        workspace,
+        account=acc,
+        summary=selectors.account_summary(workspace, acc),
+        amplification=selectors.account_amplification(workspace, acc),
+    )
+    return render(request, "frontend/account.html", ctx)

@@ -1,0 +1,15 @@
+"""What every page's view shares: the page size of lists and the context every workspace page renders with."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from monitor import selectors
+
+PAGE = 50
+
+
+def workspace_context(request: HttpRequest, ws, **kw) -> dict:
+    """The template context of a workspace's page: the workspace, the user's workspaces (the switcher) and
+    ``kw``."""
+    return {"ws": ws, "workspaces": selectors.workspaces_for_user(request.user), **kw}

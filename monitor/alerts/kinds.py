@@ -1,0 +1,104 @@
+"""The registry of alert rule kinds: every kind, its label and the parameters it reads, in one list.
+
+Everything else derives from :data:`KINDS` and :data:`PARAMS`: the model's ``AlertRule.Kind`` choices and its
+parameter fields' help, the editable fields of ``services.rule_update``, the API serializer's fields, the rule
+form's parameter fields and "used by" notes, and ``rules.EVALUATORS`` (the evaluator of a kind is the function
+of :mod:`monitor.alerts.rules` named like the kind's value). Adding a kind touches this list and its evaluator
+(docs/adding-an-alert-rule.md).
+
+This module imports no model: ``models`` reads it to build its choices, so it must not read ``models``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a rule: a field of ``AlertRule`` that one or more kinds read."""
+
+    name: str  # the AlertRule field
+    help: str  # what the form shows under the field
+    field_help: str  # the model field's help_text (as the migrations have it)
+    label: str | None = None  # the form's label (None: Django's, from the name)
+    minimum: float | None = None  # the form's lowest value (None: no bound; choices have none)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of rule: its value (stored in ``AlertRule.kind``, and the name of its evaluator in
+    :mod:`monitor.alerts.rules`), its label and the parameters its evaluator reads."""
+
+    value: str
+    label: str
+    params: tuple[str, ...]
+
+    @property
+    def constant(self) -> str:
+        """The name of its ``AlertRule.Kind`` member (``TOP_K``)."""
+        return self.value.upper()
+
+
+#: every parameter field, in the order the form and the API show them
+PARAMS: tuple[Param, ...] = (
+    Param(
+        "k",
+        "Enters the top K: alert when an account enters the top K of the ranking.",
+        "top_k: the top K",
+        label="K",
+        minimum=1,
+    ),
+    Param(
+        "threshold",
+        "Influence threshold: alert when an account's score over the window exceeds it.",
+        "influence_threshold: alert when the score exceeds it",
+        minimum=0,
+    ),
+    Param(
+        "places",
+        "Rank rise: alert when an account's rank rises by at least this many places between two windows.",
+        "rank_rise: alert when the rank rises this much",
+        minimum=1,
+    ),
+    Param(
+        "reach",
+        "Cascade reach: alert when a new cascade of the publisher reaches more than this.",
+        "cascade_reach: alert when a cascade's reach exceeds it",
+        minimum=0,
+    ),
+    Param(
+        "count",
+        "False spreader: alert when an account spreads at least this many false-labelled cascades.",
+        "false_spreader: at least this many false cascades",
+        minimum=1,
+    ),
+    Param(
+        "window_days",
+        "Every kind: the rolling window, in UTC days of data (ending at the newest day with data).",
+        "the rolling window, in UTC days of data",
+        label="Window (days)",
+        minimum=1,
+    ),
+    Param("aggregate", "Top K, threshold and rank rise: the ranking's aggregate.", ""),
+)
+
+#: every kind, in the order of the choices
+KINDS: tuple[Kind, ...] = (
+    Kind("top_k", "Enters the top K", ("k", "window_days", "aggregate")),
+    Kind("influence_threshold", "Influence exceeds a threshold", ("threshold", "window_days", "aggregate")),
+    Kind("rank_rise", "Rank rises by at least N places", ("places", "window_days", "aggregate")),
+    Kind("cascade_reach", "A new cascade reaches more than R", ("reach", "window_days")),
+    Kind("false_spreader", "Spreads cascades labelled false", ("count", "window_days")),
+)
+
+PARAM_NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
+PARAMS_BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
+KINDS_BY_VALUE: dict[str, Kind] = {k.value: k for k in KINDS}
+#: which parameters each kind reads
+KIND_PARAMS: dict[str, tuple[str, ...]] = {k.value: k.params for k in KINDS}
+
+
+def kinds_reading(param: str) -> list[Kind]:
+    """The kinds whose evaluator reads ``param``."""
+    return [k for k in KINDS if param in k.params]

@@ -1,0 +1,115 @@
+"""The data-version read cache: reads that are costly and change only when data is written are cached per
+workspace under a *data version* that those writes bump.
+
+Rankings, rank histories and the overview's sums read the daily aggregates, which change only when a compute
+batch commits (or an import or purge changes the counts). Their results are cached per workspace under a
+*data version* that those writes bump (:func:`bump_data_version`), so a cached page is never staler than the
+last commit; the TTL only bounds memory. The workspace's creation time is part of the key, so a recreated
+database (tests, a restored dump) never meets an old entry. ``SPREADWATCH_READ_CACHE_SECONDS=0`` turns it off.
+
+This module is out of ``monitor.selectors`` because bumping the version is a write: services call
+:func:`bump_data_version` on commit, selectors decorate their reads with :func:`cached`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.db import connection, models
+
+if TYPE_CHECKING:
+    from .models import Workspace
+
+
+def _version_key(ws_id: int) -> str:
+    # the database's name is part of it: two databases (two deployments, or two test runs) sharing one Redis
+    # must not share the counters of their workspaces with the same id
+    return f"sw:data-version:{connection.settings_dict['NAME']}:{ws_id}"
+
+
+def bump_data_version(ws_id: int) -> None:
+    """Called after a write that changes what the cached reads return (on commit)."""
+    from django.core.cache import cache
+
+    try:
+        cache.incr(_version_key(ws_id))
+    except ValueError:  # no version yet: nothing cached under the old one either
+        cache.set(_version_key(ws_id), 1, timeout=None)
+
+
+def _cache_arg(v: Any) -> str:
+    if isinstance(v, models.Model):
+        return f"{type(v).__name__}:{v.pk}"
+    if hasattr(v, "cache_key"):  # a value object naming itself (``selectors.Window``)
+        return v.cache_key()
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_cache_arg(x) for x in v) + "]"
+    return repr(v)
+
+
+def cached(fn: Callable) -> Callable:
+    """Cache ``fn(ws, ...)`` under the workspace's data version (see the module's docstring)."""
+
+    def key_for(ws, *args, **kwargs) -> str:
+        """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
+        raw = "|".join(
+            [fn.__name__, current_version(ws)]
+            + [_cache_arg(a) for a in args]
+            + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
+        )
+        return "sw:read:" + hashlib.sha1(raw.encode()).hexdigest()
+
+    @functools.wraps(fn)
+    def wrapper(ws, *args, **kwargs):
+        from django.conf import settings
+        from django.core.cache import cache
+
+        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300)
+        if ttl <= 0:
+            return fn(ws, *args, **kwargs)
+        key = key_for(ws, *args, **kwargs)
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        # one process computes a missing value; the others asking for it meanwhile wait for its result (up to
+        # SPREADWATCH_READ_CACHE_WAIT seconds, then compute it themselves) instead of all doing the same work
+        # at once: the first minute after a compute run, when every page is cold, stays within what 2 cores do
+        lock = key + ":building"
+        if not cache.add(lock, 1, timeout=60):
+            deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10)
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                hit = cache.get(key)
+                if hit is not None:
+                    return hit
+        try:
+            value = fn(ws, *args, **kwargs)
+            cache.set(key, value, timeout=ttl)
+        finally:
+            cache.delete(lock)
+        return value
+
+    wrapper.key_for = key_for
+    return wrapper
+
+
+def current_version(ws: Workspace) -> str:
+    """The workspace (its creation time included: a recreated database never meets old entries) and its data
+    version counter."""
+    from django.core.cache import cache
+
+    return f"{ws.pk}:{ws.created_at.isoformat()}:{cache.get_or_set(_version_key(ws.pk), 1, timeout=None)}"
+
+
+def data_version(ws: Workspace) -> str | None:
+    """A name for the workspace's data as it is now (it changes with every compute commit and import), for
+    caching what is derived from it; None while the read cache is off."""
+    from django.conf import settings
+
+    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
+        return None
+    return current_version(ws)

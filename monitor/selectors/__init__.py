@@ -1,0 +1,80 @@
+"""Every read the dashboard and the API make, one module per concern. Each takes the workspace it reads from,
+so an object of another workspace cannot leak through a forgotten filter; :func:`workspace_for_user` is the one
+place access is decided (404, not 403, for a workspace the user is not in: its existence is not revealed).
+
+* :mod:`.access` — the workspaces a user may read; ``*_get`` lookups within a workspace
+* :mod:`.windows` — time windows, the span of days with data, period and WHERE helpers
+* :mod:`.rankings` — the ranking, its all-time snapshot, the reach by label, the top spreaders
+* :mod:`.ranking_page` — what the ranking page shows, in one read
+* :mod:`.history` — rank over time, the publishers' reach week over week
+* :mod:`.explorer` — a cascade: participants, graph, the explorer's drawing and timeline
+* :mod:`.overview` — a workspace's counts and its publishers
+* :mod:`.accounts` — an account's summary and amplification
+* :mod:`.collections`, :mod:`.runs` — uploads and compute runs
+
+The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
+reads in :mod:`monitor.alerts.selectors`. ``from monitor import selectors; selectors.ranking(...)`` reads any of
+the names below.
+"""
+
+from __future__ import annotations
+
+from .access import (
+    account_get,
+    collection_get,
+    membership_role,
+    run_get,
+    tweet_get,
+    workspace_for_user,
+    workspaces_for_user,
+)
+from .accounts import account_amplification, account_summary
+from .collections import collection_files, collection_progress, collection_runs, collections_list
+from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
+from .history import publishers_reach_weeks, rank_history
+from .overview import publishers_summary, workspace_counts
+from .ranking_page import RankingPageData, ranking_page
+from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
+from .runs import run_batches, runs_list
+from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
+
+__all__ = [
+    "AGGREGATES",
+    "BUCKETS",
+    "PRESET_DAYS",
+    "SORTS",
+    "TIMELINE_POINTS",
+    "RankingPage",
+    "RankingPageData",
+    "Window",
+    "account_amplification",
+    "account_get",
+    "account_summary",
+    "bucket_for",
+    "cascade_explorer_data",
+    "cascade_graph",
+    "collection_files",
+    "collection_get",
+    "collection_progress",
+    "collection_runs",
+    "collections_list",
+    "data_span",
+    "membership_role",
+    "publishers_reach_weeks",
+    "publishers_summary",
+    "rank_history",
+    "ranking",
+    "ranking_page",
+    "reach_by_label",
+    "run_batches",
+    "run_get",
+    "runs_list",
+    "top_spreaders",
+    "tweet_get",
+    "tweet_participants",
+    "twitter_ids",
+    "window_for_preset",
+    "workspace_counts",
+    "workspace_for_user",
+    "workspaces_for_user",
+]

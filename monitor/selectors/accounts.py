@@ -1,0 +1,76 @@
+"""An account's page: its influence per publisher and per day, its cascades and follower counts, and whom it
+amplified / who amplified it."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, Sum
+
+from ..cache import cached
+from ..models import Account, CascadeGraph, CascadeInfluence, DailyInfluence, FollowerCount, Tweet, Workspace
+from .windows import ALL_TIME, Window
+
+
+@cached
+def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIME) -> dict:
+    """An account's influence per publisher, per day, its cascades and follower-count history (cached under the
+    workspace's data version, which imports bump too, so new follower counts show at once)."""
+    per_pub = list(
+        DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter())
+        .values("publisher__twitter_id", "publisher__screen_name")
+        .annotate(total=Sum("influence"), n_cascades=Sum("cascades"))
+        .order_by("-total")[:50]
+    )
+    per_day = list(
+        DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter())
+        .values("day")
+        .annotate(total=Sum("influence"), n_cascades=Sum("cascades"))
+        .order_by("day")
+    )
+    cascades = list(
+        CascadeInfluence.objects.filter(Q(account=account) & window.filter())
+        .select_related("tweet", "publisher")
+        .order_by("-influence", "tweet__tweet_id")[:50]
+    )
+    published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))
+    counts = list(FollowerCount.objects.filter(account=account).order_by("-observed_at")[:20])
+    totals = DailyInfluence.objects.filter(Q(workspace=ws, account=account) & window.filter()).aggregate(
+        total=Sum("influence"), n_cascades=Sum("cascades")
+    )
+    return {
+        "per_publisher": per_pub,
+        "per_day": per_day,
+        "cascades": cascades,
+        "published": published,
+        "follower_counts": counts,
+        "total": totals["total"] or 0.0,
+        "n_cascades": totals["n_cascades"] or 0,
+    }
+
+
+@cached
+def account_amplification(ws: Workspace, account: Account, *, cascades: int = 1000, top: int = 20) -> dict:
+    """Whom ``account`` amplified (the accounts it retweeted from: its share flowed to them) and who amplified
+    it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades. Cached
+    under the workspace's data version (it reads up to ``cascades`` packed edge lists)."""
+    import numpy as np
+
+    tweet_ids = list(
+        CascadeInfluence.objects.filter(account=account, tweet__workspace=ws)
+        .order_by("-influence")
+        .values_list("tweet_id", flat=True)[:cascades]
+    )
+    amplified: dict[int, int] = {}
+    amplified_by: dict[int, int] = {}
+    for g in CascadeGraph.objects.filter(tweet_id__in=tweet_ids).only("edges"):
+        src, dst = g.edge_arrays()
+        for acc in np.unique(dst[src == account.pk]).tolist():
+            amplified[acc] = amplified.get(acc, 0) + 1
+        for acc in np.unique(src[dst == account.pk]).tolist():
+            amplified_by[acc] = amplified_by.get(acc, 0) + 1
+
+    def rows(counts: dict[int, int]) -> list[dict]:
+        best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        accs = Account.objects.in_bulk([k for k, _ in best])
+        return [{"account": accs[k], "cascades": n} for k, n in best if k in accs]
+
+    return {"amplified": rows(amplified), "amplified_by": rows(amplified_by), "cascades_read": len(tweet_ids)}

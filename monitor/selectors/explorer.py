@@ -1,0 +1,92 @@
+"""The cascade explorer and a tweet's page: a cascade's participants, its spreading graph, the drawn subgraph
+of a large cascade and its retweet timeline."""
+
+from __future__ import annotations
+
+from ..cache import cached
+from ..models import Account, CascadeGraph, CascadeInfluence, Retweet, Tweet, Workspace
+
+
+def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluence]:
+    return list(
+        CascadeInfluence.objects.filter(tweet=tweet)
+        .select_related("account")
+        .order_by("-influence", "account__twitter_id")[:limit]
+    )
+
+
+def cascade_graph(tweet: Tweet) -> dict:
+    """One cascade as nodes (participants with influence, n_v, role, account) and spreading edges
+    ``(src, dst)`` as Account pks: ``src`` could have seen the tweet from ``dst`` (DESIGN §1's (v, u))."""
+    import numpy as np
+
+    nodes = tweet_participants(tweet, limit=10**9)
+    g = CascadeGraph.objects.filter(tweet=tweet).first()
+    src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return {"nodes": nodes, "src": src, "dst": dst}
+
+
+def twitter_ids(account_pks: set[int]) -> dict[int, int]:
+    """The Twitter ids of accounts by their pks (the edges of :func:`cascade_graph` name accounts by pk)."""
+    return dict(Account.objects.filter(pk__in=account_pks).values_list("pk", "twitter_id"))
+
+
+TIMELINE_POINTS = 512  # the explorer's retweet timeline is drawn from at most this many (delay, count) points
+
+
+@cached
+def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> dict:
+    """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants
+    (chosen in SQL: a cascade may have tens of thousands), the spreading edges among them, the drawn retweeters'
+    delays after the tweet, the cumulative retweet timeline (every retweet, sampled to at most
+    ``TIMELINE_POINTS`` points), and how much was left out. Cached under the workspace's data version."""
+    import numpy as np
+
+    cols = ("account_id", "account__twitter_id", "account__screen_name", "influence", "followers", "role")
+    base = CascadeInfluence.objects.filter(tweet=tweet)
+    pub = tweet.author_id
+    keep = list(base.filter(account_id=pub).values(*cols)) + list(
+        base.exclude(account_id=pub).order_by("-influence", "account_id").values(*cols)[: max(limit - 1, 0)]
+    )
+    n_nodes = base.count() if tweet.n_participants == 0 else tweet.n_participants
+    kept = np.array([n["account_id"] for n in keep], dtype=np.int64)
+    g = CascadeGraph.objects.filter(tweet=tweet).first()
+    src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    mask = np.isin(src, kept) & np.isin(dst, kept)
+    t0 = tweet.created_at
+    times = Retweet.objects.filter(tweet=tweet)
+    delays = {
+        acc: (when - t0).total_seconds()
+        for acc, when in times.filter(retweeter_id__in=kept.tolist()).values_list("retweeter_id", "created_at")
+    }
+    return {
+        "tweet": str(tweet.tweet_id),
+        "label": tweet.label,
+        "unit": tweet.unit,
+        "nodes": [
+            {
+                "id": n["account_id"],
+                "tid": str(n["account__twitter_id"]),
+                "name": n["account__screen_name"],
+                "inf": n["influence"],
+                "n": n["followers"],
+                "role": n["role"],
+                "delay": 0.0 if n["account_id"] == pub else delays.get(n["account_id"]),
+            }
+            for n in keep
+        ],
+        "edges": np.stack([src[mask], dst[mask]], axis=1).tolist(),
+        "hidden": {"nodes": max(n_nodes - len(keep), 0), "edges": int(len(src) - mask.sum())},
+        "timeline": _timeline(np.array([(w - t0).total_seconds() for w in times.values_list("created_at", flat=True)])),
+    }
+
+
+def _timeline(delays, points: int = TIMELINE_POINTS) -> dict:
+    """The cumulative retweet curve as ``[delay, retweets so far]`` pairs: every retweet when there are at most
+    ``points``, else ``points`` evenly spaced ranks (the first and the last included), which draws the same curve."""
+    import numpy as np
+
+    d = np.sort(np.asarray(delays, dtype=np.float64))
+    n = len(d)
+    ranks = np.arange(1, n + 1) if n <= points else np.unique(np.linspace(1, n, points).round().astype(np.int64))
+    return {"n": n, "points": [[float(d[r - 1]), int(r)] for r in ranks]}

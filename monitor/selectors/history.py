@@ -1,0 +1,232 @@
+"""Reads over time: the top accounts' rank per day, week or month (the bump chart), and each publisher's reach
+this week against last week."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import NamedTuple
+
+from django.db import connection
+
+from ..cache import cached
+from ..models import Account, Workspace
+from .rankings import AGGREGATES
+from .windows import ALL_TIME, Window, as_date, daily_where, data_span, period_sql
+
+
+class _HistoryRow(NamedTuple):
+    """One row of the rank-history query: an account's sums and rank in one period."""
+
+    period: object  # a date, datetime or ISO string, as the database returns it (``as_date`` reads it)
+    account: int
+    influence: float
+    cascades: int
+    rank: int  # in the period
+    ranked: int  # accounts ranked in the period
+    overall_rank: int | None  # over the window; None: not among the top, read for the period's count only
+    twitter_id: int
+    screen_name: str
+
+
+def _history_sql(period: str, where: str, aggregate: str) -> str:
+    """The one query: every (period, account) sum ranked within its period, kept for the window's top accounts
+    (``o``) and for each period's first row, which carries the period's count of ranked accounts."""
+    if aggregate == "participation":
+        score_g = "CASE WHEN g.tv > 0 THEN g.inf / g.tv ELSE 0 END"
+        score_o = "SUM(d.influence) / SUM(d.cascades)"
+    else:
+        score_g, score_o = "g.inf", "SUM(d.influence)"
+    return f"""
+        WITH g AS (
+            SELECT {period} AS period, d.account_id AS account_id,
+                   SUM(d.influence) AS inf, SUM(d.cascades) AS tv
+            FROM monitor_dailyinfluence d WHERE {where}
+            GROUP BY {period}, d.account_id
+        ), r AS (
+            SELECT g.period, g.account_id, g.inf, g.tv,
+                   ROW_NUMBER() OVER (PARTITION BY g.period ORDER BY {score_g} DESC, g.account_id) AS rk,
+                   COUNT(*) OVER (PARTITION BY g.period) AS n
+            FROM g
+        ), o AS (
+            SELECT d.account_id, ROW_NUMBER() OVER (ORDER BY {score_o} DESC, d.account_id) AS orank
+            FROM monitor_dailyinfluence d WHERE {where}
+            GROUP BY d.account_id ORDER BY {score_o} DESC, d.account_id LIMIT %s
+        )
+        SELECT r.period, r.account_id, r.inf, r.tv, r.rk, r.n, o.orank, a.twitter_id, a.screen_name
+        FROM r LEFT JOIN o ON o.account_id = r.account_id JOIN monitor_account a ON a.id = r.account_id
+        WHERE o.orank IS NOT NULL OR r.rk = 1
+        ORDER BY r.period, r.rk"""
+
+
+def _periods(found: list[_HistoryRow]) -> tuple[list[dt.date], list[int], dict[dt.date, int]]:
+    """The periods with influence in order, the accounts ranked in each, and each period's position."""
+    periods: list[dt.date] = []
+    ranked: list[int] = []
+    pos: dict[dt.date, int] = {}
+    for row in found:
+        day = as_date(row.period)
+        if day not in pos:
+            pos[day] = len(periods)
+            periods.append(day)
+            ranked.append(int(row.ranked))
+    return periods, ranked, pos
+
+
+def _tweets_per_period(period: str, where: str, params: list) -> dict[dt.date, int]:
+    """T of every period (the computed tweets), which ``mean`` divides by."""
+    with connection.cursor() as cur:  # the same filter columns exist on PublisherDay
+        cur.execute(
+            f"SELECT {period}, SUM(d.tweets) FROM monitor_publisherday d WHERE {where} GROUP BY {period}", params
+        )
+        return {as_date(p): int(t or 0) for p, t in cur.fetchall()}
+
+
+def _series(
+    found: list[_HistoryRow], pos: dict[dt.date, int], aggregate: str, tweets_per_period: dict[dt.date, int]
+) -> list[dict]:
+    """One series per top account: its rank and score in every period (``None`` where it has no influence)."""
+    series: dict[int, dict] = {}
+    for row in found:
+        if row.overall_rank is None:
+            continue
+        s = series.setdefault(
+            row.account,
+            {
+                "account": row.account,
+                "twitter_id": row.twitter_id,
+                "screen_name": row.screen_name,
+                "rank": int(row.overall_rank),
+                "ranks": [None] * len(pos),
+                "scores": [None] * len(pos),
+            },
+        )
+        day = as_date(row.period)
+        inf, tv = float(row.influence), int(row.cascades)
+        if aggregate == "participation":
+            score = inf / tv if tv else 0.0
+        elif aggregate == "mean":
+            t = tweets_per_period.get(day, 0)
+            score = inf / t if t else 0.0
+        else:
+            score = inf
+        s["ranks"][pos[day]] = int(row.rank)
+        s["scores"][pos[day]] = score
+    return sorted(series.values(), key=lambda s: s["rank"])
+
+
+@cached
+def rank_history(
+    ws: Workspace,
+    *,
+    publisher: Account | None = None,
+    aggregate: str = "total",
+    window: Window = ALL_TIME,
+    labels: list[str] | None = None,
+    top: int = 10,
+    bucket: str = "week",
+) -> dict:
+    """The rank of the window's top ``top`` accounts (by ``aggregate``, as :func:`ranking` orders them) in each
+    day, week (from Monday) or month of the window: what a bump chart draws.
+
+    In every period the accounts are ranked among all accounts with influence in that period (so one of the
+    top can be 37th one week), ties by first appearance like :func:`ranking`; a period where an account has
+    no influence has ``None``. Periods without any computed influence are left out. ``mean`` ranks like
+    ``total`` within a period (T is the same for everyone); its values divide by the period's T. One query
+    (two for ``mean``) whatever the window.
+
+    Returns ``{"bucket", "periods": [date], "ranked": [accounts ranked per period], "series": [{"account",
+    "twitter_id", "screen_name", "rank" (over the window), "ranks": [int | None], "scores": [float | None]}]}``.
+    """
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
+    period = period_sql(bucket)
+    where, params = daily_where(ws, publisher, window, labels)
+    where_sql = " AND ".join(where)
+    with connection.cursor() as cur:
+        cur.execute(_history_sql(period, where_sql, aggregate), [*params, *params, int(top)])
+        found = [_HistoryRow(*row) for row in cur.fetchall()]
+    periods, ranked, pos = _periods(found)
+    tweets_per_period = _tweets_per_period(period, where_sql, params) if aggregate == "mean" and found else {}
+    return {
+        "bucket": bucket,
+        "aggregate": aggregate,
+        "periods": periods,
+        "ranked": ranked,
+        "series": _series(found, pos, aggregate, tweets_per_period),
+    }
+
+
+class _WeekRow(NamedTuple):
+    """One publisher's row of the week-over-week query; ``all_*`` and ``publishers`` are over every active
+    publisher (window functions), the same on every row."""
+
+    publisher: int
+    twitter_id: int
+    screen_name: str
+    this_reach: float | None
+    last_reach: float | None
+    this_tweets: int | None
+    last_tweets: int | None
+    all_this_reach: float | None
+    all_last_reach: float | None
+    publishers: int
+
+
+@cached
+def publishers_reach_weeks(ws: Workspace, limit: int = 25, *, end: dt.date | None = None) -> dict:
+    """Each publisher's reach (and computed tweets) "this week" — the 7 days ending at ``end``, by default the
+    newest day with data in the workspace — and "last week", the 7 days before; the publishers active in
+    either, most reach this week first. One query (two when ``end`` is not given: :func:`data_span`).
+
+    Returns ``{"this": (start, end), "last": (start, end), "rows": [...], "publishers": active publishers,
+    "this_reach", "last_reach"}`` (totals over every active publisher, not only the ``limit`` shown); a row has
+    ``change``, the relative change (``None`` when last week had no reach)."""
+    if end is None:
+        end = data_span(ws)[1]
+    if end is None:
+        return {"this": None, "last": None, "rows": [], "publishers": 0, "this_reach": 0.0, "last_reach": 0.0}
+    this_start = end - dt.timedelta(days=6)
+    last_start, last_end = end - dt.timedelta(days=13), end - dt.timedelta(days=7)
+    with connection.cursor() as cur:
+        cur.execute(
+            """SELECT d.publisher_id, a.twitter_id, a.screen_name,
+                      SUM(CASE WHEN d.day >= %s THEN d.reach ELSE 0 END) AS this_reach,
+                      SUM(CASE WHEN d.day < %s THEN d.reach ELSE 0 END) AS last_reach,
+                      SUM(CASE WHEN d.day >= %s THEN d.tweets ELSE 0 END) AS this_tweets,
+                      SUM(CASE WHEN d.day < %s THEN d.tweets ELSE 0 END) AS last_tweets,
+                      SUM(SUM(CASE WHEN d.day >= %s THEN d.reach ELSE 0 END)) OVER () AS all_this,
+                      SUM(SUM(CASE WHEN d.day < %s THEN d.reach ELSE 0 END)) OVER () AS all_last,
+                      COUNT(*) OVER () AS n
+               FROM monitor_publisherday d JOIN monitor_account a ON a.id = d.publisher_id
+               WHERE d.workspace_id = %s AND d.day >= %s AND d.day <= %s
+               GROUP BY d.publisher_id, a.twitter_id, a.screen_name
+               ORDER BY this_reach DESC, last_reach DESC, a.twitter_id
+               LIMIT %s""",
+            [this_start] * 6 + [ws.pk, last_start, end, int(limit)],
+        )
+        found = [_WeekRow(*row) for row in cur.fetchall()]
+    rows = []
+    for row in found:
+        this_r, last_r = float(row.this_reach or 0.0), float(row.last_reach or 0.0)
+        rows.append(
+            {
+                "twitter_id": row.twitter_id,
+                "screen_name": row.screen_name,
+                "this_reach": this_r,
+                "last_reach": last_r,
+                "this_tweets": int(row.this_tweets or 0),
+                "last_tweets": int(row.last_tweets or 0),
+                "change": (this_r - last_r) / last_r if last_r else None,
+            }
+        )
+    all_this = float(found[0].all_this_reach or 0.0) if found else 0.0
+    all_last = float(found[0].all_last_reach or 0.0) if found else 0.0
+    return {
+        "this": (this_start, end),
+        "last": (last_start, last_end),
+        "rows": rows,
+        "publishers": int(found[0].publishers) if found else 0,
+        "this_reach": all_this,
+        "last_reach": all_last,
+        "change": (all_this - all_last) / all_last if all_last else None,
+    }
