@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from monitor import services
-from monitor.algorithms import influence
+from monitor import algorithms, services
+from monitor.algorithms import base, influence
 from monitor.models import CascadeInfluence, ComputeBatch, ComputeRun, DailyInfluence, PublisherDay, Tweet
 from monitor.services.runs import compute_run_cancel, compute_run_retry
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
@@ -147,3 +147,83 @@ def test_it_leaves_a_batch_to_its_task_retry_when_the_database_connection_is_los
     monkeypatch.setattr(influence, "_compute_batch", real)
     assert services.compute_batch_run(batch_id=batch.pk).status == ComputeBatch.Status.DONE
     assert ComputeBatch.objects.get(pk=batch.pk).attempts == 2
+
+
+# --- the run's algorithm -----------------------------------------------------------------------------------------
+
+
+def test_it_refuses_to_start_a_run_of_an_unknown_algorithm(ws_a):
+    with pytest.raises(ValidationError, match=r"no algorithm is called 'pagerank' \(known: .*influence"):
+        services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="pagerank")
+    assert not ComputeRun.objects.exists()
+
+
+def test_it_records_the_algorithm_of_every_run(ws_a, import_files):
+    from monitor.api.serializers import ComputeRunSerializer
+
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    run = c.compute_runs.get()
+    assert run.algorithm == "influence"
+    assert ComputeRunSerializer(run).data["algorithm"] == "influence"
+
+
+@pytest.mark.parametrize("name", algorithms.names())
+def test_a_run_of_every_registered_algorithm_plans_and_stores_its_batches(two_batches, run_tasks, name):
+    run = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu", algorithm=name)
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert run.algorithm == name and run.n_batches >= 1 and run.batches_done == run.n_batches
+    for batch in run.batches.all():
+        assert batch.status == ComputeBatch.Status.DONE and "store_s" in batch.timings
+
+
+class Recorder(algorithms.Algorithm):
+    """An algorithm that plans one batch per tweet and records the steps the runner asks of it."""
+
+    name = "recorder"
+    label = "Recorder"
+
+    def __init__(self):
+        self.calls = []
+
+    def plan(self, *, run, tweet_pks):
+        return [algorithms.PlannedBatch(tweet_pks=[pk], n_cascades=1, n_nodes=10) for pk in sorted(tweet_pks)]
+
+    def compute(self, *, run, batch, backend, stop):
+        self.calls.append(("compute", batch.index, backend))
+        if stop():
+            raise algorithms.RunCancelled()
+        return algorithms.BatchOutcome(notes=["computed"], timings={"compute_s": 0.5}, n_edges=3)
+
+    def store(self, *, run, batch, result):
+        self.calls.append(("store", batch.index, result.n_edges))
+
+
+def test_it_lets_the_runs_algorithm_plan_compute_and_store(two_batches, run_tasks, monkeypatch):
+    recorder = Recorder()
+    monkeypatch.setitem(base._REGISTRY, recorder.name, recorder)
+    run = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu", algorithm="recorder")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and run.algorithm == "recorder"
+    assert (run.n_batches, run.n_cascades, run.n_nodes, run.n_edges) == (2, 2, 20, 6)
+    assert run.notes == ["batch 0: computed", "batch 1: computed"] and run.timings["compute_s"] == 1.0
+    assert recorder.calls == [("compute", 0, "cpu"), ("store", 0, 3), ("compute", 1, "cpu"), ("store", 1, 3)]
+    assert not CascadeInfluence.objects.filter(tweet__workspace=two_batches).exists()  # influence did not run
+
+
+def test_it_cancels_a_run_of_another_algorithm_at_its_safe_point(two_batches, monkeypatch):
+    recorder = Recorder()
+    monkeypatch.setitem(base._REGISTRY, recorder.name, recorder)
+    run = services.compute_run_start(workspace=two_batches, backend="cpu", algorithm="recorder")
+    compute_run_cancel(run=run)
+    ComputeBatch.objects.filter(run=run).update(status=ComputeBatch.Status.QUEUED)  # as if the mark came late
+    real_compute = recorder.compute
+
+    def cancel_then_compute(**kwargs):
+        ComputeBatch.objects.filter(pk=kwargs["batch"].pk).update(status=ComputeBatch.Status.CANCELLED)
+        return real_compute(**kwargs)
+
+    monkeypatch.setattr(recorder, "compute", cancel_then_compute)
+    b = services.compute_batch_run(batch_id=run.batches.first().pk)
+    assert b.status == ComputeBatch.Status.CANCELLED
+    assert [c[0] for c in recorder.calls] == ["compute"]  # stopped before its store
