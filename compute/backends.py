@@ -9,6 +9,7 @@ CPU workers never load CuPy; ``monitor/`` asks this module instead).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import sys
 
@@ -18,6 +19,7 @@ __all__ = [
     "device_name",
     "free_device_memory",
     "gpu_available",
+    "gpu_package_installed",
     "is_device_oom",
     "resolve_backend",
 ]
@@ -45,6 +47,11 @@ def _gpu_probe() -> str | None:
     except Exception as exc:
         return f"CuPy sees no CUDA device ({type(exc).__name__}: {exc})"
     return None if n > 0 else "CuPy sees no CUDA device"
+
+
+def gpu_package_installed() -> bool:
+    """Whether CuPy is installed: found, not imported (importing it loads CUDA), so a check can ask cheaply."""
+    return importlib.util.find_spec("cupy") is not None
 
 
 def gpu_available() -> bool:

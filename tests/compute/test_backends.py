@@ -65,3 +65,14 @@ def test_it_frees_the_device_memory_pool_only_where_cupy_is_loaded(monkeypatch):
 def test_it_names_the_cpu_with_its_cores():
     name = backends.device_name("cpu")
     assert name.startswith("CPU (") and "cores" in name
+
+
+def test_it_tells_whether_cupy_is_installed_without_importing_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    loaded = "cupy" in sys.modules
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
+    assert not backends.gpu_package_installed()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else real(name, *a))
+    assert backends.gpu_package_installed() and ("cupy" in sys.modules) == loaded
