@@ -9,6 +9,7 @@ and with a broker it is routed to its queue by ``CELERY_TASK_ROUTES`` (ingest, c
 
 from __future__ import annotations
 
+from celery import Task
 from django.db import transaction
 
 from .celery import app
@@ -20,7 +21,7 @@ COMPUTE_BATCH = "monitor.tasks.compute_batch"
 EVALUATE_ALERTS = "monitor.alerts.tasks.evaluate_alerts"
 
 
-def registered_task(name: str):
+def registered_task(name: str) -> Task:
     """The Celery task registered as ``name``; a clear error for a name no task module registered."""
     try:
         return app.tasks[name]
