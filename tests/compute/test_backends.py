@@ -76,3 +76,19 @@ def test_it_tells_whether_cupy_is_installed_without_importing_it(monkeypatch):
     assert not backends.gpu_package_installed()
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "cupy" else real(name, *a))
     assert backends.gpu_package_installed() and ("cupy" in sys.modules) == loaded
+
+
+@pytest.mark.gpu
+def test_it_knows_a_real_gpu_out_of_memory_and_names_the_device():
+    from tests.conftest import _gpu_skip_reason
+
+    if reason := _gpu_skip_reason():
+        pytest.skip(reason)
+    import cupy
+
+    with pytest.raises(Exception) as caught:  # whichever error CuPy raises: telling it apart is the point
+        cupy.empty(1 << 50, dtype=cupy.uint8)  # a petabyte: no GPU holds it
+    assert backends.is_device_oom(caught.value), repr(caught.value)
+    backends.free_device_memory()
+    assert cupy.get_default_memory_pool().total_bytes() == 0
+    assert backends.device_name("gpu").startswith("GPU 0: ")
