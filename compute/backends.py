@@ -1,11 +1,28 @@
-"""Choosing the compute backend: ``"auto"`` (GPU when CuPy sees one, else CPU), ``"cpu"`` or ``"gpu"``."""
+"""Choosing the compute backend: ``"auto"`` (GPU when CuPy sees one, else CPU), ``"cpu"`` or ``"gpu"``; naming
+the device a computation ran on; telling a GPU out-of-memory error from other errors and freeing the memory
+pool after one.
+
+CuPy is imported lazily, and only here and in ``compute.gpu``: this module imports without it (the web app and
+CPU workers never load CuPy; ``monitor/`` asks this module instead).
+"""
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
+import sys
 
-__all__ = ["BACKENDS", "BackendUnavailable", "gpu_available", "resolve_backend"]
+__all__ = [
+    "BACKENDS",
+    "BackendUnavailable",
+    "device_name",
+    "free_device_memory",
+    "gpu_available",
+    "gpu_package_installed",
+    "is_device_oom",
+    "resolve_backend",
+]
 
 BACKENDS = ("auto", "cpu", "gpu")
 
@@ -30,6 +47,11 @@ def _gpu_probe() -> str | None:
     except Exception as exc:
         return f"CuPy sees no CUDA device ({type(exc).__name__}: {exc})"
     return None if n > 0 else "CuPy sees no CUDA device"
+
+
+def gpu_package_installed() -> bool:
+    """Whether CuPy is installed: found, not imported (importing it loads CUDA), so a check can ask cheaply."""
+    return importlib.util.find_spec("cupy") is not None
 
 
 def gpu_available() -> bool:
@@ -61,3 +83,36 @@ def _gpu_impl_present() -> bool:
     except ImportError:
         return False
     return True
+
+
+def device_name(backend: str) -> str:
+    """What a batch computed on ``backend`` (``"cpu"`` or ``"gpu"``) ran on, for a run's record."""
+    if backend == "gpu":
+        try:
+            import cupy
+
+            dev = cupy.cuda.Device()
+            name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
+            return f"GPU {dev.id}: {name.decode() if isinstance(name, bytes) else name}"
+        except Exception as exc:  # pragma: no cover - depends on the machine
+            return f"GPU ({exc.__class__.__name__})"
+    from compute._jit import HAVE_NUMBA
+
+    return f"CPU ({os.cpu_count()} cores{', numba' if HAVE_NUMBA else ', NumPy only'})"
+
+
+def is_device_oom(exc: BaseException) -> bool:
+    """Whether ``exc`` says the GPU ran out of memory: CuPy's ``OutOfMemoryError``, or a CUDA allocation failure
+    reported by the runtime or driver API."""
+    cupy = sys.modules.get("cupy")  # not imported here: an error raised by CuPy means it is loaded already
+    if cupy is not None and isinstance(exc, cupy.cuda.memory.OutOfMemoryError):
+        return True
+    text = str(exc)
+    return "cudaErrorMemoryAllocation" in text or "CUDA_ERROR_OUT_OF_MEMORY" in text
+
+
+def free_device_memory() -> None:
+    """Give CuPy's cached device blocks back (after an out-of-memory error); a no-op where CuPy is not loaded."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        cupy.get_default_memory_pool().free_all_blocks()

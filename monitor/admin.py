@@ -433,6 +433,7 @@ class ComputeRunAdmin(admin.ModelAdmin):
         "__str__",
         "workspace",
         "collection",
+        "algorithm",
         "status",
         "progress_display",
         "backend",
@@ -441,7 +442,7 @@ class ComputeRunAdmin(admin.ModelAdmin):
         "created_at",
         "finished_at",
     )
-    list_filter = ("workspace", "status", "backend", "orphans", "aggregate")
+    list_filter = ("workspace", "algorithm", "status", "backend", "orphans", "aggregate")
     list_select_related = ("workspace", "collection")
     search_fields = ("=id", "collection__name")
     search_help_text = "A run number, or part of its collection's name."
@@ -455,6 +456,7 @@ class ComputeRunAdmin(admin.ModelAdmin):
         "workspace",
         "collection",
         "created_by",
+        "algorithm",
         "aggregate",
         "orphans",
         "backend",

@@ -8,4 +8,7 @@ class MonitorConfig(AppConfig):
     verbose_name = "Spreadwatch"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
+        # imported for what they register: the system checks, the Celery tasks that monitor.jobs queues by name,
+        # the algorithms that ComputeRun.algorithm offers (monitor.algorithms)
+        from . import checks, tasks  # noqa: F401
+        from .algorithms import influence  # noqa: F401

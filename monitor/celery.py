@@ -4,6 +4,10 @@ run eagerly in the calling process.
 
 GPU workers run one process per GPU with ``--pool=solo``: CUDA must not be initialised before a fork, and
 ``compute.gpu`` imports CuPy only inside the task, never at module import.
+
+Services queue tasks by name through ``monitor.jobs`` (never importing ``monitor.tasks``: the tasks import the
+services); ``MonitorConfig.ready`` imports the task modules, so every process, a worker or one running tasks
+eagerly, has them in this app's registry.
 """
 
 from __future__ import annotations

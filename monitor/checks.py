@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 from django.conf import settings
 from django.core.checks import Warning, register
+
+from compute.backends import gpu_package_installed
 
 
 @register()
@@ -13,7 +13,7 @@ def spreadwatch_config(app_configs, **kwargs):
     out = []
     engine = settings.DATABASES["default"]["ENGINE"]
     sqlite = engine.endswith("sqlite3")
-    if settings.SPREADWATCH_BACKEND == "gpu" and importlib.util.find_spec("cupy") is None:
+    if settings.SPREADWATCH_BACKEND == "gpu" and not gpu_package_installed():
         out.append(
             Warning(
                 "SPREADWATCH_BACKEND=gpu but CuPy is not installed: every compute task will fail.",

@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from .algorithms.base import choices as algorithm_choices
+
 
 def _bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
     """A foreign key of a bulk-loaded table: no database constraint (see the module docstring) and, unless
@@ -262,7 +264,8 @@ class CollectionFile(models.Model):
 
 
 class ComputeRun(models.Model):
-    """One computation over a set of cascades, split into batches that run on the cpu or gpu queue.
+    """One computation of an algorithm (``monitor.algorithms``) over a set of cascades, split into batches that run
+    on the cpu or gpu queue.
 
     Each batch commits its cascades' rows and the aggregates they touch in one transaction, so whatever state a
     run ends in (done, failed, cancelled) the stored rows are whole batches and the aggregates agree with them.
@@ -295,6 +298,10 @@ class ComputeRun(models.Model):
         Collection, on_delete=models.SET_NULL, null=True, blank=True, related_name="compute_runs"
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    # choices from the registry, read when validated: adding an algorithm needs no migration of this field
+    algorithm = models.CharField(
+        max_length=32, choices=algorithm_choices, default="influence", help_text="what the run computes"
+    )
     aggregate = models.CharField(
         max_length=16,
         choices=Aggregate.choices,

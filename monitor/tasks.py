@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import services
-from .services.compute import DB_LOST
+from . import jobs, services
+from .services.runs import DB_LOST
 
 RETRY_ON_DB_LOST = {
     "autoretry_for": DB_LOST,
@@ -22,13 +22,13 @@ RETRY_ON_DB_LOST = {
 }
 
 
-@shared_task(name="monitor.tasks.ingest_collection", acks_late=True, **RETRY_ON_DB_LOST)
+@shared_task(name=jobs.INGEST_COLLECTION, acks_late=True, **RETRY_ON_DB_LOST)
 def ingest_collection(collection_id: int) -> str:
     c = services.collection_ingest(collection_id=collection_id)
     return c.status
 
 
-@shared_task(name="monitor.tasks.compute_batch", acks_late=True, **RETRY_ON_DB_LOST)
+@shared_task(name=jobs.COMPUTE_BATCH, acks_late=True, **RETRY_ON_DB_LOST)
 def compute_batch(batch_id: int) -> str:
     b = services.compute_batch_run(batch_id=batch_id)
     return b.status

@@ -11,5 +11,4 @@ class AlertsConfig(AppConfig):
 
     def ready(self) -> None:
         # the Celery app autodiscovers ``monitor.tasks`` only: importing ours here registers the shared tasks
-        # (``webhook_task`` holds the one the services queue)
-        from . import tasks, webhook_task  # noqa: F401
+        from . import tasks  # noqa: F401

@@ -12,8 +12,8 @@
    are raised by a later evaluation once the 24 hours allow it), and, for a rule with a webhook,
    creates one :class:`WebhookDelivery` per alert;
 3. after that transaction: emails the owner (one message per rule, with the unsubscribe link) and queues
-   ``deliver_webhook`` (:mod:`monitor.alerts.webhook_task`) for each delivery when the surrounding transaction
-   commits.
+   ``deliver_webhook`` (by name, through :mod:`monitor.jobs`) for each delivery when the surrounding
+   transaction commits.
 
 The inbox is the alert rows themselves (``selectors.inbox_for_user``; ``read_at`` null = unread). Evaluating twice
 creates nothing new, so the tasks are idempotent. An alert is only raised for a rule that has the inbox on or
@@ -33,13 +33,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from monitor import jobs
 from monitor.models import Account, Membership, Workspace
 
 from . import delivery, rules
 from .kinds import PARAM_NAMES
 from .models import Alert, AlertRule, WebhookDelivery
 from .selectors import inbox_for_user
-from .webhook_task import deliver_webhook
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def evaluate_rule(*, rule: AlertRule, now: dt.datetime | None = None) -> list[Al
     if created:
         delivery.email_alerts(rule, created)
     for pk in deliveries:
-        transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
+        jobs.enqueue_on_commit(jobs.DELIVER_WEBHOOK, pk)
     return created
 
 
@@ -227,7 +227,7 @@ def deliveries_retry_due(*, now: dt.datetime | None = None, limit: int = 500) ->
         .values_list("pk", flat=True)[:limit]
     )
     for pk in due:
-        transaction.on_commit(lambda pk=pk: deliver_webhook.delay(pk))
+        jobs.enqueue_on_commit(jobs.DELIVER_WEBHOOK, pk)
     return due
 
 

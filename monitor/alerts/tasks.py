@@ -2,8 +2,10 @@
 
 * ``evaluate_alerts(workspace_id)``: after every compute run; idempotent (alerts are deduplicated).
 * ``evaluate_all()``: for beat: queues ``evaluate_alerts`` for every workspace and the webhook retries due.
-* ``deliver_webhook(delivery_id)``, which the services queue, is in :mod:`monitor.alerts.webhook_task` (the
-  services import it, and this module imports the services).
+* ``deliver_webhook(delivery_id)``: one attempt; a sent delivery is never re-sent; on failure it retries
+  itself with exponential backoff (30 s × 2^(attempt-1), 6 attempts in all). In eager mode (no broker) a
+  failed attempt is left pending and ``evaluate_all``'s sweep retries it when due. The services queue it by
+  name (:mod:`monitor.jobs`), so they never import this module.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from celery import shared_task
 
 from monitor.models import Workspace
 
-from . import services
+from . import delivery, services
+from .models import WebhookDelivery
 
 
 @shared_task(name="monitor.alerts.tasks.evaluate_alerts", acks_late=True)
@@ -27,3 +30,11 @@ def evaluate_all() -> int:
         evaluate_alerts.delay(pk)
     services.deliveries_retry_due()
     return len(ids)
+
+
+@shared_task(name="monitor.alerts.tasks.deliver_webhook", bind=True, acks_late=True, max_retries=delivery.MAX_ATTEMPTS)
+def deliver_webhook(self, delivery_id: int) -> str:
+    d, attempted = delivery.attempt(delivery_id)
+    if attempted and d.status == WebhookDelivery.Status.PENDING and not self.request.is_eager:
+        raise self.retry(countdown=delivery.retry_delay(d.attempts))
+    return d.status

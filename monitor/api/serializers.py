@@ -65,6 +65,7 @@ class ComputeRunSerializer(serializers.ModelSerializer):
         model = ComputeRun
         fields = [
             "id",
+            "algorithm",
             "status",
             "aggregate",
             "orphans",

@@ -8,7 +8,7 @@ from .collections import (
     collection_ingest,
     collection_retry,
 )
-from .compute import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
+from .runs import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
 from .workspaces import membership_add, workspace_create, workspace_purge
 
 __all__ = [

@@ -16,10 +16,11 @@ from django.utils import timezone
 
 from compute.formats import InputError
 
+from .. import jobs
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Workspace
-from .compute import compute_run_start
 from .ingest import IngestResult, load_files
+from .runs import compute_run_start
 from .uploads import Upload, UploadError
 
 log = logging.getLogger(__name__)
@@ -103,13 +104,11 @@ def collection_retry(*, collection: Collection) -> Collection:
     ]
     if missing:
         raise ValidationError(f"the uploaded files are gone ({', '.join(missing)}): upload them again")
-    from ..tasks import ingest_collection
-
     cache.delete(cancel_key(collection.pk))
     Collection.objects.filter(pk=collection.pk).update(
         status=Collection.Status.QUEUED, error="", report={}, counts={}, started_at=None, finished_at=None
     )
-    transaction.on_commit(lambda: ingest_collection.delay(collection.pk), robust=True)
+    jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, collection.pk)
     collection.refresh_from_db()
     return collection
 
@@ -130,8 +129,6 @@ def collection_create(
     ``format`` applies to every file (``"auto"``: detect each). The import starts when the transaction
     commits.
     """
-    from ..tasks import ingest_collection
-
     if not files:
         raise ValidationError({"files": "choose at least one file"})
     total = 0
@@ -164,7 +161,7 @@ def collection_create(
                     cf.size = Path(f).stat().st_size
                     cf.file.save(shown, File(fh), save=False)
             cf.save()
-        transaction.on_commit(lambda: ingest_collection.delay(collection.pk), robust=True)
+        jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, collection.pk)
     return collection
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.importgraph import import_graph, loops
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPUTE = ROOT / "compute"
 #: modules of compute/gpu/ that are helpers of the twins, not twins
@@ -70,71 +72,5 @@ def test_a_twin_never_dispatches_or_imports_the_cpu_floor(name):
             assert node.id != "resolve_backend", f"compute/gpu/{name}.py dispatches"
 
 
-def _module_name(path: Path, root: Path) -> str:
-    rel = path.relative_to(root).with_suffix("")
-    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-    return ".".join(parts)
-
-
-def _imports(path: Path, module: str, known: set[str]) -> set[str]:
-    """Modules of ``known`` that ``module`` imports anywhere in its body (function-level imports count)."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(_tree(path)):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            names = [base] + [f"{base}.{a.name}" for a in node.names]
-        for n in names:
-            while n and n not in known:
-                n = n.rpartition(".")[0]
-            if n and n != module:
-                found.add(n)
-    return found
-
-
-def import_graph(package_dir: Path) -> dict[str, set[str]]:
-    files = {_module_name(p, package_dir.parent): p for p in package_dir.rglob("*.py")}
-    known = set(files)
-    return {m: _imports(p, m, known) for m, p in files.items()}
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import loop of ``graph`` (a package importing its own submodules is not one), or ``None``."""
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(m: str) -> list[str] | None:
-        state[m] = 1
-        stack.append(m)
-        for n in sorted(graph.get(m, ())):
-            if n.startswith(m + "."):  # a package's __init__ importing its own submodule
-                continue
-            if state.get(n) == 1:
-                return [*stack[stack.index(n) :], n]
-            if n not in state and (cycle := visit(n)):
-                return cycle
-        stack.pop()
-        state[m] = 2
-        return None
-
-    for m in sorted(graph):
-        if m not in state and (cycle := visit(m)):
-            return cycle
-    return None
-
-
 def test_compute_has_no_import_loop():
-    cycle = find_cycle(import_graph(COMPUTE))
-    assert cycle is None, " -> ".join(cycle)
-
-
-def test_the_loop_finder_finds_a_loop():
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert find_cycle({"p": {"p.x"}, "p.x": {"q"}, "q": set()}) is None
+    assert loops(import_graph(COMPUTE)) == []

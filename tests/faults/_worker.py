@@ -66,13 +66,14 @@ def install() -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
     django.setup()
-    from monitor.services import collections, compute
+    from monitor.algorithms import influence
+    from monitor.services import collections, runs
 
     counts = {"compute": 0, "ingest": 0}
     pause_compute = int(os.environ.get("FAULTS_PAUSE_IN_COMPUTE", "0"))
     pause_store = os.environ.get("FAULTS_PAUSE_IN_STORE") == "1"
     barrier = int(os.environ.get("FAULTS_BARRIER", "0"))
-    real_compute_batch, real_store = compute._compute_batch, compute._store
+    real_compute_batch, real_store = influence._compute_batch, influence._store
 
     def compute_batch(batch, run, backend, stop):
         counts["compute"] += 1
@@ -88,7 +89,7 @@ def install() -> None:
         if pause_store and _claim("store"):
             _pause(f"store-{batch.pk}")
 
-    compute._compute_batch, compute._store = compute_batch, store
+    influence._compute_batch, influence._store = compute_batch, store
 
     pause_ingest = {int(k) for k in os.environ.get("FAULTS_PAUSE_INGEST", "").split(",") if k}
     if pause_ingest:
@@ -105,7 +106,7 @@ def install() -> None:
 
     fake_gpu = int(os.environ.get("FAULTS_FAKE_GPU_NODES", "0"))
     if fake_gpu:
-        real_forward, real_backward, real_device = compute.forward, compute.backward, compute.device_name
+        real_forward, real_backward, real_device = influence.forward, influence.backward, runs.device_name
 
         def fits(n: int, phase: str) -> None:
             if n > fake_gpu:
@@ -122,9 +123,9 @@ def install() -> None:
                 fits(graphs.cascades.n_nodes, "backward")
             return real_backward(graphs, backend="cpu")
 
-        compute.resolve_backend = lambda name: "gpu"
-        compute.forward, compute.backward = forward, backward
-        compute.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
+        runs.resolve_backend = lambda name: "gpu"
+        influence.forward, influence.backward = forward, backward
+        runs.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from monitor.models import ComputeBatch, ComputeRun
-from monitor.services.compute import compute_run_cancel, compute_run_retry, compute_run_start
+from monitor.services.runs import compute_run_cancel, compute_run_retry, compute_run_start
 
 from .harness import assert_same, clean_recompute, queued, results, run_ended, wait_for
 

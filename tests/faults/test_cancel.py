@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from monitor.models import CascadeInfluence, ComputeBatch, ComputeRun, Tweet
-from monitor.services.compute import compute_run_cancel, compute_run_retry, compute_run_start
+from monitor.services.runs import compute_run_cancel, compute_run_retry, compute_run_start
 
 from .harness import aggregates_from_rows, assert_same, clean_recompute, results, run_ended, wait_for
 

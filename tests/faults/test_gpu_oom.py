@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from monitor.models import ComputeRun
-from monitor.services.compute import compute_run_start
+from monitor.services.runs import compute_run_start
 from tests.webapp import EXPECTED_TOTAL, total_by_name
 
 from .harness import run_ended, wait_for

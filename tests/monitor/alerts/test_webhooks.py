@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.utils import timezone
 
-from monitor.alerts import delivery, services, webhook_task
+from monitor.alerts import delivery, services, tasks
 from monitor.alerts.models import AlertRule, WebhookDelivery
 from tests.webapp import THESIS
 
@@ -106,7 +106,7 @@ def test_it_retries_after_a_500_with_backoff_and_logs_every_attempt(thesis, alic
         assert [e["status_code"] for e in d.log] == [500, 200]
         d, attempted = delivery.attempt(d.pk)  # a redelivered task: nothing is sent again
         assert not attempted and d.attempts == 2
-        assert webhook_task.deliver_webhook.delay(d.pk).get() == "sent"
+        assert tasks.deliver_webhook.delay(d.pk).get() == "sent"
     assert len(rx.requests) == 2
     assert rx.requests[0][1] == rx.requests[1][1]  # the same signed bytes each time
 

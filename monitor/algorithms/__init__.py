@@ -1,0 +1,35 @@
+"""The algorithms a compute run can run, one module each, behind one contract (:mod:`.base`).
+
+``get(name)`` gives the algorithm a run names (``ComputeRun.algorithm``); ``choices()`` the names and labels
+the model field offers. The modules register themselves when imported, and ``MonitorConfig.ready`` imports
+them; this package does not, so that ``monitor.models`` can build its choices from :mod:`.base` without an
+import loop (every algorithm module imports the models).
+"""
+
+from __future__ import annotations
+
+from .base import (
+    Algorithm,
+    BatchOutcome,
+    PlannedBatch,
+    RunCancelled,
+    Stop,
+    UnknownAlgorithm,
+    choices,
+    get,
+    names,
+    register,
+)
+
+__all__ = [
+    "Algorithm",
+    "BatchOutcome",
+    "PlannedBatch",
+    "RunCancelled",
+    "Stop",
+    "UnknownAlgorithm",
+    "choices",
+    "get",
+    "names",
+    "register",
+]

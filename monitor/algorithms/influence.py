@@ -1,0 +1,697 @@
+"""The influence measure as a compute-run algorithm: planning batches by cascade size, loading and computing a
+batch, storing its per-cascade influence and refreshing the daily aggregates.
+
+A run covers a set of tweets; the planner groups them into batches of about ``SPREADWATCH_BATCH_NODES``
+participants, largest cascades first, so one task holds a bounded amount of data and a GPU sees cascades of
+similar size together. A batch loads its cascades and the follow edges among their participants, runs the
+forward and backward phases (``compute``; CPU or GPU), and in one transaction replaces the per-cascade
+influence of its tweets and recomputes the daily aggregates of the (publisher, day) pairs they belong to.
+Running a batch twice gives the same rows once: rows are replaced, not added (the runner skips a batch that is
+already done under a row lock: ``monitor.services.runs``).
+
+Inside a batch, cascades are computed in groups that share how their input must be read: rebuilt from
+follows or given spreading graphs, with or without times, with or without follower counts (a cascade
+without any count uses n_v = 1 and the unit "retweeters"; DESIGN §1).
+
+A batch whose cascades do not fit in GPU memory together is split in halves until they do, and a cascade that
+alone does not fit runs on the CPU; the run's notes say so.
+
+The data keeps its form from the database and back: each ``copy_out`` fills a named tuple of column arrays
+(:class:`TweetRows`, :class:`RetweetRows`, ...), and each table the batch writes is staged from one
+(:class:`InfluenceRows`, :class:`TweetOutcomes`), whose field names are the staging table's columns.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple, TypeVar
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from compute.algorithms.backward import backward
+from compute.algorithms.forward import forward
+from compute.backends import free_device_memory, is_device_oom
+from compute.build import build_cascades
+from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
+from compute.tables import NO_TWEET, TweetTable
+
+from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
+from ..models import ComputeBatch, ComputeRun, Tweet
+from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
+
+log = logging.getLogger(__name__)
+
+__all__ = ["INFLUENCE", "ROLE_CODES", "BatchResult", "Influence", "plan_batches"]
+
+ROLE_CODES = {0: "publisher", 1: "spreader", 2: "leaf", 3: "orphan"}
+ORPHAN = 3
+STATUS_COMPUTED, STATUS_REJECTED = 1, 2  # TweetOutcomes.status
+UNIT_FOLLOWERS, UNIT_RETWEETERS = 0, 1  # TweetOutcomes.unit
+
+
+# --- named columns: what copy_out reads and copy_in writes -----------------------------------------------------
+# Each tuple holds one NumPy array per column; ``SQL`` gives the columns' types for copy_out / create_temp.
+
+
+class TweetRows(NamedTuple):
+    """The batch's tweets, one entry per tweet."""
+
+    pk: np.ndarray
+    author: np.ndarray
+    time: np.ndarray  # epoch seconds
+    followers: np.ndarray  # the author's follower count, -1 where unknown
+    times_known: np.ndarray  # 1 where the retweet times are real
+    given: np.ndarray  # 1 where the spreading graph was uploaded, 0 where it is rebuilt from follows
+    SQL = ("bigint", "bigint", "float", "float", "int", "int")
+
+
+class RetweetRows(NamedTuple):
+    """The retweets of the batch's tweets."""
+
+    tweet: np.ndarray
+    user: np.ndarray
+    time: np.ndarray
+    followers: np.ndarray  # -1 where unknown
+    SQL = ("bigint", "bigint", "float", "float")
+
+
+class FollowRows(NamedTuple):
+    """Follow edges among the participants of the cascades rebuilt from follows."""
+
+    follower: np.ndarray
+    followee: np.ndarray
+    SQL = ("bigint", "bigint")
+
+
+class GivenEdgeRows(NamedTuple):
+    """The uploaded spreading edges of the batch's given cascades (account pks)."""
+
+    tweet: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    SQL = ("bigint", "bigint", "bigint")
+
+
+class InfluenceRows(NamedTuple):
+    """Per node of an accepted cascade: a ``monitor_cascadeinfluence`` row before its day and label are joined."""
+
+    tweet: np.ndarray
+    account: np.ndarray
+    publisher: np.ndarray
+    influence: np.ndarray
+    followers: np.ndarray
+    role: np.ndarray  # a ROLE_CODES key
+    SQL = ("bigint", "bigint", "bigint", "float", "float", "int")
+
+
+class TweetOutcomes(NamedTuple):
+    """Per cascade: what ``monitor_tweet`` records of its computation."""
+
+    tweet: np.ndarray
+    status: np.ndarray  # STATUS_COMPUTED or STATUS_REJECTED
+    nodes: np.ndarray
+    edges: np.ndarray
+    orphans: np.ndarray
+    reach: np.ndarray  # NaN where rejected
+    unit: np.ndarray  # UNIT_FOLLOWERS or UNIT_RETWEETERS
+    SQL = ("bigint", "int", "bigint", "bigint", "bigint", "float", "int")
+
+
+class CascadeGraphRow(NamedTuple):
+    """A ``monitor_cascadegraph`` row: an accepted cascade's spreading edges as account pks, packed."""
+
+    tweet: int
+    n_edges: int
+    edges: bytes
+
+
+Rows = TypeVar("Rows", TweetRows, RetweetRows, FollowRows, GivenEdgeRows, InfluenceRows, TweetOutcomes)
+
+
+def _columns(rows_type: type[Rows]) -> list[tuple[str, str]]:
+    return list(zip(rows_type._fields, rows_type.SQL))
+
+
+def _dtype(sql_type: str) -> type:
+    return np.float64 if sql_type == "float" else np.int64
+
+
+def _select(cur, rows_type: type[Rows], sql: str) -> Rows:
+    return rows_type._make(copy_out(cur, sql, [], _columns(rows_type)))
+
+
+def _empty(rows_type: type[Rows]) -> Rows:
+    return rows_type._make(np.zeros(0, _dtype(kind)) for kind in rows_type.SQL)
+
+
+def _concat(rows_type: type[Rows], parts: list[Rows]) -> Rows:
+    """The parts as one, each column in the type its table column takes."""
+    if not parts:
+        return _empty(rows_type)
+    return rows_type._make(
+        np.concatenate([p[i] for p in parts]).astype(_dtype(kind)) for i, kind in enumerate(rows_type.SQL)
+    )
+
+
+def _stage(cur, prefix: str, rows_type: type[Rows], rows: Rows) -> str:
+    """A new temporary table holding ``rows`` (its columns named after the tuple's fields); returns its name."""
+    name = temp_table_name(prefix)
+    columns = _columns(rows_type)
+    create_temp(cur, name, columns)
+    copy_in(cur, name, columns, list(rows))
+    return name
+
+
+def _stage_ids(cur, prefix: str, ids) -> str:
+    name = temp_table_name(prefix)
+    create_temp(cur, name, [("id", "bigint")])
+    copy_in(cur, name, [("id", "bigint")], [np.asarray(ids, dtype=np.int64)])
+    return name
+
+
+# --- planning ------------------------------------------------------------------------------------------------
+
+
+def plan_batches(sizes: dict[int, int], budget: int) -> list[list[int]]:
+    """Group tweet pks (``sizes``: pk -> participants) into batches of at most ``budget`` participants,
+    largest first; a cascade larger than the budget gets a batch of its own."""
+    order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    used = 0
+    for pk in order:
+        n = sizes[pk]
+        if cur and used + n > budget:
+            batches.append(cur)
+            cur, used = [], 0
+        cur.append(pk)
+        used += n
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
+    """Participants (the publisher and the retweeters) per tweet pk."""
+    with connection.cursor() as cur:
+        tmp = _stage_ids(cur, "plan", tweet_pks)
+        cur.execute(
+            f"""SELECT p.id, 1 + COUNT(r.id) FROM {tmp} p LEFT JOIN monitor_retweet r ON r.tweet_id = p.id
+                GROUP BY p.id"""
+        )
+        sizes = {int(pk): int(n) for pk, n in cur.fetchall()}
+        cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+    return sizes
+
+
+# --- one batch: the result ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchResult(BatchOutcome):
+    """A batch's rows, in parts (one per group of cascades computed together), until they are stored."""
+
+    influence: list[InfluenceRows] = field(default_factory=list)
+    outcomes: list[TweetOutcomes] = field(default_factory=list)
+    graphs: list[CascadeGraphRow] = field(default_factory=list)
+
+    def merge(self, other: BatchResult) -> None:
+        """Add the results of another part of the same batch."""
+        self.influence.extend(other.influence)
+        self.outcomes.extend(other.outcomes)
+        self.graphs.extend(other.graphs)
+        self.notes.extend(other.notes)
+        self.cpu_fallback.extend(other.cpu_fallback)
+        for k, v in other.timings.items():
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        self.n_edges += other.n_edges
+
+
+# --- one batch: loading and computing ----------------------------------------------------------------------------
+
+
+def _compute_batch(batch: ComputeBatch, run: ComputeRun, backend: str, stop: Stop) -> BatchResult:
+    """The batch's results. On the GPU, cascades that do not fit in device memory together (the engine plans
+    chunks from an estimate, which another process's allocations can beat) are computed in halves, recursively;
+    a cascade that alone does not fit runs on the CPU reference. The numbers are the same either way; the notes
+    say what happened."""
+    try:
+        return _compute(batch.tweet_pks, run, backend, stop)
+    except Exception as exc:
+        if backend != "gpu" or not is_device_oom(exc):
+            raise
+        log.warning("compute batch %s of run %s: GPU out of memory; splitting it", batch.pk, run.pk)
+    free_device_memory()
+    sizes = _cascade_sizes(batch.tweet_pks)
+    res = BatchResult()
+    parts = 0
+    todo = list(_halves(batch.tweet_pks, sizes))
+    while todo:
+        pks = todo.pop()
+        try:
+            res.merge(_compute(pks, run, backend, stop))
+            parts += 1
+            continue
+        except Exception as exc:
+            if not is_device_oom(exc):
+                raise
+        free_device_memory()
+        if len(pks) > 1:
+            todo += _halves(pks, sizes)
+        else:
+            res.merge(_compute(pks, run, "cpu", stop))
+            res.cpu_fallback += pks
+    res.notes += _split_notes(sizes, parts, res.cpu_fallback)
+    return res
+
+
+def _split_notes(sizes: dict[int, int], parts: int, cpu_fallback: list[int]) -> list[str]:
+    """What the run's notes say of a batch split after a GPU out-of-memory error."""
+    notes = [
+        f"GPU out of memory on {len(sizes):,} cascades ({sum(sizes.values()):,} participants) at once: computed in "
+        f"{parts + len(cpu_fallback)} parts" + (f", {len(cpu_fallback)} of them on the CPU" if cpu_fallback else "")
+    ]
+    if cpu_fallback:
+        ids = sorted(Tweet.objects.filter(pk__in=cpu_fallback[:10]).values_list("tweet_id", flat=True))
+        more = f" and {len(cpu_fallback) - 10} more" if len(cpu_fallback) > 10 else ""
+        notes.append(
+            f"{len(cpu_fallback)} cascade(s) too large for the GPU alone ran on the CPU "
+            f"(tweets {', '.join(map(str, ids))}{more})"
+        )
+    return notes
+
+
+def _halves(pks: list[int], sizes: dict[int, int]) -> list[list[int]]:
+    """``pks`` in two parts of about equal participants (largest first, each to the lighter part)."""
+    parts: tuple[list[int], list[int]] = ([], [])
+    used = [0, 0]
+    for pk in sorted(pks, key=lambda k: (-sizes.get(k, 1), k)):
+        i = 0 if used[0] <= used[1] else 1
+        parts[i].append(pk)
+        used[i] += sizes.get(pk, 1)
+    return [p for p in parts if p]
+
+
+@dataclass(frozen=True)
+class BatchInput:
+    """Everything a batch reads from the database, read once before it computes."""
+
+    tweets: TweetRows
+    retweets: RetweetRows
+    follows: FollowRows
+    given_edges: GivenEdgeRows
+
+
+class GroupKey(NamedTuple):
+    """How a group of cascades' input is read (each 1 or 0)."""
+
+    given: int
+    times_known: int
+    has_counts: int
+
+
+def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) -> BatchResult:
+    """Load the cascades ``tweet_pks`` and compute them, group by group (see :class:`GroupKey`)."""
+    if stop():
+        raise RunCancelled()
+    res = BatchResult()
+    data = _load(tweet_pks, res)
+    t = time.perf_counter()
+    graph = FollowerGraph.from_edges(data.follows.follower, data.follows.followee)
+    t = res.tick("graph_s", t)
+    for key, idx in _input_groups(data.tweets, data.retweets):
+        if stop():  # a safe point: nothing of the batch is stored yet
+            raise RunCancelled()
+        t = _compute_group(res, data, graph, key, idx, orphans=run.orphans, backend=backend, t=t)
+    return res
+
+
+def _load(tweet_pks: list[int], res: BatchResult) -> BatchInput:
+    """Read the tweets ``tweet_pks``, their retweets, the follows among the participants of the cascades that
+    are rebuilt from follows, and the edges of the given ones."""
+    d = dialect()
+    t = time.perf_counter()
+    with connection.cursor() as cur:
+        batch_table = _stage_ids(cur, "batch", tweet_pks)
+        tweets = _select(
+            cur,
+            TweetRows,
+            f"""SELECT t.id, t.author_id, {d.ts_to_epoch("t.created_at")}, COALESCE(t.author_followers, -1.0),
+                    CASE WHEN t.times_known THEN 1 ELSE 0 END,
+                    CASE WHEN t.graph_source = 'given' THEN 1 ELSE 0 END
+                FROM {batch_table} b {d.join} monitor_tweet t ON t.id = b.id""",
+        )
+        retweets = _select(
+            cur,
+            RetweetRows,
+            f"""SELECT r.tweet_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}, COALESCE(r.followers_count, -1.0)
+                FROM {batch_table} b {d.join} monitor_retweet r ON r.tweet_id = b.id""",
+        )
+        t = res.tick("load_tweets_s", t)
+        follows = _load_follows_among(cur, d, _follow_participants(tweets, retweets))
+        given_edges = _empty(GivenEdgeRows)
+        if (tweets.given == 1).any():
+            given_edges = _select(
+                cur,
+                GivenEdgeRows,
+                f"""SELECT e.tweet_id, e.src_id, e.dst_id FROM {batch_table} b {d.join} monitor_givenedge e
+                    ON e.tweet_id = b.id""",
+            )
+        cur.execute(f"DROP TABLE IF EXISTS {batch_table}")
+        res.tick("load_follows_s", t)
+    return BatchInput(tweets, retweets, follows, given_edges)
+
+
+def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray:
+    """The accounts (publishers and retweeters) of the cascades rebuilt from follows, sorted and unique."""
+    rebuilt = ~(tweets.given == 1)
+    follow_tweets = set(tweets.pk[rebuilt].tolist())
+    return np.unique(
+        np.concatenate([tweets.author[rebuilt], retweets.user[np.isin(retweets.tweet, list(follow_tweets))]])
+    )
+
+
+def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
+    if not len(accounts):
+        return _empty(FollowRows)
+    part = _stage_ids(cur, "part", accounts)
+    if d.postgres:
+        cur.execute(f"ANALYZE {part}")
+    follows = _select(
+        cur,
+        FollowRows,
+        f"""SELECT f.follower_id, f.followee_id FROM {part} p1
+            {d.join} monitor_follow f ON f.follower_id = p1.id
+            {d.join} {part} p2 ON p2.id = f.followee_id""",
+    )
+    cur.execute(f"DROP TABLE IF EXISTS {part}")
+    return follows
+
+
+def _input_groups(tweets: TweetRows, retweets: RetweetRows) -> list[tuple[GroupKey, np.ndarray]]:
+    """The batch's tweets (as indices into ``tweets``) grouped by how their input is read, in key order."""
+    # which tweets carry any follower count: those without use n_v = 1 (unit "retweeters")
+    has_counts = tweets.followers >= 0
+    has_counts |= np.isin(tweets.pk, np.unique(retweets.tweet[retweets.followers >= 0]))
+    has_counts = has_counts.astype(int)
+    keys = {GroupKey(*k) for k in zip(tweets.given.tolist(), tweets.times_known.tolist(), has_counts.tolist())}
+    groups = [
+        (
+            key,
+            np.flatnonzero(
+                (tweets.given == key.given) & (tweets.times_known == key.times_known) & (has_counts == key.has_counts)
+            ),
+        )
+        for key in keys
+    ]
+    return sorted(groups, key=lambda group: group[0])
+
+
+def _compute_group(
+    res: BatchResult,
+    data: BatchInput,
+    graph: FollowerGraph,
+    key: GroupKey,
+    idx: np.ndarray,
+    *,
+    orphans: str,
+    backend: str,
+    t: float,
+) -> float:
+    """Build, forward, backward and collect one group of cascades into ``res``; returns the time it ended."""
+    cascades, build = build_cascades(_tweet_table(data.tweets, data.retweets, idx))
+    if not key.times_known:
+        cascades = _without_times(cascades)
+    res.notes += build.lines()
+    t = res.tick("build_s", t)
+    if key.given:
+        graphs = _given_graphs(cascades, data.given_edges)
+    else:
+        graphs = forward(cascades, graph, orphans=orphans, backend=backend)
+    t = res.tick("forward_s", t)
+    bw = backward(graphs, backend=backend)
+    res.notes += bw.lines()
+    t = res.tick("backward_s", t)
+    _collect(res, graphs, bw.influence)
+    return res.tick("collect_s", t)
+
+
+def _tweet_table(tweets: TweetRows, retweets: RetweetRows, idx: np.ndarray) -> TweetTable:
+    """The tweets ``idx`` and their retweets as the engine's input table (unknown follower counts as NaN)."""
+    of_group = np.isin(retweets.tweet, tweets.pk[idx])
+    followers = np.concatenate([tweets.followers[idx], retweets.followers[of_group]])
+    return TweetTable(
+        tweet_id=np.concatenate([tweets.pk[idx], np.zeros(int(of_group.sum()), np.int64)]),
+        retweeted_tweet_id=np.concatenate([np.full(len(idx), NO_TWEET), retweets.tweet[of_group]]),
+        user_id=np.concatenate([tweets.author[idx], retweets.user[of_group]]),
+        created_at=np.concatenate([tweets.time[idx], retweets.time[of_group]]),
+        followers_count=np.where(followers < 0, np.nan, followers),
+    )
+
+
+def _without_times(c: Cascades) -> Cascades:
+    return Cascades(
+        node_offsets=c.node_offsets,
+        user_ids=c.user_ids,
+        followers=c.followers,
+        publisher=c.publisher,
+        tweet_ids=c.tweet_ids,
+        times=None,
+        unit=c.unit,
+        labels=c.labels,
+    )
+
+
+def _given_graphs(c: Cascades, edges: GivenEdgeRows) -> SpreadingGraphs:
+    """The stored given edges of these cascades as node indices (cascade tweet ids are Tweet pks)."""
+    keep = np.isin(edges.tweet, c.tweet_ids)
+    tweet, src_user, dst_user = edges.tweet[keep], edges.src[keep], edges.dst[keep]
+    casc_of_edge = np.searchsorted(c.tweet_ids, tweet)  # tweet_ids are sorted by build_cascades
+    casc_of_node = c.cascade_of_node()
+    # node lookup by (cascade, user): sort the nodes by that pair once
+    order = np.lexsort((c.user_ids, casc_of_node))
+    key_c, key_u = casc_of_node[order], c.user_ids[order]
+
+    def find(cs: np.ndarray, us: np.ndarray) -> np.ndarray:
+        lo = np.searchsorted(key_c, cs, "left")
+        hi = np.searchsorted(key_c, cs, "right")
+        out = np.empty(len(cs), np.int64)
+        for i in range(len(cs)):  # per edge, within its cascade's slice (given graphs are small)
+            j = lo[i] + np.searchsorted(key_u[lo[i] : hi[i]], us[i])
+            out[i] = order[j]
+        return out
+
+    src, dst = find(casc_of_edge, src_user), find(casc_of_edge, dst_user)
+    by_cascade = np.argsort(casc_of_edge, kind="stable")
+    counts = np.bincount(casc_of_edge, minlength=c.n_cascades)
+    offsets = np.zeros(c.n_cascades + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return SpreadingGraphs(c, offsets, src[by_cascade], dst[by_cascade], orphans="given")
+
+
+def _roles(g: SpreadingGraphs) -> np.ndarray:
+    """Each node's ROLE_CODES key: publisher; spreader (seen from someone, passed on); leaf; orphan."""
+    n = g.cascades.n_nodes
+    outdeg = np.bincount(g.edge_src, minlength=n)
+    indeg = np.bincount(g.edge_dst, minlength=n)
+    role = np.where(outdeg == 0, ORPHAN, np.where(indeg > 0, 1, 2)).astype(np.int64)
+    role[g.cascades.publisher] = 0
+    return role
+
+
+def _collect(res: BatchResult, g: SpreadingGraphs, influence: np.ndarray) -> None:
+    """Add one group's rows to ``res``: influence rows of the accepted cascades, every cascade's outcome, the
+    accepted cascades' spreading edges. A cascade is rejected (a cycle) where its publisher's influence is NaN."""
+    c = g.cascades
+    casc = c.cascade_of_node()
+    role = _roles(g)
+    rejected = np.zeros(c.n_cascades, bool)
+    if c.n_nodes:
+        rejected = np.isnan(influence[c.publisher])
+    ok_node = ~rejected[casc]
+    pub_user = c.user_ids[c.publisher]
+    res.influence.append(
+        InfluenceRows(
+            tweet=c.tweet_ids[casc][ok_node],
+            account=c.user_ids[ok_node],
+            publisher=pub_user[casc][ok_node],
+            influence=influence[ok_node],
+            followers=c.followers[ok_node],
+            role=role[ok_node],
+        )
+    )
+    orphan = (role == ORPHAN).astype(np.int64)
+    res.outcomes.append(
+        TweetOutcomes(
+            tweet=c.tweet_ids,
+            status=np.where(rejected, STATUS_REJECTED, STATUS_COMPUTED),
+            nodes=c.sizes,
+            edges=np.diff(g.edge_offsets),
+            orphans=np.bincount(casc, weights=orphan, minlength=c.n_cascades).astype(np.int64),
+            reach=np.where(rejected, np.nan, influence[c.publisher] if c.n_nodes else np.zeros(0)),
+            unit=np.full(c.n_cascades, UNIT_FOLLOWERS if c.unit == "followers" else UNIT_RETWEETERS),
+        )
+    )
+    res.n_edges += g.n_edges
+    res.graphs += _packed_graphs(g, accepted=np.flatnonzero(~rejected))
+
+
+def _packed_graphs(g: SpreadingGraphs, accepted: np.ndarray) -> list[CascadeGraphRow]:
+    """The spreading edges of each accepted cascade, as account pks, packed for CascadeGraph."""
+    c = g.cascades
+    pairs = np.empty((g.n_edges, 2), dtype="<i8")
+    pairs[:, 0] = c.user_ids[g.edge_src]
+    pairs[:, 1] = c.user_ids[g.edge_dst]
+    offsets = g.edge_offsets.tolist()
+    tweet_ids = c.tweet_ids.tolist()
+    rows = []
+    for k in accepted.tolist():
+        first, end = offsets[k], offsets[k + 1]
+        rows.append(CascadeGraphRow(tweet_ids[k], end - first, pairs[first:end].tobytes()))
+    return rows
+
+
+# --- one batch: storing ------------------------------------------------------------------------------------------
+
+
+def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
+    """Replace the batch's cascades' rows with ``res`` and refresh the aggregates of the (publisher, day) pairs
+    its tweets belong to; inside the runner's transaction."""
+    d = dialect()
+    ws = run.workspace_id
+    with connection.cursor() as cur:
+        if d.postgres:
+            # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys)
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", [ws])
+        batch_table = _stage_ids(cur, "bt", batch.tweet_pks)
+        touched = _stage_touched_days(cur, d, batch_table)
+        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        _insert_cascade_graphs(cur, d, res.graphs)
+        influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
+        outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
+        _refresh_aggregates(cur, d, ws, touched)
+        analyze_after_bulk_write(
+            cur,
+            ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
+            int(batch.n_nodes or 0) + len(batch.tweet_pks),
+        )
+        from ..cache import bump_data_version
+
+        transaction.on_commit(lambda: bump_data_version(ws))
+        for tmp in (batch_table, touched, influence_table, outcomes_table):
+            cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+
+
+def _stage_touched_days(cur, d: Dialect, batch_table: str) -> str:
+    """A temporary table of the (publisher, day) pairs whose aggregates change, taken from the tweets themselves."""
+    keys = temp_table_name("keys")
+    cur.execute(f"DROP TABLE IF EXISTS {keys}")
+    cur.execute(
+        f"""CREATE TEMP TABLE {keys} AS SELECT DISTINCT t.author_id AS publisher, {d.ts_to_day("t.created_at")}
+            AS day FROM {batch_table} b {d.join} monitor_tweet t ON t.id = b.id"""
+    )
+    return keys
+
+
+def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> None:
+    if d.postgres:
+        with cur.cursor.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN") as cp:
+            for row in graphs:
+                cp.write_row(row)
+    else:
+        cur.executemany("INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", graphs)
+
+
+def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str:
+    """Insert the per-cascade influence rows, with the tweet's day and label; returns the staging table."""
+    staged = _stage(cur, "inf", InfluenceRows, rows)
+    role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
+    cur.execute(
+        f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, label, influence,
+                followers, role)
+            SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, t.label, i.influence,
+                i.followers, {role_sql}
+            FROM {staged} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
+    )
+    return staged
+
+
+def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
+    """Record each cascade's outcome on its tweet; returns the staging table."""
+    staged = _stage(cur, "tstat", TweetOutcomes, outcomes)
+    cur.execute(
+        f"""UPDATE monitor_tweet SET
+                compute_status = CASE s.status WHEN {STATUS_COMPUTED} THEN 'computed' ELSE 'rejected' END,
+                n_participants = s.nodes, n_edges = s.edges, n_orphans = s.orphans,
+                reach = {d.nan_to_null("s.reach")},
+                unit = CASE s.unit WHEN {UNIT_FOLLOWERS} THEN 'followers' ELSE 'retweeters' END,
+                computed_at = CURRENT_TIMESTAMP, compute_run_id = %s
+            FROM {staged} s WHERE monitor_tweet.id = s.tweet""",
+        [run_pk],
+    )
+    return staged
+
+
+def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str) -> None:
+    """Recompute the daily aggregates of the touched (publisher, day) pairs from the per-cascade rows."""
+    for table in ("monitor_dailyinfluence", "monitor_publisherday"):
+        if d.postgres:  # a join the planner drives from the few keys through the unique index
+            cur.execute(
+                f"""DELETE FROM {table} x USING {touched} k
+                    WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+                [ws],
+            )
+        else:
+            cur.execute(
+                f"""DELETE FROM {table} WHERE workspace_id = %s AND EXISTS (SELECT 1 FROM {touched} k
+                    WHERE k.publisher = {table}.publisher_id AND k.day = {table}.day)""",
+                [ws],
+            )
+    cur.execute(
+        f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                cascades)
+            SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
+            FROM {touched} k {d.join} monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher AND ci.day = k.day
+            WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
+        [ws],
+    )
+    cur.execute(
+        f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
+            SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, t.label, COUNT(*), COALESCE(SUM(t.reach), 0)
+            FROM {touched} k {d.join} monitor_tweet t ON t.author_id = k.publisher
+                AND {d.ts_to_day("t.created_at")} = k.day
+            WHERE t.workspace_id = %s AND t.compute_status = 'computed'
+            GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
+        [ws, ws],
+    )
+
+
+# --- the algorithm -------------------------------------------------------------------------------------------
+
+
+class Influence(Algorithm):
+    """The influence measure (DESIGN §1): per cascade, the audience each participant helped it reach."""
+
+    name = "influence"
+    label = "Influence"
+
+    def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
+        sizes = _cascade_sizes(tweet_pks) if tweet_pks else {}
+        return [
+            PlannedBatch(tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))
+            for pks in plan_batches(sizes, settings.SPREADWATCH_BATCH_NODES)
+        ]
+
+    def compute(self, *, run: ComputeRun, batch: ComputeBatch, backend: str, stop: Stop) -> BatchResult:
+        return _compute_batch(batch, run, backend, stop)
+
+    def store(self, *, run: ComputeRun, batch: ComputeBatch, result: BatchOutcome) -> None:
+        _store(run, batch, result)
+
+
+INFLUENCE = register(Influence())

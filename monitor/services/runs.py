@@ -1,0 +1,294 @@
+"""Compute runs: planning, starting, cancelling, retrying a run, and running one of its batches.
+
+A run (:class:`~monitor.models.ComputeRun`) names its algorithm (``monitor.algorithms``); this module looks it up
+and lets it plan the run's batches and load, compute and store each batch. What is the same for every
+algorithm is here: statuses, row locks, cancelling, retries, counting batches into the run, failures.
+
+Faults (docs/reliability.md): a batch task may be delivered twice, or again after its worker died mid-batch;
+the row lock on the batch and the algorithm's replace-not-add store make every delivery after the first that
+commits a no-op. A run can be cancelled (:func:`compute_run_cancel`): batches that finished keep their rows
+(they are correct, and the aggregates they touched were refreshed with them), a batch still running stores
+nothing, batches not yet started do nothing; :func:`compute_run_retry` queues the unfinished batches again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from compute.backends import device_name, resolve_backend
+
+from .. import algorithms, jobs
+from ..algorithms import BatchOutcome, RunCancelled
+from ..models import Collection, ComputeBatch, ComputeRun, Tweet, Workspace
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DB_LOST",
+    "compute_batch_run",
+    "compute_run_cancel",
+    "compute_run_retry",
+    "compute_run_start",
+]
+
+# a lost database connection (a restart, a failover) is not the batch's fault: the task retries it later
+DB_LOST = (OperationalError, InterfaceError)
+RUNNABLE = (ComputeBatch.Status.QUEUED, ComputeBatch.Status.RUNNING, ComputeBatch.Status.FAILED)
+
+
+# --- a run -------------------------------------------------------------------------------------------------------
+
+
+def compute_run_start(
+    *,
+    workspace: Workspace,
+    tweet_pks: list[int] | None = None,
+    collection: Collection | None = None,
+    user=None,
+    orphans: str | None = None,
+    backend: str | None = None,
+    aggregate: str = ComputeRun.Aggregate.TOTAL,
+    algorithm: str = "influence",
+) -> ComputeRun:
+    """Create a run of ``algorithm`` over ``tweet_pks`` (all of the workspace's tweets when ``None``), let the
+    algorithm plan its batches and queue them once the surrounding transaction commits."""
+    try:
+        algo = algorithms.get(algorithm)
+    except algorithms.UnknownAlgorithm as exc:
+        raise ValidationError({"algorithm": str(exc)}) from exc
+    if tweet_pks is None:
+        tweet_pks = list(Tweet.objects.filter(workspace=workspace).values_list("pk", flat=True))
+    run = ComputeRun(
+        workspace=workspace,
+        collection=collection,
+        created_by=user,
+        algorithm=algo.name,
+        orphans=orphans or settings.SPREADWATCH_ORPHANS,
+        backend=backend or settings.SPREADWATCH_BACKEND,
+        aggregate=aggregate,
+    )
+    run.full_clean()
+    plan = algo.plan(run=run, tweet_pks=tweet_pks)
+    run.n_batches = len(plan)
+    run.n_cascades = sum(b.n_cascades for b in plan)
+    run.n_nodes = sum(b.n_nodes for b in plan)
+    if not plan:
+        run.status = ComputeRun.Status.DONE
+        run.started_at = run.finished_at = timezone.now()
+    run.save()
+    ComputeBatch.objects.bulk_create(
+        ComputeBatch(run=run, index=i, tweet_pks=b.tweet_pks, n_cascades=b.n_cascades, n_nodes=b.n_nodes)
+        for i, b in enumerate(plan)
+    )
+    if not plan and collection is not None:
+        _collection_finished(collection.pk)
+    _queue_batches(list(run.batches.values_list("pk", flat=True)))
+    return run
+
+
+def _queue_batches(ids: list[int]) -> None:
+    for b in ids:
+        jobs.enqueue_on_commit(jobs.COMPUTE_BATCH, b)
+
+
+def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
+    """Cancel a queued or running run.
+
+    Every batch that has not finished is marked cancelled at once. Its task, when a worker takes it, does
+    nothing; a batch that is computing finds the mark at its next safe point (between groups of cascades, and
+    in the transaction that would store its results) and stores nothing. Batches that finished before keep
+    their rows: each committed its cascades and the aggregates of the (publisher, day) pairs it touched
+    together, so the rankings stay consistent with what is stored. :func:`compute_run_retry` computes the
+    rest. Celery's ``revoke`` is not used: on Redis it lives in the memory of the workers that are up, so a
+    worker started later would run the task anyway; the mark in the database reaches every worker."""
+    with transaction.atomic():
+        # lock order everywhere: the run, then its batches (see compute_batch_run)
+        locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING):
+            raise ValidationError(f"a run that is {locked.get_status_display().lower()} cannot be cancelled")
+        now = timezone.now()
+        n = locked.batches.exclude(status=ComputeBatch.Status.DONE).update(
+            status=ComputeBatch.Status.CANCELLED, finished_at=now, error=""
+        )
+        who = f" by {user.get_username()}" if user is not None else ""
+        locked.status = ComputeRun.Status.CANCELLED
+        locked.finished_at = now
+        locked.error = (
+            f"cancelled{who}: {locked.batches_done} of {locked.n_batches} batches had finished and keep their "
+            f"results; {n} stored nothing"
+        )
+        locked.save(update_fields=["status", "finished_at", "error"])
+        if locked.collection_id:
+            _collection_finished(locked.collection_id)  # the import itself is stored: it is done
+    log.info("compute run %s cancelled%s (%d batches stopped)", locked.pk, who, n)
+    run.refresh_from_db()
+    return run
+
+
+def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
+    """Queue a failed or cancelled run's unfinished batches again (same cascades, options and batch plan).
+    Batches are idempotent, so the retried run ends with the same rows as a run that never stopped."""
+    with transaction.atomic():
+        locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (ComputeRun.Status.FAILED, ComputeRun.Status.CANCELLED):
+            raise ValidationError(f"only a failed or cancelled run can be retried, not a {locked.status} one")
+        todo = list(locked.batches.exclude(status=ComputeBatch.Status.DONE).values_list("pk", flat=True))
+        ComputeBatch.objects.filter(pk__in=todo).update(
+            status=ComputeBatch.Status.QUEUED, error="", started_at=None, finished_at=None
+        )
+        locked.batches_done = locked.batches.filter(status=ComputeBatch.Status.DONE).count()
+        locked.error = ""
+        if todo:
+            locked.status = ComputeRun.Status.RUNNING if locked.batches_done else ComputeRun.Status.QUEUED
+            locked.finished_at = None
+            if locked.collection_id:
+                Collection.objects.filter(pk=locked.collection_id, status=Collection.Status.DONE).update(
+                    status=Collection.Status.COMPUTING, finished_at=None
+                )
+        else:  # every batch had finished (e.g. the last one committed as the run failed elsewhere)
+            locked.status = ComputeRun.Status.DONE
+            locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "batches_done", "error", "finished_at"])
+        _queue_batches(todo)
+    run.refresh_from_db()
+    return run
+
+
+# --- one batch ---------------------------------------------------------------------------------------------------
+
+
+def compute_batch_run(*, batch_id: int) -> ComputeBatch:
+    """Compute one batch with its run's algorithm and store its results (the body of the ``compute_batch`` task).
+
+    Safe to deliver any number of times, at once or after a worker died mid-batch: a batch that is done or
+    cancelled is left alone; results are stored under row locks on the run and the batch (taken in that order,
+    as :func:`compute_run_cancel` does), and only by the first delivery to get there while the batch is neither
+    done nor cancelled."""
+    batch = ComputeBatch.objects.select_related("run", "run__workspace").get(pk=batch_id)
+    run = batch.run
+    if batch.status in (ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED):
+        if batch.status == ComputeBatch.Status.CANCELLED:
+            log.info("compute batch %s of run %s skipped: the run was cancelled", batch.pk, run.pk)
+        return batch
+    if not _claim(batch, run):
+        batch.refresh_from_db()
+        return batch
+    try:
+        return _compute_and_store(batch, run)
+    except RunCancelled:
+        log.info("compute batch %s of run %s stopped: the run was cancelled; nothing was stored", batch.pk, run.pk)
+        ComputeBatch.objects.filter(pk=batch.pk).exclude(status=ComputeBatch.Status.DONE).update(
+            status=ComputeBatch.Status.CANCELLED, finished_at=timezone.now()
+        )
+        batch.refresh_from_db()
+        return batch
+    except DB_LOST:
+        # recording the failure would need the database that was just lost; the task retries the batch, which
+        # is still marked running (a redelivery may run it: RUNNABLE)
+        log.warning("compute batch %s of run %s lost its database connection", batch.pk, run.pk, exc_info=True)
+        raise
+    except Exception as exc:
+        log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
+        _batch_failed(batch, run, f"{exc.__class__.__name__}: {exc}")
+        raise
+
+
+def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
+    """Mark the batch running (and its run started); False when another delivery finished it, or a cancel
+    came, in between."""
+    now = timezone.now()
+    # conditional: a duplicate delivery that finished (or a cancel) in between must not be overwritten
+    started = ComputeBatch.objects.filter(pk=batch.pk, status__in=RUNNABLE).update(
+        status=ComputeBatch.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, error=""
+    )
+    if not started:
+        return False
+    if run.started_at is None:
+        ComputeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
+    if run.status == ComputeRun.Status.QUEUED:
+        ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.QUEUED).update(status=ComputeRun.Status.RUNNING)
+    return True
+
+
+def _compute_and_store(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
+    """The algorithm's load -> compute, then its store under the row locks; raises RunCancelled when the run
+    was cancelled before the store."""
+    algo = algorithms.get(run.algorithm)
+    t0 = time.perf_counter()
+    # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
+    used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
+    res = algo.compute(run=run, batch=batch, backend=used, stop=lambda: _cancelled(batch.pk))
+    t1 = time.perf_counter()
+    with transaction.atomic():
+        locked_run = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        locked = ComputeBatch.objects.select_for_update().get(pk=batch.pk)
+        if locked.status == ComputeBatch.Status.DONE:  # a duplicate delivery finished first
+            log.info("compute batch %s of run %s was already stored by another delivery", batch.pk, run.pk)
+            return locked
+        if locked.status == ComputeBatch.Status.CANCELLED or locked_run.status == ComputeRun.Status.CANCELLED:
+            raise RunCancelled()
+        algo.store(run=run, batch=batch, result=res)
+        res.timings["store_s"] = time.perf_counter() - t1
+        res.timings["total_s"] = time.perf_counter() - t0
+        locked.status = ComputeBatch.Status.DONE
+        locked.device = device_name(used) + (f" + {device_name('cpu')}" if res.cpu_fallback else "")
+        locked.timings = {k: round(v, 4) for k, v in res.timings.items()}
+        locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "device", "timings", "finished_at"])
+        _batch_finished(locked_run, locked, res)
+    return locked
+
+
+def _cancelled(batch_pk: int) -> bool:
+    return ComputeBatch.objects.filter(pk=batch_pk, status=ComputeBatch.Status.CANCELLED).exists()
+
+
+def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> None:
+    """Count ``batch`` into ``run`` (locked by the caller) and finish the run after its last batch."""
+    # counted, not incremented: a batch redone after its worker died must not count twice
+    run.batches_done = run.batches.filter(status=ComputeBatch.Status.DONE).count()
+    run.n_edges += res.n_edges
+    for k, v in batch.timings.items():
+        run.timings[k] = round(run.timings.get(k, 0.0) + v, 4)
+    for device in batch.device.split(" + ") if batch.device else []:
+        if device not in run.devices:
+            run.devices.append(device)
+    for note in res.notes:
+        if len(run.notes) < 50:
+            run.notes.append(f"batch {batch.index}: {note}")
+    if run.batches_done >= run.n_batches and run.status != ComputeRun.Status.FAILED:
+        run.status = ComputeRun.Status.DONE
+        run.finished_at = timezone.now()
+    run.save()
+    if run.status == ComputeRun.Status.DONE:
+        # the rankings changed: evaluate the workspace's alert rules once the results are committed
+        jobs.enqueue_on_commit(jobs.EVALUATE_ALERTS, run.workspace_id)
+        if run.collection_id:
+            _collection_finished(run.collection_id)
+
+
+def _batch_failed(batch: ComputeBatch, run: ComputeRun, msg: str) -> None:
+    failed = (
+        ComputeBatch.objects.filter(pk=batch.pk)
+        .exclude(status__in=[ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED])
+        .update(status=ComputeBatch.Status.FAILED, error=msg, finished_at=timezone.now())
+    )
+    if failed:  # not when another delivery stored the batch, or the run was cancelled, meanwhile
+        ComputeRun.objects.filter(pk=run.pk).exclude(status=ComputeRun.Status.CANCELLED).update(
+            status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
+        )
+        if run.collection_id:
+            _collection_finished(run.collection_id)
+
+
+def _collection_finished(collection_pk: int) -> None:
+    Collection.objects.filter(pk=collection_pk, status=Collection.Status.COMPUTING).update(
+        status=Collection.Status.DONE, finished_at=timezone.now()
+    )

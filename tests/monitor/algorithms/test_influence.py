@@ -1,0 +1,158 @@
+"""The influence measure as a compute-run algorithm: planning by cascade size, given graphs, the cycle policy,
+units, stored spreading edges, a GPU that runs out of memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from compute.backends import is_device_oom
+from monitor import selectors, services
+from monitor.algorithms import influence
+from monitor.algorithms.influence import plan_batches
+from monitor.models import CascadeInfluence, ComputeRun, Tweet
+from monitor.services import runs
+from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
+
+
+def test_it_plans_batches_largest_first_under_the_budget():
+    sizes = {1: 5, 2: 50, 3: 7, 4: 3, 5: 120}
+    plan = plan_batches(sizes, budget=60)
+    assert plan == [[5], [2, 3], [1, 4]]
+    assert sorted(pk for b in plan for pk in b) == [1, 2, 3, 4, 5]
+
+
+def test_it_recomputes_the_whole_workspace_with_another_orphan_policy(ws_a, import_files, run_tasks):
+    import_files(ws_a, [THESIS / "tweets.csv"])  # no follows: every retweeter is an orphan
+    assert set(CascadeInfluence.objects.filter(tweet__workspace=ws_a).values_list("role", flat=True)) == {
+        "publisher",
+        "orphan",
+    }
+    run = run_tasks(services.compute_run_start, workspace=ws_a, orphans="attach", backend="cpu")
+    run.refresh_from_db()
+    assert run.status == "done" and run.orphans == "attach"
+    # attached to the publisher, everyone's followers reach b: 2 + (8+1+4+16+32) on day 1, 2 + (16+32+4+1) on day 2
+    assert total_by_name(ws_a)["b"] == 2 + 61 + 2 + 53
+
+
+def test_it_rejects_a_cyclic_given_graph_without_times(ws_a, import_files, tmp_path):
+    import numpy as np
+
+    from compute.structures import Cascades, SpreadingGraphs, save_archive
+
+    cascades = Cascades(
+        node_offsets=np.array([0, 3, 5]),
+        user_ids=np.array([11, 12, 13, 21, 22]),
+        followers=np.array([1.0, 2.0, 4.0, 1.0, 2.0]),
+        publisher=np.array([0, 3]),
+        tweet_ids=np.array([7001, 7002]),
+        times=None,
+    )
+    # tweet 7001: 12 <-> 13 is a cycle above the publisher; tweet 7002 is a plain edge 22 -> 21
+    graphs = SpreadingGraphs(cascades, np.array([0, 3, 4]), np.array([1, 1, 2, 4]), np.array([0, 2, 1, 3]))
+    save_archive(graphs, tmp_path / "given.npz")
+    c = import_files(ws_a, [tmp_path / "given.npz"])
+    assert c.status == "done", c.error
+    cyclic = Tweet.objects.get(workspace=ws_a, tweet_id=7001)
+    plain = Tweet.objects.get(workspace=ws_a, tweet_id=7002)
+    assert cyclic.compute_status == Tweet.ComputeStatus.REJECTED and cyclic.reach is None
+    assert not CascadeInfluence.objects.filter(tweet=cyclic).exists()
+    assert plain.compute_status == Tweet.ComputeStatus.COMPUTED and plain.reach == 3.0
+    assert any("cycle" in n for n in c.compute_runs.get().notes), c.compute_runs.get().notes
+
+
+def test_it_keeps_units_apart_for_cascades_with_and_without_follower_counts(ws_a, import_files, run_tasks, tmp_path):
+    import tarfile
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    arc = tmp_path / "trees.tar"
+    with tarfile.open(arc, "w") as tf:
+        tf.add(DATA / "formats" / "trees" / "good", arcname="good")
+    import_files(ws_a, [arc])
+    # one run over everything: both kinds land in the same batch
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    assert ComputeRun.objects.get(pk=run.pk).n_batches == 1
+    units = dict(Tweet.objects.filter(workspace=ws_a).values_list("tweet_id", "unit"))
+    assert units[1000] == units[2000] == "followers"
+    assert {u for t, u in units.items() if t not in (1000, 2000)} == {"retweeters"}
+    b = selectors.account_get(ws_a, 102)
+    assert total_by_name(ws_a, publisher=b) == EXPECTED_TOTAL
+
+
+def test_it_stores_each_cascades_spreading_edges(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    t = Tweet.objects.get(workspace=ws_a, tweet_id=1000)
+    g = selectors.cascade_graph(t)
+    name = {a.pk: a.screen_name for a in ws_a.accounts.all()}
+    edges = {(name[s], name[d]) for s, d in zip(g["src"].tolist(), g["dst"].tolist())}
+    # DESIGN §1's worked example, tweet 0: BE = {(a,b), (c,b), (d,b), (e,b), (c,a), (e,c), (f,e)}
+    assert edges == {("a", "b"), ("c", "b"), ("d", "b"), ("e", "b"), ("c", "a"), ("e", "c"), ("f", "e")}
+    assert len(g["nodes"]) == 6
+
+
+def test_it_tells_whom_an_account_amplified_and_who_amplified_it(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    e = selectors.account_get(ws_a, 105)
+    amp = selectors.account_amplification(ws_a, e)
+    # e retweeted from b (both tweets) and from c (tweet 1000); f retweeted from e in both tweets
+    assert {(r["account"].screen_name, r["cascades"]) for r in amp["amplified"]} == {("b", 2), ("c", 1)}
+    assert [(r["account"].screen_name, r["cascades"]) for r in amp["amplified_by"]] == [("f", 2)]
+
+
+# --- a GPU out of memory -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("holds", "note", "on_cpu"),
+    [
+        (8, "computed in 2 parts", []),
+        (5, "computed in 2 parts, 1 of them on the CPU", [1000]),
+        (4, "computed in 2 parts, 2 of them on the CPU", [1000, 2000]),
+    ],
+)
+def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
+    ws_a, import_files, run_tasks, monkeypatch, holds, note, on_cpu
+):
+    """A fake GPU of ``holds`` participants (no GPU needed): the batch of 11 participants is halved, and a cascade
+    that alone does not fit runs on the CPU; the numbers do not change."""
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    real_forward, real_backward = influence.forward, influence.backward
+
+    def fits(n):
+        if n > holds:
+            raise RuntimeError("cudaErrorMemoryAllocation: out of memory")
+
+    def forward(cascades, graph, *, orphans, backend):
+        if backend == "gpu":
+            fits(cascades.n_nodes)
+        return real_forward(cascades, graph, orphans=orphans, backend="cpu")
+
+    def backward(graphs, *, backend):
+        if backend == "gpu":
+            fits(graphs.cascades.n_nodes)
+        return real_backward(graphs, backend="cpu")
+
+    monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
+    monkeypatch.setattr(runs, "device_name", lambda b: "fake GPU" if b == "gpu" else "CPU")
+    monkeypatch.setattr(influence, "forward", forward)
+    monkeypatch.setattr(influence, "backward", backward)
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    notes = " ".join(run.notes)
+    assert f"GPU out of memory on 2 cascades (11 participants) at once: {note}" in notes
+    if on_cpu:
+        assert f"ran on the CPU (tweets {', '.join(map(str, on_cpu))})" in notes
+        assert run.devices == ["fake GPU", "CPU"]
+    else:
+        assert "ran on the CPU" not in notes and run.devices == ["fake GPU"]
+
+
+def test_it_does_not_split_a_batch_on_errors_other_than_gpu_memory(ws_a, import_files, run_tasks, monkeypatch):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
+    monkeypatch.setattr(influence, "forward", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug")))
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.FAILED and run.error == "batch 0: RuntimeError: a kernel bug"
+    assert is_device_oom(RuntimeError("CUDA_ERROR_OUT_OF_MEMORY")) and not is_device_oom(MemoryError())
