@@ -8,28 +8,5 @@ import loop (every algorithm module imports the models).
 
 from __future__ import annotations
 
-from .base import (
-    Algorithm,
-    BatchOutcome,
-    PlannedBatch,
-    RunCancelled,
-    Stop,
-    UnknownAlgorithm,
-    choices,
-    get,
-    names,
-    register,
-)
-
-__all__ = [
-    "Algorithm",
-    "BatchOutcome",
-    "PlannedBatch",
-    "RunCancelled",
-    "Stop",
-    "UnknownAlgorithm",
-    "choices",
-    "get",
-    "names",
-    "register",
-]
+from .base import *  # noqa: F403  (the contract and the registry are this package's public names)
+from .base import __all__  # noqa: F401
