@@ -449,6 +449,7 @@ class ComputeRunAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     inlines = (ComputeBatchInline,)
     list_per_page = 50
+    params_json = json_display("params")
     devices_json = json_display("devices")
     timings_json = json_display("timings")
     notes_json = json_display("notes")
@@ -457,6 +458,7 @@ class ComputeRunAdmin(admin.ModelAdmin):
         "collection",
         "created_by",
         "algorithm",
+        "params_json",
         "aggregate",
         "orphans",
         "backend",

@@ -58,11 +58,14 @@ class PlannedBatch:
     """One batch as the planner gives it; the runner stores it as a :class:`~monitor.models.ComputeBatch`.
 
     ``tweet_pks`` are the ``Tweet`` primary keys the batch covers; ``n_cascades`` and ``n_nodes`` say how big
-    it is (they add up to the run's totals)."""
+    it is (they add up to the run's totals). A graph-wide analysis leaves ``tweet_pks`` empty and names its
+    share of the work in ``params``."""
 
     tweet_pks: list[int]
     n_cascades: int
     n_nodes: int
+    #: the batch's share of a graph-wide run (a range of sources, a block of seeds); stored on the batch
+    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +90,13 @@ class Algorithm(ABC):
 
     name: str
     label: str
+
+    def clean_params(self, params: dict) -> dict:
+        """The run's own parameters as ``ComputeRun.params`` stores them, validated and with defaults filled in;
+        a ``ValueError`` naming the parameter otherwise. An algorithm that takes none refuses any."""
+        if params:
+            raise ValueError(f"{self.name} takes no parameters (got {', '.join(sorted(params))})")
+        return {}
 
     @abstractmethod
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:

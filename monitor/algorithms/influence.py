@@ -678,7 +678,7 @@ class Influence(Algorithm):
     """The influence measure (DESIGN §1): per cascade, the audience each participant helped it reach."""
 
     name = "influence"
-    label = "Influence"
+    label = "Influence measure"
 
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
         sizes = _cascade_sizes(tweet_pks) if tweet_pks else {}

@@ -66,6 +66,7 @@ class ComputeRunSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "algorithm",
+            "params",
             "status",
             "aggregate",
             "orphans",

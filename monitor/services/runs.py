@@ -56,13 +56,18 @@ def compute_run_start(
     backend: str | None = None,
     aggregate: str = ComputeRun.Aggregate.TOTAL,
     algorithm: str = "influence",
+    params: dict | None = None,
 ) -> ComputeRun:
-    """Create a run of ``algorithm`` over ``tweet_pks`` (all of the workspace's tweets when ``None``), let the
-    algorithm plan its batches and queue them once the surrounding transaction commits."""
+    """Create a run of ``algorithm`` with its own ``params`` over ``tweet_pks`` (all of the workspace's tweets
+    when ``None``), let the algorithm plan its batches and queue them once the surrounding transaction commits."""
     try:
         algo = algorithms.get(algorithm)
     except algorithms.UnknownAlgorithm as exc:
         raise ValidationError({"algorithm": str(exc)}) from exc
+    try:
+        cleaned = algo.clean_params(dict(params or {}))
+    except ValueError as exc:
+        raise ValidationError({"params": str(exc)}) from exc
     if tweet_pks is None:
         tweet_pks = list(Tweet.objects.filter(workspace=workspace).values_list("pk", flat=True))
     run = ComputeRun(
@@ -70,6 +75,7 @@ def compute_run_start(
         collection=collection,
         created_by=user,
         algorithm=algo.name,
+        params=cleaned,
         orphans=orphans or settings.SPREADWATCH_ORPHANS,
         backend=backend or settings.SPREADWATCH_BACKEND,
         aggregate=aggregate,
@@ -84,7 +90,9 @@ def compute_run_start(
         run.started_at = run.finished_at = timezone.now()
     run.save()
     ComputeBatch.objects.bulk_create(
-        ComputeBatch(run=run, index=i, tweet_pks=b.tweet_pks, n_cascades=b.n_cascades, n_nodes=b.n_nodes)
+        ComputeBatch(
+            run=run, index=i, tweet_pks=b.tweet_pks, params=b.params, n_cascades=b.n_cascades, n_nodes=b.n_nodes
+        )
         for i, b in enumerate(plan)
     )
     if not plan and collection is not None:

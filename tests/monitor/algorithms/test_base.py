@@ -27,7 +27,7 @@ class Nothing(algorithms.Algorithm):
 def test_it_gives_the_influence_measure_by_its_name():
     assert algorithms.get("influence") is INFLUENCE
     assert "influence" in algorithms.names()
-    assert ("influence", "Influence") in algorithms.choices()
+    assert ("influence", "Influence measure") in algorithms.choices()
 
 
 def test_it_names_the_known_algorithms_when_asked_for_an_unknown_one():
@@ -44,7 +44,7 @@ def test_a_registered_algorithm_is_offered_by_the_run_model(monkeypatch):
     monkeypatch.setitem(base._REGISTRY, "nothing", Nothing())
     assert algorithms.get("nothing").label == "Nothing"
     choices = dict(ComputeRun._meta.get_field("algorithm").choices)
-    assert choices["nothing"] == "Nothing" and choices["influence"] == "Influence"
+    assert choices["nothing"] == "Nothing" and choices["influence"] == "Influence measure"
 
 
 def test_the_run_model_offers_exactly_the_registered_algorithms():

@@ -227,3 +227,52 @@ def test_it_cancels_a_run_of_another_algorithm_at_its_safe_point(two_batches, mo
     b = services.compute_batch_run(batch_id=run.batches.first().pk)
     assert b.status == ComputeBatch.Status.CANCELLED
     assert [c[0] for c in recorder.calls] == ["compute"]  # stopped before its store
+
+
+class Sources(algorithms.Algorithm):
+    """A graph-wide algorithm: its run takes parameters, and it plans by ranges of sources, not by cascades."""
+
+    name = "sources"
+    label = "Sources"
+
+    def clean_params(self, params):
+        unknown = set(params) - {"k", "seed"}
+        if unknown:
+            raise ValueError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+        k = int(params.get("k", 4))
+        if k < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
+        return {"k": k, "seed": int(params.get("seed", 0))}
+
+    def plan(self, *, run, tweet_pks):
+        k = run.params["k"]
+        return [algorithms.PlannedBatch([], 0, 0, params={"sources": [i, min(i + 2, k)]}) for i in range(0, k, 2)]
+
+    def compute(self, *, run, batch, backend, stop):
+        lo, hi = batch.params["sources"]
+        return algorithms.BatchOutcome(notes=[f"sources {lo}-{hi} of {run.params['k']}"])
+
+    def store(self, *, run, batch, result):
+        pass
+
+
+def test_a_run_records_its_algorithms_parameters_and_each_batch_its_share(ws_a, run_tasks, monkeypatch):
+    monkeypatch.setitem(base._REGISTRY, "sources", Sources())
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu", algorithm="sources", params={"k": 5})
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and run.params == {"k": 5, "seed": 0}
+    assert [b.params for b in run.batches.order_by("index")] == [
+        {"sources": [0, 2]},
+        {"sources": [2, 4]},
+        {"sources": [4, 5]},
+    ]
+    assert run.notes == ["batch 0: sources 0-2 of 5", "batch 1: sources 2-4 of 5", "batch 2: sources 4-5 of 5"]
+
+
+def test_it_refuses_parameters_the_algorithm_does_not_take_and_stores_nothing(ws_a, monkeypatch):
+    monkeypatch.setitem(base._REGISTRY, "sources", Sources())
+    with pytest.raises(ValidationError, match=r"k must be at least 1, not 0"):
+        services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="sources", params={"k": 0})
+    with pytest.raises(ValidationError, match=r"influence takes no parameters \(got seed\)"):
+        services.compute_run_start(workspace=ws_a, backend="cpu", params={"seed": 1})
+    assert not ComputeRun.objects.exists()

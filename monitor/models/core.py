@@ -1,4 +1,5 @@
-"""Spreadwatch's data model.
+"""Spreadwatch's data model: what every algorithm shares (workspaces, accounts, tweets, the follower graph,
+collections, compute runs). Each algorithm's result tables are a module of their own beside this one.
 
 Everything an analyst uploads, and everything computed from it, belongs to one :class:`Workspace`; accounts
 are per workspace too, so two teams never see each other's data, not even screen names. Twitter ids are
@@ -22,10 +23,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from .algorithms.base import choices as algorithm_choices
+from ..algorithms.base import choices as algorithm_choices
 
 
-def _bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
+def bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
     """A foreign key of a bulk-loaded table: no database constraint (see the module docstring) and, unless
     ``index``, no index of its own (a composite unique key or named index covers it)."""
     return models.ForeignKey(to, on_delete=on_delete, db_constraint=False, db_index=index, **kw)
@@ -85,10 +86,10 @@ class Account(models.Model):
 class FollowerCount(models.Model):
     """A snapshot of an account's follower count; the count embedded in every tweet is one."""
 
-    account = _bulk_fk(Account, related_name="follower_counts")
+    account = bulk_fk(Account, related_name="follower_counts")
     observed_at = models.DateTimeField()
     count = models.BigIntegerField()
-    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    collection = bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [
@@ -101,10 +102,10 @@ class Follow(models.Model):
     """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
     was first seen."""
 
-    workspace = _bulk_fk(Workspace, related_name="+")
-    follower = _bulk_fk(Account, related_name="+")
-    followee = _bulk_fk(Account, related_name="+")
-    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    workspace = bulk_fk(Workspace, related_name="+")
+    follower = bulk_fk(Account, related_name="+")
+    followee = bulk_fk(Account, related_name="+")
+    collection = bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [
@@ -185,12 +186,12 @@ class Tweet(models.Model):
 class Retweet(models.Model):
     """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (DESIGN §1)."""
 
-    tweet = _bulk_fk(Tweet, related_name="retweets")
-    retweeter = _bulk_fk(Account, related_name="retweets")
+    tweet = bulk_fk(Tweet, related_name="retweets")
+    retweeter = bulk_fk(Account, related_name="retweets")
     retweet_id = models.BigIntegerField(null=True, blank=True, help_text="the retweet's own status id")
     created_at = models.DateTimeField()
     followers_count = models.FloatField(null=True, blank=True, help_text="retweeter's follower count then")
-    collection = _bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    collection = bulk_fk("Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "retweeter"], name="retweet_one_per_user")]
@@ -201,9 +202,9 @@ class GivenEdge(models.Model):
     """A spreading edge given directly by the input (TUDataset, spreading-graph archive): ``dst`` receives
     ``src``'s share. Only tweets with ``graph_source="given"`` have them."""
 
-    tweet = _bulk_fk(Tweet, related_name="given_edges")
-    src = _bulk_fk(Account, related_name="+", index=True)
-    dst = _bulk_fk(Account, related_name="+", index=True)
+    tweet = bulk_fk(Tweet, related_name="given_edges")
+    src = bulk_fk(Account, related_name="+", index=True)
+    dst = bulk_fk(Account, related_name="+", index=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tweet", "src", "dst"], name="givenedge_unique")]
@@ -316,6 +317,9 @@ class ComputeRun(models.Model):
     n_cascades = models.IntegerField(default=0)
     n_nodes = models.BigIntegerField(default=0)
     n_edges = models.BigIntegerField(default=0)
+    params = models.JSONField(
+        default=dict, blank=True, help_text="the algorithm's own parameters (seed, sample size...) as it validated them"
+    )
     devices = models.JSONField(default=list, blank=True, help_text="where the batches ran")
     timings = models.JSONField(default=dict, blank=True, help_text="seconds per phase, summed over batches")
     notes = models.JSONField(default=list, blank=True)
@@ -345,7 +349,9 @@ class ComputeRun(models.Model):
 
 
 class ComputeBatch(models.Model):
-    """A group of cascades (``tweet_pks``: ``Tweet`` primary keys) computed by one task."""
+    """One task's share of a run: a group of cascades (``tweet_pks``: ``Tweet`` primary keys) for the influence
+    measure, or, for a graph-wide analysis, the part of the work named in ``params`` (a range of sources, a block
+    of seeds...)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -357,6 +363,7 @@ class ComputeBatch(models.Model):
     run = models.ForeignKey(ComputeRun, on_delete=models.CASCADE, related_name="batches")
     index = models.IntegerField()
     tweet_pks = models.JSONField(default=list)
+    params = models.JSONField(default=dict, blank=True, help_text="the batch's share of a graph-wide run")
     n_cascades = models.IntegerField(default=0)
     n_nodes = models.BigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
@@ -370,92 +377,3 @@ class ComputeBatch(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="computebatch_unique_index")]
         ordering = ["run", "index"]
-
-
-class CascadeInfluence(models.Model):
-    """I_t(v): the audience ``account`` helped ``tweet`` reach. ``publisher``, ``day`` (the tweet's UTC day)
-    and ``label`` (its truth label) are copied from the tweet so the daily aggregates refresh with one GROUP
-    BY."""
-
-    class Role(models.TextChoices):
-        PUBLISHER = "publisher", "Publisher"
-        SPREADER = "spreader", "Retweeter that passed it on"
-        LEAF = "leaf", "Retweeter nobody saw it from"
-        ORPHAN = "orphan", "Retweeter not reached through the follower graph"
-
-    tweet = _bulk_fk(Tweet, related_name="influence")
-    account = _bulk_fk(Account, related_name="+")
-    publisher = _bulk_fk(Account, related_name="+")
-    day = models.DateField()
-    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
-    influence = models.FloatField()
-    followers = models.FloatField(help_text="n_v used by the backward phase")
-    role = models.CharField(max_length=10, choices=Role.choices)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["tweet", "account"], name="cascadeinfluence_unique")]
-        indexes = [
-            models.Index(fields=["account"], name="influence_by_account"),
-            models.Index(fields=["publisher", "day"], name="influence_for_refresh"),
-        ]
-
-
-class CascadeGraph(models.Model):
-    """The spreading graph of one computed cascade, as the backward phase used it: edge ``(src, dst)`` means
-    ``src`` could have seen the tweet from ``dst`` and passed its share to it (DESIGN §1's ``(v, u)``).
-
-    One row per tweet, the edges packed as little-endian int64 ``Account`` primary keys ``src0, dst0, src1,
-    dst1, ...``: 1M retweets make ~1.7M edges, which as rows would cost more to write than the rest of a
-    batch's results; as 27K blobs they cost almost nothing, and every reader wants a whole cascade anyway.
-    Rejected cascades (cycles without times) have none."""
-
-    tweet = models.OneToOneField(
-        Tweet, on_delete=models.CASCADE, primary_key=True, db_constraint=False, related_name="graph"
-    )
-    n_edges = models.IntegerField()
-    edges = models.BinaryField()
-
-    def edge_arrays(self):
-        import numpy as np
-
-        a = np.frombuffer(bytes(self.edges), dtype="<i8").astype(np.int64)
-        return a[0::2], a[1::2]
-
-
-class DailyInfluence(models.Model):
-    """Σ_t I_t(v) and T_v over the computed tweets of one publisher, with one truth label, on one UTC day:
-    what rankings read (a label filter is a WHERE, not a recomputation)."""
-
-    workspace = _bulk_fk(Workspace, related_name="+")
-    publisher = _bulk_fk(Account, related_name="+")
-    account = _bulk_fk(Account, related_name="+")
-    day = models.DateField()
-    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
-    influence = models.FloatField()
-    cascades = models.IntegerField(help_text="T_v: the day's tweets the account took part in")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["workspace", "publisher", "day", "label", "account"], name="daily_unique"),
-        ]
-        indexes = [
-            models.Index(fields=["workspace", "day"], name="daily_for_workspace_ranking"),
-            models.Index(fields=["workspace", "account", "day"], name="daily_for_account_page"),
-        ]
-
-
-class PublisherDay(models.Model):
-    """T: how many computed tweets with one truth label a publisher posted on a UTC day (the denominator of
-    ``mean``), and their summed reach."""
-
-    workspace = _bulk_fk(Workspace, related_name="+")
-    publisher = _bulk_fk(Account, related_name="+")
-    day = models.DateField()
-    label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
-    tweets = models.IntegerField()
-    reach = models.FloatField(default=0.0, help_text="Σ of the tweets' reach")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["workspace", "publisher", "day", "label"], name="publisherday_unique")
-        ]

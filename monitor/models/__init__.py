@@ -1,0 +1,43 @@
+"""Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
+are a module named after it (:mod:`.influence`). Every model is importable from ``monitor.models``."""
+
+from __future__ import annotations
+
+from .core import (
+    Account,
+    Collection,
+    CollectionFile,
+    ComputeBatch,
+    ComputeRun,
+    Follow,
+    FollowerCount,
+    GivenEdge,
+    Label,
+    Membership,
+    Publisher,
+    Retweet,
+    Tweet,
+    Workspace,
+)
+from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
+
+__all__ = [
+    "Account",
+    "CascadeGraph",
+    "CascadeInfluence",
+    "Collection",
+    "CollectionFile",
+    "ComputeBatch",
+    "ComputeRun",
+    "DailyInfluence",
+    "Follow",
+    "FollowerCount",
+    "GivenEdge",
+    "Label",
+    "Membership",
+    "Publisher",
+    "PublisherDay",
+    "Retweet",
+    "Tweet",
+    "Workspace",
+]
