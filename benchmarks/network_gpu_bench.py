@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from compute.algorithms import network as cpu  # noqa: E402
-from compute.gpu import network as gpu  # noqa: E402
-from compute.graphs import Graph, graph_from_edges, undirected  # noqa: E402
+from compute.algorithms import network as cpu
+from compute.gpu import network as gpu
+from compute.graphs import Graph, graph_from_edges, undirected
 
 A, B, C = 0.55, 0.1, 0.1  # D = 0.25
 
@@ -157,7 +157,13 @@ def check(scale: int, factor: int, samples: int, seed: int) -> list[dict]:
     hub = int(np.argmax(np.diff(undirected(g).indptr)))
     c, tc = timed(cpu.neighbourhood, g, hub, depth=2, backend="cpu")
     gg, tg = timed(gpu.neighbourhood, g, hub, depth=2, backend="gpu")
-    row("neighbourhood", np.array_equal(c.graph.ids, gg.graph.ids) and np.array_equal(c.distance, gg.distance), "", tc, tg)
+    row(
+        "neighbourhood",
+        np.array_equal(c.graph.ids, gg.graph.ids) and np.array_equal(c.distance, gg.distance),
+        "",
+        tc,
+        tg,
+    )
     return rows
 
 
@@ -189,14 +195,14 @@ def big(scale: int, edges: int, samples: int, seed: int, only: set[str]) -> list
         pool = cp.get_default_memory_pool().total_bytes()
         r = {"analysis": name, "seconds": t, "floor_s": floors[name], "device_pool_gb": pool / 1e9}
         if name == "components":
-            r["components"] = int(len(res.sizes))
+            r["components"] = len(res.sizes)
             r["largest"] = int(res.sizes[0])
         if name == "core_numbers":
             r["max_core"] = int(res.max())
         if name == "clustering":
             r["transitivity"] = res.transitivity
         if name == "betweenness":
-            r["sources"] = int(len(res.sources))
+            r["sources"] = len(res.sources)
             r["top"] = float(res.values.max())
         out.append(r)
         print(json.dumps(r), flush=True)
@@ -222,9 +228,15 @@ def main() -> None:
     Path(args.out, "network_gpu.json").write_text(json.dumps({"checks": checks, "bench": bench}, indent=1))
     print()
     for c in checks:
-        print(f"{'ok ' if c['ok'] else 'BAD'} {c['check']:28s} cpu {c['cpu_s']:8.3f} s  gpu {c['gpu_s']:8.3f} s  {c['detail']}")
+        print(
+            f"{'ok ' if c['ok'] else 'BAD'} {c['check']:28s} cpu {c['cpu_s']:8.3f} s"
+            f"  gpu {c['gpu_s']:8.3f} s  {c['detail']}"
+        )
     for b in bench:
-        print(f"{b['analysis']:14s} {b['seconds']:8.2f} s   floor {b['floor_s']:.3f} s   pool {b['device_pool_gb']:.1f} GB")
+        print(
+            f"{b['analysis']:14s} {b['seconds']:8.2f} s   floor {b['floor_s']:.3f} s"
+            f"   pool {b['device_pool_gb']:.1f} GB"
+        )
 
 
 if __name__ == "__main__":

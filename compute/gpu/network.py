@@ -43,7 +43,15 @@ from ..graphs import (
     Degrees,
     Graph,
     Neighbourhood,
-    betweenness_sources,
+    betweenness_grid,
+    betweenness_plan,
+    check_depth,
+    check_direction,
+    check_graph,
+    check_node,
+    check_samples,
+    check_seed,
+    check_sources,
     reciprocal,
     subgraph,
     top_overlap,
@@ -429,7 +437,8 @@ def _device(g: Graph) -> _DeviceCSR:
     return d
 
 
-def _check_backend(backend: str) -> None:
+def _check_backend(g: Graph, backend: str) -> None:
+    check_graph(g)
     if backend not in ("gpu", "auto"):
         raise ValueError(
             f"compute.gpu.network runs on the GPU; backend={backend!r} belongs to compute.algorithms.network"
@@ -464,20 +473,18 @@ def _weak_ids(d: _DeviceCSR) -> cp.ndarray:
 
 
 def degrees(g: Graph, *, backend: str = "auto") -> Degrees:
-    _check_backend(backend)
+    _check_backend(g, backend)
     d = _device(g)
-    return Degrees(
-        in_degree=cp.bincount(d.indices, minlength=d.n).astype(cp.int64).get(), out_degree=d.degree.get()
-    )
+    return Degrees(in_degree=cp.bincount(d.indices, minlength=d.n).astype(cp.int64).get(), out_degree=d.degree.get())
 
 
 def components(g: Graph, *, backend: str = "auto") -> Components:
-    _check_backend(backend)
+    _check_backend(g, backend)
     return _renumber(_weak_ids(_device(g)))
 
 
 def strong_components(g: Graph, *, backend: str = "auto") -> Components:
-    _check_backend(backend)
+    _check_backend(g, backend)
     d = _device(g)
     n = d.n
     comp = cp.full(n, -1, dtype=cp.int32)
@@ -517,7 +524,7 @@ def strong_components(g: Graph, *, backend: str = "auto") -> Components:
 
 
 def core_numbers(g: Graph, *, backend: str = "auto") -> np.ndarray:
-    _check_backend(backend)
+    _check_backend(g, backend)
     d = _device(undirected(g))
     n = d.n
     degree = d.degree.astype(cp.int32)
@@ -537,13 +544,15 @@ def core_numbers(g: Graph, *, backend: str = "auto") -> np.ndarray:
             live[leaving] = False
             left -= len(leaving)
             peel(
-                (_warps_grid(len(leaving)),), (_BLOCK,), (d.indptr, d.indices, leaving, np.int32(len(leaving)), alive, degree)
+                (_warps_grid(len(leaving)),),
+                (_BLOCK,),
+                (d.indptr, d.indices, leaving, np.int32(len(leaving)), alive, degree),
             )
     return core.get()
 
 
 def clustering(g: Graph, *, backend: str = "auto") -> Clustering:
-    _check_backend(backend)
+    _check_backend(g, backend)
     d = _device(undirected(g))
     deg = d.degree
     # orient every edge from the lower to the higher (degree, index): out-lists of at most sqrt(2m), rows sorted
@@ -592,18 +601,16 @@ def _bc_pass(d: _DeviceCSR, sources: np.ndarray, scale: np.ndarray, buffers, out
 
 
 def betweenness_partial(g: Graph, sources: np.ndarray, scale: np.ndarray, *, backend: str = "auto") -> np.ndarray:
-    _check_backend(backend)
-    sources = np.asarray(sources, dtype=np.int64)
-    scale = np.asarray(scale, dtype=np.float64)
-    if sources.shape != scale.shape:
-        raise ValueError(f"sources and scale must have one entry each ({len(sources)} != {len(scale)})")
+    _check_backend(g, backend)
     u = undirected(g)
-    if len(sources) and (sources.min() < 0 or sources.max() >= u.n_nodes):
-        raise ValueError(f"sources must be node indices in [0, {u.n_nodes})")
+    sources, scale = check_sources(u, sources, scale)
     d = _device(u)
     total = cp.zeros(d.n, dtype=cp.float64)
     if not len(sources):
         return total.get()
+    # each block's vector is rounded to the graph's grid (compute.graphs.betweenness_grid), as on the CPU: then
+    # adding blocks is exact, and any grouping of whole blocks over workers gives the same bits
+    grid = cp.asarray(betweenness_grid(u))
     buffers = (
         cp.empty(d.n * LANES, dtype=cp.int16),
         cp.empty(d.n * LANES, dtype=cp.float64),
@@ -615,32 +622,32 @@ def betweenness_partial(g: Graph, sources: np.ndarray, scale: np.ndarray, *, bac
         for p0 in range(b0, min(b0 + SOURCE_BLOCK, len(sources)), LANES):
             p1 = min(p0 + LANES, b0 + SOURCE_BLOCK, len(sources))
             _bc_pass(d, sources[p0:p1], scale[p0:p1], buffers, block)
-        total += block
+        # every unordered pair was counted from both of its ends: networkx's normalized=False halves undirected values
+        block *= 0.5
+        total += cp.rint(block / grid) * grid
     del buffers
-    # every unordered pair was counted from both of its ends: networkx's normalized=False halves undirected values
-    return (total * 0.5).get()
+    return total.get()
 
 
 def betweenness(g: Graph, *, samples: int = 0, seed: int = 0, backend: str = "auto") -> Betweenness:
-    _check_backend(backend)
-    if samples < 0:
-        raise ValueError(f"samples must be >= 0, not {samples}")
+    _check_backend(g, backend)
+    check_samples(samples)
+    check_seed(seed)
     u = undirected(g)
-    sources, scale, notes = betweenness_sources(u, samples, seed)
-    values = betweenness_partial(u, sources, scale, backend="gpu")
-    exact = samples == 0 or samples >= u.n_nodes
-    return Betweenness(values=values, sources=sources, exact=exact, samples=samples, seed=seed, notes=notes)
+    plan = betweenness_plan(u, samples, seed)
+    values = betweenness_partial(u, plan.sources, plan.scale, backend="gpu")
+    return Betweenness(values, plan.sources, plan.exact, samples, seed, plan.notes)
 
 
 def betweenness_stability(g: Graph, *, samples: int, seed: int = 0, backend: str = "auto") -> dict:
-    _check_backend(backend)
+    _check_backend(g, backend)
     a = betweenness(g, samples=samples, seed=seed, backend="gpu").values
     b = betweenness(g, samples=samples, seed=seed + 1, backend="gpu").values
-    return {"top1": top_overlap(a, b, 0.01), "top5": top_overlap(a, b, 0.05), "samples": samples}
+    return {"top1": top_overlap(a, b, 1.0), "top5": top_overlap(a, b, 5.0), "samples": samples}
 
 
 def conversations(g: Graph, *, backend: str = "auto") -> Conversations:
-    _check_backend(backend)
+    _check_backend(g, backend)
     d = _device(g)
     keep = cp.zeros(max(d.m, 1), dtype=cp.uint8)
     _fn("reciprocated")(d.row_grid, (_BLOCK,), (*d.rows, keep))
@@ -661,17 +668,14 @@ def conversations(g: Graph, *, backend: str = "auto") -> Conversations:
 def neighbourhood(
     g: Graph, node: int, *, depth: int = 1, direction: str = "both", backend: str = "auto"
 ) -> Neighbourhood:
-    _check_backend(backend)
-    if direction not in ("out", "in", "both"):
-        raise ValueError(f"direction must be one of out, in, both, not {direction!r}")
-    if depth < 0:
-        raise ValueError(f"depth must be >= 0, not {depth}")
-    if not 0 <= node < g.n_nodes:
-        raise ValueError(f"node must be a node index in [0, {g.n_nodes}), not {node}")
+    _check_backend(g, backend)
+    check_node(g, node)
+    check_depth(depth)
+    check_direction(direction)
     d = _device(g)
     walks = {"out": [d], "in": [d.transposed()], "both": [d, d.transposed()]}[direction]
     dist = cp.full(d.n, -1, dtype=cp.int32)
-    dist[node] = 0
+    dist[int(node)] = 0
     step = _fn("bfs_step")
     for level in range(1, depth + 1):
         frontier = cp.flatnonzero(dist == level - 1).astype(cp.int32)
