@@ -567,15 +567,17 @@ class SourcePlan:
     notes: list[str]
 
 
-def betweenness_plan(g: Graph, samples: int, seed: int) -> SourcePlan:
-    """:func:`betweenness_sources` with the notes an analyst should see and whether the result will be exact."""
+def betweenness_plan(g: Graph, samples: int, seed: int, comps: Components | None = None) -> SourcePlan:
+    """:func:`betweenness_sources` with the notes an analyst should see and whether the result will be exact.
+    ``comps``: the weak components of ``g`` when the caller has them already (the GPU twin computes them on the
+    device); computed here otherwise."""
     check_graph(g)
     check_samples(samples)
     check_seed(seed)
     n = g.n_nodes
     if samples == 0 or samples >= n:
         return SourcePlan(np.arange(n, dtype=np.int64), np.ones(n), True, [f"exact: all {n:,} nodes are sources"])
-    comps = ordered_components(weak_component_labels(g))
+    comps = comps if comps is not None else ordered_components(weak_component_labels(g))
     sizes = comps.sizes
     eligible = int(np.count_nonzero(sizes >= 3))  # sizes descending: components 0..eligible-1
     k = np.zeros(len(sizes), dtype=np.int64)
@@ -653,7 +655,7 @@ def betweenness_sources(g: Graph, samples: int, seed: int) -> tuple[np.ndarray, 
     return plan.sources, plan.scale
 
 
-def betweenness_grid(g: Graph) -> np.ndarray:
+def betweenness_grid(g: Graph, comps: Components | None = None) -> np.ndarray:
     """Per node, the power of two every block's contribution is rounded to (float64[n]).
 
     A node's betweenness estimate is at most n_c (n_c - 2) / 2 in a component of n_c nodes (each component's
@@ -661,8 +663,9 @@ def betweenness_grid(g: Graph) -> np.ndarray:
     q_c = 2**(ceil(log2(n_c**2)) - 52) every value up to 2 n_c**2 is an exact float64, so once each block's
     vector is rounded to the grid, adding blocks is exact: any grouping of whole blocks (one worker or many)
     gives the same bits. The price is an absolute error of at most q_c / 2 per block, 2**-51 of the largest
-    possible value. The grid depends on ``g`` alone, so every worker computes the same one."""
-    comps = ordered_components(weak_component_labels(g))
+    possible value. The grid depends on ``g`` alone, so every worker computes the same one (``comps``: its weak
+    components, when the caller has them)."""
+    comps = comps if comps is not None else ordered_components(weak_component_labels(g))
     nc = comps.sizes.astype(np.float64)
     exp = np.ceil(np.log2(np.maximum(nc, 2.0) ** 2))
     q = np.ldexp(1.0, (exp - 52).astype(np.int64))

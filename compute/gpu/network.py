@@ -610,7 +610,7 @@ def betweenness_partial(g: Graph, sources: np.ndarray, scale: np.ndarray, *, bac
         return total.get()
     # each block's vector is rounded to the graph's grid (compute.graphs.betweenness_grid), as on the CPU: then
     # adding blocks is exact, and any grouping of whole blocks over workers gives the same bits
-    grid = cp.asarray(betweenness_grid(u))
+    grid = cp.asarray(betweenness_grid(u, components(u, backend="gpu")))
     buffers = (
         cp.empty(d.n * LANES, dtype=cp.int16),
         cp.empty(d.n * LANES, dtype=cp.float64),
@@ -634,7 +634,8 @@ def betweenness(g: Graph, *, samples: int = 0, seed: int = 0, backend: str = "au
     check_samples(samples)
     check_seed(seed)
     u = undirected(g)
-    plan = betweenness_plan(u, samples, seed)
+    exact = samples == 0 or samples >= u.n_nodes  # then the plan needs no components
+    plan = betweenness_plan(u, samples, seed, None if exact else components(u, backend="gpu"))
     values = betweenness_partial(u, plan.sources, plan.scale, backend="gpu")
     return Betweenness(values, plan.sources, plan.exact, samples, seed, plan.notes)
 
