@@ -21,8 +21,11 @@ tree), so results are identical from run to run with no floating-point atomics a
   dependent nodes (the deepest RSG graph has a longest path of 3,324 edges) advances quickly. A cascade with
   more nodes than fit keeps the rest in global memory, with the same sentinel protocol.
 * **Size classes run concurrently**: three launches (small / medium / large cascades, each sized for its
-  shared memory and block width) on three streams, largest cascades first within each, so one launch covers
-  each class and the large graphs do not wait for the small ones.
+  shared memory and block width) on three streams, the large class first and the largest cascades first within
+  each, so the longest chains start at once and the small graphs fill the gaps. A large cascade runs on a
+  cluster of 4 blocks (distributed shared memory), which spreads its gathers over 4 multiprocessors.
+* **Nothing slow on the chain**: the lanes are reconverged (``__syncwarp``) before the tail and the shuffle,
+  and a share is ``I(v) * (1 / outdeg(v))`` with the reciprocal computed at preparation, not a division.
 
 Preparation (timed separately, like the thesis' CSR build): upload, out-degrees, and the in-edge lists (CSC),
 built by one radix sort of ``(dst << 32) | src`` keys, so the order within a row depends only on the data.
@@ -30,6 +33,7 @@ built by one radix sort of ``(dst << 32) | src`` keys, so the order within a row
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import cupy as cp
@@ -81,13 +85,13 @@ __device__ __forceinline__ double wait_share(const Idx u, const int cap, volatil
     const int* __restrict__ order,           /* [N] local node per position (kind 3 cascades only) */ \
     const long long* __restrict__ in_ptr,    /* [N+1] in-edges of v: in_src[in_ptr[v]:in_ptr[v+1]] */ \
     const Idx* __restrict__ in_src,          /* [M] local source node of each in-edge */ \
-    const int* __restrict__ outdeg,          /* [N] */ \
+    const double* __restrict__ rdeg,         /* [N] 1 / out-degree (0 for a sink): no division on the chain */ \
     const double* __restrict__ followers,    /* [N] */ \
     double* __restrict__ out,                /* [N] influence */ \
     double* gshare,                          /* [N] shares beyond shared memory (poisoned) */ \
     const int smem_cap,                      /* shares per block held in shared memory */ \
     int* err                                 /* set to 1 if a wait gave up */
-#define PULL_ARGS blocks, node_off, kinds, order, in_ptr, in_src, outdeg, followers, out, gshare, smem_cap, err
+#define PULL_ARGS blocks, node_off, kinds, order, in_ptr, in_src, rdeg, followers, out, gshare, smem_cap, err
 
 // One cascade per block (CL == 1) or per cluster of CL blocks on CL multiprocessors (CL > 1). Idx is the
 // in-edge source as a *local* node index (uint16 when every cascade of the chunk has <= 65,536 nodes: half
@@ -114,21 +118,21 @@ __device__ __forceinline__ void pull_body(PULL_PARAMS)
     // a node's metadata (its in-edge range, n_v, out-degree) is loaded one node ahead, so those global-memory
     // round trips overlap the previous node's work instead of sitting on the chain of dependent nodes
     int p = (threadIdx.x >> 5) + rank * (blockDim.x >> 5);
-    int v = 0, d = 0;
+    int v = 0;
     long long a = 0, b = 0;
-    double own = 0.0;
+    double own = 0.0, d = 0.0;
     if (p < n) {
         v = kind == 1 ? p : kind == 2 ? n - 1 - p : order[lo + p];
-        a = in_ptr[lo + v]; b = in_ptr[lo + v + 1]; own = followers[lo + v]; d = outdeg[lo + v];
+        a = in_ptr[lo + v]; b = in_ptr[lo + v + 1]; own = followers[lo + v]; d = rdeg[lo + v];
     }
     for (; p < n; p += nw) {
         const int pn = p + nw;
-        int vn = 0, dn = 0;
+        int vn = 0;
         long long an = 0, bn = 0;
-        double ownn = 0.0;
+        double ownn = 0.0, dn = 0.0;
         if (pn < n) {
             vn = kind == 1 ? pn : kind == 2 ? n - 1 - pn : order[lo + pn];
-            an = in_ptr[lo + vn]; bn = in_ptr[lo + vn + 1]; ownn = followers[lo + vn]; dn = outdeg[lo + vn];
+            an = in_ptr[lo + vn]; bn = in_ptr[lo + vn + 1]; ownn = followers[lo + vn]; dn = rdeg[lo + vn];
         }
         double acc = 0.0;
         // The in-edge stream is latency-bound unless many loads are in flight: 16-byte vector loads (8 uint16 or
@@ -155,22 +159,27 @@ __device__ __forceinline__ void pull_body(PULL_PARAMS)
                 }
             }
         }
+        // the lanes spin on different shares and leave their loops at different times: reconverge them before
+        // the tail and before the shuffle, or the warp runs the rest divergent (measured: 4.5 -> 2.2 ms on the
+        // largest RSG graphs, the same bits)
+        __syncwarp();
         if (b16 + lane < b) acc += wait_share<Idx, WAIT>(__ldcs(in_src + b16 + lane), cap, vs, vg, err);
+        __syncwarp();
         #pragma unroll
         for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
         if (CL == 1) {
             if (lane == 0) {
                 const double I = own + acc;
-                if (d > 0) {
-                    const double s = I / (double)d;
+                if (d > 0.0) {
+                    const double s = I * d;
                     if (v < cap) vs[v] = s; else vg[v] = s;
                 }
                 out[lo + v] = I;
             }
         } else {
             const double I = __shfl_sync(0xffffffffu, own + acc, 0);
-            if (d > 0) {
-                const double s = I / (double)d;
+            if (d > 0.0) {
+                const double s = I * d;
                 if (v < cap) {  // lane r writes block r's copy
                     if (lane < CL) {
                         double* dst = cg::this_cluster().map_shared_rank(sshare, (unsigned)lane);
@@ -189,6 +198,9 @@ __device__ __forceinline__ void pull_body(PULL_PARAMS)
 
 template <typename Idx, bool WAIT>
 __global__ void backward_pull(PULL_PARAMS) { pull_body<Idx, WAIT, 1>(PULL_ARGS); }
+
+template <typename Idx, bool WAIT>
+__global__ void __cluster_dims__(4, 1, 1) backward_pull4(PULL_PARAMS) { pull_body<Idx, WAIT, 4>(PULL_ARGS); }
 
 template <typename Idx, bool WAIT>
 __global__ void __cluster_dims__(8, 1, 1) backward_pull8(PULL_PARAMS) { pull_body<Idx, WAIT, 8>(PULL_ARGS); }
@@ -223,6 +235,9 @@ _TEMPLATES = (
     "backward_pull<unsigned short, true>",
     "backward_pull<int, true>",
     "backward_pull<unsigned short, false>",
+    "backward_pull4<unsigned short, true>",
+    "backward_pull4<int, true>",
+    "backward_pull4<unsigned short, false>",
     "backward_pull8<unsigned short, true>",
     "backward_pull8<int, true>",
     "backward_pull8<unsigned short, false>",
@@ -238,7 +253,11 @@ def _fn(name: str):
 #: size classes: (largest cascade in nodes, threads per block, blocks per cluster); shared memory is sized to
 #: the class. Cascades up to 8,192 nodes get a block each (measured: a cluster made their chains of dependent
 #: nodes slower than the gathers it spread); larger ones a cluster of 8 blocks on 8 multiprocessors.
-_CLASSES = ((1024, 128, 1), (8192, 1024, 1), (None, 1024, 8))
+#: blocks per cluster of the large class: 4 measured faster than 8 (issue 18), 8 kept for comparison
+CLUSTER = int(os.environ.get("SPREADWATCH_GPU_BACKWARD_CLUSTER", "4"))
+if CLUSTER not in (4, 8):
+    raise ValueError(f"SPREADWATCH_GPU_BACKWARD_CLUSTER must be 4 or 8, not {CLUSTER}")
+_CLASSES = ((1024, 128, 1), (8192, 1024, 1), (None, 1024, CLUSTER))
 #: doubles a block may keep in shared memory (227 KB, the H100's per-block maximum, minus a little)
 _SMEM_DOUBLES = 29_000
 
@@ -262,7 +281,7 @@ class PreparedBackward:
     order: cp.ndarray
     in_ptr: cp.ndarray
     in_src: cp.ndarray
-    outdeg: cp.ndarray
+    rdeg: cp.ndarray  # 1 / out-degree, 0 for a sink
     followers: cp.ndarray
     out: cp.ndarray
     gshare: cp.ndarray
@@ -281,7 +300,10 @@ class PreparedBackward:
         self.out.view(cp.int64).fill(SENTINEL_BITS)  # poison: every launched node must be written
         start = main.record()
         ends = []
-        for i, ((blocks, threads, smem, cluster), stream) in enumerate(zip(self.launches, _class_streams())):
+        # the large class first: its cascades hold the longest chains of dependent nodes, so they must start
+        # before the small classes fill the multiprocessors (measured: 8.9 -> 6.3 ms on rsg, issue 18)
+        classes = list(enumerate(zip(self.launches, _class_streams())))
+        for i, ((blocks, threads, smem, cluster), stream) in reversed(classes):
             if not len(blocks) or (only is not None and i != only):
                 continue
             stream.wait_event(start)
@@ -291,7 +313,7 @@ class PreparedBackward:
                 if nbytes > 48 * 1024 and k.max_dynamic_shared_size_bytes < nbytes:
                     k.max_dynamic_shared_size_bytes = nbytes
                 k((len(blocks) * cluster,), (threads,), (blocks, self.node_off, self.kinds, self.order, self.in_ptr,
-                                              self.in_src, self.outdeg, self.followers, self.out, self.gshare,
+                                              self.in_src, self.rdeg, self.followers, self.out, self.gshare,
                                               np.int32(smem), self.err), shared_mem=nbytes)  # fmt: skip
                 ends.append(stream.record())
         for e in ends:
@@ -352,7 +374,9 @@ def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[Prepar
         kinds_d = cp.asarray(kinds)
         order_d = cp.asarray(order)
     with timer.region("prepare"):
-        outdeg = cp.bincount(src, minlength=n).astype(cp.int32) if m else cp.zeros(n, cp.int32)
+        outdeg = cp.bincount(src, minlength=n).astype(cp.float64) if m else cp.zeros(n, cp.float64)
+        rdeg = cp.where(outdeg > 0, 1.0 / cp.maximum(outdeg, 1.0), 0.0)
+        del outdeg
         in_ptr = cp.zeros(n + 1, dtype=cp.int64)
         if m:
             cp.cumsum(cp.bincount(dst, minlength=n), out=in_ptr[1:])
@@ -380,7 +404,7 @@ def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[Prepar
     big = sizes > _SMEM_DOUBLES
     gshare = cp.empty(n if big.any() else 1, dtype=cp.float64)
     prepared = PreparedBackward(
-        n, m, node_off, kinds_d, order_d, in_ptr, in_src, outdeg, followers,
+        n, m, node_off, kinds_d, order_d, in_ptr, in_src, rdeg, followers,
         cp.empty(max(n, 1), dtype=cp.float64), gshare, launches, launched_nodes, idx_type, cp.zeros(1, cp.int32),
     )  # fmt: skip
     return prepared, cyclic
