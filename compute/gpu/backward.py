@@ -200,6 +200,9 @@ template <typename Idx, bool WAIT>
 __global__ void backward_pull(PULL_PARAMS) { pull_body<Idx, WAIT, 1>(PULL_ARGS); }
 
 template <typename Idx, bool WAIT>
+__global__ void __cluster_dims__(2, 1, 1) backward_pull2(PULL_PARAMS) { pull_body<Idx, WAIT, 2>(PULL_ARGS); }
+
+template <typename Idx, bool WAIT>
 __global__ void __cluster_dims__(4, 1, 1) backward_pull4(PULL_PARAMS) { pull_body<Idx, WAIT, 4>(PULL_ARGS); }
 
 template <typename Idx, bool WAIT>
@@ -235,6 +238,9 @@ _TEMPLATES = (
     "backward_pull<unsigned short, true>",
     "backward_pull<int, true>",
     "backward_pull<unsigned short, false>",
+    "backward_pull2<unsigned short, true>",
+    "backward_pull2<int, true>",
+    "backward_pull2<unsigned short, false>",
     "backward_pull4<unsigned short, true>",
     "backward_pull4<int, true>",
     "backward_pull4<unsigned short, false>",
@@ -253,10 +259,10 @@ def _fn(name: str):
 #: size classes: (largest cascade in nodes, threads per block, blocks per cluster); shared memory is sized to
 #: the class. Cascades up to 8,192 nodes get a block each (measured: a cluster made their chains of dependent
 #: nodes slower than the gathers it spread); larger ones a cluster of 8 blocks on 8 multiprocessors.
-#: blocks per cluster of the large class: 4 measured faster than 8 (issue 18), 8 kept for comparison
+#: blocks per cluster of the large class (benchmarks/gpu.md has the measurements behind the default)
 CLUSTER = int(os.environ.get("SPREADWATCH_GPU_BACKWARD_CLUSTER", "4"))
-if CLUSTER not in (4, 8):
-    raise ValueError(f"SPREADWATCH_GPU_BACKWARD_CLUSTER must be 4 or 8, not {CLUSTER}")
+if CLUSTER not in (1, 2, 4, 8):
+    raise ValueError(f"SPREADWATCH_GPU_BACKWARD_CLUSTER must be 1, 2, 4 or 8, not {CLUSTER}")
 _CLASSES = ((1024, 128, 1), (8192, 1024, 1), (None, 1024, CLUSTER))
 #: doubles a block may keep in shared memory (227 KB, the H100's per-block maximum, minus a little)
 _SMEM_DOUBLES = 29_000
