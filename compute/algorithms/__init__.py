@@ -10,6 +10,11 @@ docs/adding-an-algorithm.md). The influence measure is three of them, run in ord
 * :func:`combine` — influence combined over tweets, per publisher and per time bucket (CPU only: a reduction
   over the results, cheap next to the two phases).
 
+An algorithm may also be a family of analyses over one graph, one dispatcher each: ``network`` (GraphCT:
+:func:`degrees`, :func:`components`, :func:`strong_components`, :func:`core_numbers`, :func:`clustering`,
+:func:`betweenness`, :func:`betweenness_partial`, :func:`betweenness_stability`, :func:`conversations`,
+:func:`neighbourhood`; docs/network.md).
+
 Public names load lazily, so importing the package imports no kernel module.
 """
 
@@ -17,13 +22,36 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["ALGORITHMS", "backward", "combine", "forward"]
+#: every algorithm module of compute/algorithms/ (its GPU twin, where one exists, is compute/gpu/<name>.py)
+ALGORITHMS = ("forward", "backward", "combine", "network")
 
-#: name -> module of every algorithm; the module defines the public function of the same name
-ALGORITHMS = ("forward", "backward", "combine")
+#: public function -> the algorithm module defining it: a one-step algorithm defines the function of its own
+#: name; a family of analyses (``network``) defines one dispatcher per analysis
+FUNCTIONS = {
+    "forward": "forward",
+    "backward": "backward",
+    "combine": "combine",
+    **{
+        name: "network"
+        for name in (
+            "degrees",
+            "components",
+            "strong_components",
+            "core_numbers",
+            "clustering",
+            "betweenness",
+            "betweenness_partial",
+            "betweenness_stability",
+            "conversations",
+            "neighbourhood",
+        )
+    },
+}
+
+__all__ = ["ALGORITHMS", "FUNCTIONS", *FUNCTIONS]
 
 
 def __getattr__(name: str):
-    if name in ALGORITHMS:
-        return getattr(importlib.import_module(f".{name}", __name__), name)
+    if name in FUNCTIONS:
+        return getattr(importlib.import_module(f".{FUNCTIONS[name]}", __name__), name)
     raise AttributeError(f"module 'compute.algorithms' has no attribute {name!r}")
