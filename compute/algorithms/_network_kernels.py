@@ -21,15 +21,18 @@ def brandes_block(indptr, indices, sources, scale):
     """sum over ``sources`` (in order) of ``scale[i]`` times source i's dependency vector (Brandes 2001) on the
     undirected graph ``(indptr, indices)``: float64[n], not yet halved.
 
-    The backward sweep walks the BFS order in reverse and finds each node's predecessors among its neighbours
-    one level closer (symmetric adjacency), so no predecessor lists are stored. The arithmetic is networkx's
-    (``coeff = (1 + delta[w]) / sigma[w]``; ``delta[v] += sigma[v] * coeff``), with float64 path counts."""
+    The breadth-first pass scans every edge once and writes each node's successors (neighbours one level
+    further) to a buffer; the backward pass then reads only those, ``delta[v] = sigma[v] * sum over successors w
+    of (1 + delta[w]) / sigma[w]``, instead of rescanning every neighbour (1.6x faster on the twitter preset;
+    benchmarks/network_cpu.md). Path counts are float64, as networkx's are."""
     n = len(indptr) - 1
     acc = np.zeros(n, dtype=np.float64)
-    dist = np.full(n, -1, dtype=np.int64)
+    dist = np.full(n, -1, dtype=np.int32)
     sigma = np.zeros(n, dtype=np.float64)
     delta = np.zeros(n, dtype=np.float64)
     order = np.empty(n, dtype=np.int64)
+    succ_end = np.empty(n, dtype=np.int64)  # successors of order[j] are succ[succ_end[j-1]:succ_end[j]]
+    succ = np.empty(len(indices), dtype=indices.dtype)
     for i in range(len(sources)):
         s = sources[i]
         dist[s] = 0
@@ -37,9 +40,9 @@ def brandes_block(indptr, indices, sources, scale):
         order[0] = s
         head = 0
         tail = 1
+        k = 0
         while head < tail:
             v = order[head]
-            head += 1
             dv = dist[v] + 1
             sv = sigma[v]
             for e in range(indptr[v], indptr[v + 1]):
@@ -50,16 +53,21 @@ def brandes_block(indptr, indices, sources, scale):
                     tail += 1
                 if dist[w] == dv:
                     sigma[w] += sv
+                    succ[k] = w
+                    k += 1
+            succ_end[head] = k
+            head += 1
         f = scale[i]
-        for j in range(tail - 1, 0, -1):
-            w = order[j]
-            coeff = (1.0 + delta[w]) / sigma[w]
-            dw = dist[w] - 1
-            for e in range(indptr[w], indptr[w + 1]):
-                v = indices[e]
-                if dist[v] == dw:
-                    delta[v] += sigma[v] * coeff
-            acc[w] += f * delta[w]
+        for j in range(tail - 1, -1, -1):
+            v = order[j]
+            lo = succ_end[j - 1] if j > 0 else 0
+            t = 0.0
+            for e in range(lo, succ_end[j]):
+                w = succ[e]
+                t += (1.0 + delta[w]) / sigma[w]
+            delta[v] = sigma[v] * t
+            if j > 0:
+                acc[v] += f * delta[v]
         for j in range(tail):  # reset only what this source touched: O(reached), not O(n), per source
             w = order[j]
             dist[w] = -1
