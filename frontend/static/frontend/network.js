@@ -25,8 +25,11 @@
     Chart.defaults.color = text;
     Chart.defaults.font.family = css.getPropertyValue("--pico-font-family-sans-serif").trim() || "system-ui";
     var still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-    var logAxis = function (title) {
+    var logAxis = function (title, values) {
+      // a decade of room around the points, so a point never sits on the frame
+      var lo = Math.min.apply(null, values.concat([1])), hi = Math.max.apply(null, values.concat([1]));
       return { type: "logarithmic", title: { display: true, text: title }, grid: { color: grid },
+        min: Math.pow(10, Math.floor(Math.log10(lo) - 0.3)), max: Math.pow(10, Math.ceil(Math.log10(hi) + 0.3)),
         ticks: { callback: function (v) { return /^(1|10*)$/.test(String(v)) ? Number(v).toLocaleString("en") : ""; } } };
     };
     var scatter = function (canvas, datasets, xTitle, yTitle, unit) {
@@ -36,7 +39,10 @@
         data: { datasets: datasets },
         options: {
           responsive: true, maintainAspectRatio: false, animation: still ? false : { duration: 300 },
-          scales: { x: logAxis(xTitle), y: logAxis(yTitle) },
+          scales: {
+            x: logAxis(xTitle, [].concat.apply([], datasets.map(function (d) { return d.data.map(function (p) { return p.x; }); }))),
+            y: logAxis(yTitle, [].concat.apply([], datasets.map(function (d) { return d.data.map(function (p) { return p.y; }); }))),
+          },
           plugins: {
             legend: { position: "bottom", labels: { boxWidth: 12, boxHeight: 12 } },
             tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ": " + unit(ctx.raw); } } },
@@ -93,7 +99,8 @@
     return palette[(n.conversation || 0) % palette.length];
   }
   var elements = data.nodes.map(function (n) {
-    return { data: { id: "n" + n.id, tid: n.tid, label: n.name ? "@" + n.name : n.tid, node: n, colour: colourOf(n),
+    return { data: { id: "n" + n.id, tid: n.tid, label: n.name ? "@" + n.name : n.tid, node: n, centre: !!n.centre,
+      colour: colourOf(n),
       size: 12 + 34 * Math.sqrt(maxSize > 0 ? (n[sizeKey] || 0) / maxSize : 0) } };
   });
   data.edges.forEach(function (e, i) {
@@ -107,14 +114,17 @@
         label: "data(label)", "font-size": 9, "text-valign": "bottom", "text-margin-y": 3, color: "#555",
         "min-zoomed-font-size": 7 } },
       { selector: "node[?centre]", style: { "border-width": 3, "border-color": "#222" } },
+      // a conversation goes both ways: its edges carry no arrow
       { selector: "edge", style: { width: "mapData(w, 1, 10, 1, 4)", "line-color": "#b8c2cc", "target-arrow-color": "#b8c2cc",
-        "target-arrow-shape": "triangle", "arrow-scale": 0.6, "curve-style": "bezier", opacity: 0.8 } },
+        "target-arrow-shape": mode === "conversation" ? "none" : "triangle", "arrow-scale": 0.6, "curve-style": "bezier",
+        opacity: 0.8 } },
       { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
       { selector: ".faded", style: { opacity: 0.15 } },
     ],
     layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 6000; },
       idealEdgeLength: function () { return 50; }, numIter: 1000, fit: true, padding: 20 },
   });
+  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }  // a few nodes fitted to the box would be drawn huge
   var tip = document.getElementById("net-tip");
   var names = { betweenness: "betweenness", core: "core", in_degree: "in-degree", out_degree: "out-degree",
     clustering: "clustering", distance: "hops", partners: "conversation partners", conversation: "conversation" };
