@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 #: (analysis, library) pairs in table order; networkx only where --networkx is given
 CASES = {
-    "components": ["scipy", "igraph", "networkit", "networkx"],
+    "components": ["ours", "scipy", "igraph", "networkit", "networkx"],
     "scc": ["scipy", "igraph", "networkit", "networkx"],
     "kcore": ["ours", "igraph", "networkit", "networkx"],
     "clustering": ["ours", "igraph", "networkit", "networkx"],
@@ -85,6 +85,12 @@ def _prepare(analysis: str, lib: str, g, samples: int):
         s = sizes(r)
         return [len(s), int(s[0]) if len(s) else 0]
 
+    if lib == "scipy" and analysis == "components":
+        from scipy.sparse import csr_array
+        from scipy.sparse.csgraph import connected_components
+
+        a = csr_array((np.ones(g.n_edges, np.int8), g.indices, g.indptr), shape=(g.n_nodes, g.n_nodes))
+        return (lambda: connected_components(a, directed=True, connection="weak")[1]), comp_sum
     if lib in ("ours", "scipy", "ours-1thread"):
         if analysis == "components":
             return (lambda: net.components_cpu(g).labels), comp_sum

@@ -1,4 +1,4 @@
-"""``python -m compute``: rank, generate, bench.
+"""``python -m compute``: rank, network, generate, bench.
 
 Exit codes: 0 success, 2 bad input or usage (the message names the file, line and field), 1 anything else.
 """
@@ -10,8 +10,23 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["main", "build_parser"]
+
+NETWORK_ANALYSES = (
+    "degrees",
+    "components",
+    "scc",
+    "kcore",
+    "clustering",
+    "betweenness",
+    "conversations",
+    "neighbourhood",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +50,31 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--skip-bad", action="store_true", help="skip bad records (counted and listed) instead of stopping")
     r.add_argument("--max-shown", type=int, default=20, metavar="N", help="bad records listed with --skip-bad")
     r.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
+
+    n = sub.add_parser(
+        "network",
+        help="network analytics (GraphCT) of the follower or interaction graph in INPUT files",
+        description="Per-account values as rows sorted by value descending, then user id (docs/network.md).",
+    )
+    n.add_argument("inputs", nargs="+", metavar="INPUT", help="tweet files, follows, a trees folder or a collection")
+    n.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
+    n.add_argument("--follows", metavar="FILE", help="follower graph: follows CSV / edge list / collection .npz")
+    n.add_argument(
+        "--graph",
+        choices=("follows", "interactions"),
+        default="follows",
+        help="follows: follower -> followee; interactions: retweeter -> retweeted author, weighted (default follows)",
+    )
+    n.add_argument("--analysis", required=True, choices=NETWORK_ANALYSES)
+    n.add_argument("--samples", type=int, default=0, metavar="K", help="betweenness sources (0: exact; default 0)")
+    n.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the betweenness sample (default 0)")
+    n.add_argument("--account", type=int, metavar="ID", help="neighbourhood: the account (user id) at the centre")
+    n.add_argument("--depth", type=int, default=1, metavar="D", help="neighbourhood: hops (default 1)")
+    n.add_argument("--direction", choices=("out", "in", "both"), default="both", help="neighbourhood: edges followed")
+    n.add_argument("--top", type=int, default=20, metavar="N", help="rows (0: all; default 20)")
+    n.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    n.add_argument("--output", choices=("table", "csv", "json"), default="table")
+    n.add_argument("--quiet", action="store_true", help="no summary or notes on stderr")
 
     g = sub.add_parser("generate", help="write a generated dataset")
     g.add_argument("preset", choices=("rsg", "seibert", "twitter"))
@@ -79,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"rank": _rank, "generate": _generate, "bench": _bench}[args.command](args)
+        return {"rank": _rank, "network": _network, "generate": _generate, "bench": _bench}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
@@ -198,6 +238,163 @@ def _table(rows: list[dict], result) -> str:
     if not table:
         lines.append("(no users)")
     return head + "\n".join(lines) + "\n"
+
+
+def _network_graph(args):
+    """The graph ``--graph`` names, from the inputs as ``rank`` reads them: follows from a collection, follows
+    files, ``--follows`` and cascade-tree folders (one graph over all trees); interactions from the retweets
+    (retweeter -> author of the original), or the edges of given spreading graphs (tudataset / .npz)."""
+    import numpy as np
+
+    from .formats import read_many
+    from .graphs import follower_graph, graph_from_edges, interaction_graph
+    from .tables import NO_TWEET
+
+    notes: list[str] = []
+    res = read_many([Path(p) for p in args.inputs], format=args.format)
+    extra = read_many([Path(args.follows)], format="auto") if args.follows else None
+    if args.graph == "follows":
+        graphs = [r.follower_graph for r in (res, extra) if r is not None and r.follower_graph is not None]
+        tables = [r.follows for r in (res, extra) if r is not None and r.follows is not None and len(r.follows)]
+        if not graphs and not tables:
+            raise ValueError("the input holds no follower graph (give follows, a collection, or --follows FILE)")
+        if len(graphs) == 1 and not tables:
+            return follower_graph(graphs[0]), notes
+        src = [t.follower_id for t in tables] + [fg.to_edges()[0] for fg in graphs]
+        dst = [t.followee_id for t in tables] + [fg.to_edges()[1] for fg in graphs]
+        ids = [fg.user_ids for fg in graphs]
+        return graph_from_edges(np.concatenate(src), np.concatenate(dst), ids=np.concatenate([[], *ids])), notes
+    if res.graphs is not None:
+        sg = res.graphs
+        users = sg.cascades.user_ids
+        return interaction_graph([], [], spreading_src=users[sg.edge_src], spreading_dst=users[sg.edge_dst]), notes
+    t = res.tweets
+    if t is None or not len(t):
+        raise ValueError("the input holds no tweets to build the interaction graph from")
+    order = np.argsort(t.tweet_id, kind="stable")
+    rt = np.flatnonzero(t.retweeted_tweet_id != NO_TWEET)
+    pos = np.minimum(np.searchsorted(t.tweet_id[order], t.retweeted_tweet_id[rt]), len(order) - 1)
+    found = t.tweet_id[order][pos] == t.retweeted_tweet_id[rt]
+    if not found.all():
+        notes.append(f"{int((~found).sum()):,} retweet(s) of tweets not in the input have no known author: left out")
+    authors = t.user_id[order][pos[found]]
+    return interaction_graph(t.user_id[rt][found], authors), notes
+
+
+def _network(args) -> int:
+
+    from .algorithms import network as net
+
+    if args.top < 0:
+        raise ValueError(f"--top must be >= 0 (0: all), not {args.top}")
+    if args.samples < 0:
+        raise ValueError(f"--samples must be >= 0 (0: exact), not {args.samples}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, not {args.seed}")
+    if args.depth < 0:
+        raise ValueError(f"--depth must be >= 0, not {args.depth}")
+    if args.analysis == "neighbourhood" and args.account is None:
+        raise ValueError("--analysis neighbourhood needs --account ID")
+    g, notes = _network_graph(args)
+    info = [f"{args.graph} graph: {g.n_nodes:,} accounts, {g.n_edges:,} edges"]
+    b = args.backend
+    a = args.analysis
+    extra: dict[str, np.ndarray] = {}
+    if a == "degrees":
+        d = net.degrees(g, backend=b)
+        ids, value = g.ids, d.in_degree + d.out_degree
+        extra = {"in": d.in_degree, "out": d.out_degree}
+        for name, vec in (("in", d.in_degree), ("out", d.out_degree)):
+            s = net.degree_summary(vec)
+            info.append(f"{name}-degree: mean {s['mean']:.3f}, variance {s['variance']:.3f}, max {s['max']:,}")
+    elif a in ("components", "scc"):
+        c = net.components(g, backend=b) if a == "components" else net.strong_components(g, backend=b)
+        ids, value = g.ids, c.sizes[c.labels]
+        extra = {"component": c.labels}
+        info.append(_sizes_line("weak" if a == "components" else "strong", c.sizes))
+    elif a == "kcore":
+        ids, value = g.ids, net.core_numbers(g, backend=b)
+        info.append(f"max core number {int(value.max()) if len(value) else 0}")
+    elif a == "clustering":
+        c = net.clustering(g, backend=b)
+        ids, value = g.ids, c.local
+        extra = {"triangles": c.triangles}
+        info.append(f"transitivity {c.transitivity:.6g}; {int(c.triangles.sum()) // 3:,} triangles")
+    elif a == "betweenness":
+        r = net.betweenness(g, samples=args.samples, seed=args.seed, backend=b)
+        ids, value = g.ids, r.values
+        notes.extend(r.notes)
+    elif a == "conversations":
+        c = net.conversations(g, backend=b)
+        ids, value = c.graph.ids, c.graph.out_degree
+        extra = {"component": c.components.labels}
+        info.append(
+            f"conversations: {c.nodes_after:,} of {c.nodes_before:,} accounts, {c.edges_after:,} of "
+            f"{c.edges_before:,} edges (reciprocated, both directions counted)"
+        )
+        info.append(_sizes_line("conversation", c.components.sizes))
+    else:
+        node = int(g.index_of([args.account])[0])
+        if node < 0:
+            raise ValueError(f"--account {args.account}: not in the {args.graph} graph")
+        r = net.neighbourhood(g, node, depth=args.depth, direction=args.direction, backend=b)
+        ids, value = r.graph.ids, r.graph.in_degree + r.graph.out_degree
+        extra = {"distance": r.distance}
+        info.append(f"{r.graph.n_nodes:,} accounts within {args.depth} hop(s) ({args.direction}), value = degree there")
+    rows = _network_rows(ids, value, extra, args.top)
+    if not args.quiet:
+        for line in info:
+            print(line, file=sys.stderr)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    out = sys.stdout
+    if args.output == "json":
+        json.dump(rows, out, indent=1)
+        out.write("\n")
+    elif args.output == "csv":
+        w = csv.DictWriter(out, fieldnames=["user_id", "value", *extra], lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    else:
+        out.write(_network_table(rows, ["user_id", "value", *extra]))
+    return 0
+
+
+def _sizes_line(kind: str, sizes: np.ndarray) -> str:
+    shown = ", ".join(f"{int(x):,}" for x in sizes[:20])
+    more = f", ... ({len(sizes) - 20:,} more)" if len(sizes) > 20 else ""
+    return f"{len(sizes):,} {kind} component(s), sizes: {shown}{more}"
+
+
+def _network_rows(ids: np.ndarray, value: np.ndarray, extra: dict, top: int) -> list[dict]:
+    """Rows sorted by value descending, then user id; ids as strings (JSON loses digits of large ints)."""
+    import numpy as np
+
+    order = np.lexsort((ids, -np.asarray(value, dtype=np.float64)))
+    if top:
+        order = order[:top]
+    as_py = float if np.asarray(value).dtype.kind == "f" else int
+    rows = []
+    for i in order:
+        row = {"user_id": str(int(ids[i])), "value": as_py(value[i])}
+        for k, vec in extra.items():
+            row[k] = int(vec[i])
+        rows.append(row)
+    return rows
+
+
+def _network_table(rows: list[dict], cols: list[str]) -> str:
+    cells = [
+        [str(i + 1)] + [f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c]) for c in cols]
+        for i, r in enumerate(rows)
+    ]
+    head = ["rank", *cols]
+    widths = [max([len(h)] + [len(row[j]) for row in cells]) for j, h in enumerate(head)]
+    fmt = "  ".join(f"{{:{'<' if h == 'user_id' else '>'}{w}}}" for h, w in zip(head, widths))
+    lines = [fmt.format(*head)] + [fmt.format(*row) for row in cells]
+    if not cells:
+        lines.append("(no accounts)")
+    return "\n".join(lines) + "\n"
 
 
 def _generate(args) -> int:
