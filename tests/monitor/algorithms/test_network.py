@@ -241,3 +241,11 @@ def test_it_refuses_a_collection_of_another_workspace(thesis, ws_b):
         services.compute_run_start(
             workspace=ws_b, algorithm="network", params={"graph": "interactions", "collection": collection.pk}
         )
+
+
+def test_purging_a_workspaces_data_deletes_its_network_results(thesis, run_tasks):
+    run = _run(run_tasks, thesis, samples=0)
+    assert NetworkAccount.objects.filter(run=run).exists()
+    counts = services.workspace_purge(workspace=thesis, delete_workspace=False)
+    assert counts["networkaccount"] == 6 and counts["networksummary"] == 1
+    assert not NetworkAccount.objects.filter(run=run).exists() and not NetworkSummary.objects.filter(run=run).exists()
