@@ -121,6 +121,12 @@ def test_a_collections_network_page_starts_a_run_of_its_interaction_graph(client
     assert _get(client, alice, "network", ws=loaded.slug, query={"graph": "interactions"}).context["run"] is None
 
 
+def test_a_finished_collections_page_links_its_network(client, alice, loaded):
+    collection = loaded.collections.get()
+    r = _get(client, alice, "collection", ws=loaded.slug, pk=collection.pk)
+    assert reverse("collection-network", kwargs={"ws": loaded.slug, "pk": collection.pk}) in r.content.decode()
+
+
 def test_a_run_still_going_shows_its_progress_and_a_cancel_button(client, alice, loaded):
     run = services.compute_run_start(workspace=loaded, backend="cpu", algorithm="network", params={"samples": 0})
     r = _get(client, alice, "network-run", ws=loaded.slug, pk=run.pk)
