@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from compute.algorithms.network import neighbourhood as engine_neighbourhood
-from compute.graphs import subgraph
 from django.db import connection
 from django.http import Http404
+
+from compute.algorithms.network import neighbourhood as engine_neighbourhood
+from compute.graphs import subgraph
 
 from ..algorithms.network import GRAPHS, GraphSpec, load_graph
 from ..cache import cached
@@ -230,23 +231,24 @@ def _cap(order: np.ndarray, limit: int | None) -> np.ndarray:
 def network_component_graph(ws: Workspace, run: ComputeRun, component: int, *, limit: int | None = None) -> Subgraph:
     """A weak component of the run as its own graph: its members (with the run's numbers; the ``limit`` with the
     most betweenness when capped) and the edges among them in the graph as it is now."""
-    network_component(ws, run, component, limit=0)  # 404 for a component the run does not have
+    size = network_component(ws, run, component, limit=0)["size"]  # 404 for a component the run does not have
     cols = ("account_id", "in_degree", "out_degree", "core", "betweenness", "clustering")
-    rows = list(
-        NetworkAccount.objects.filter(run=run, component=component)
-        .order_by("-betweenness", "account_id")
-        .values_list(*cols)
-    )
-    kept = _cap(np.arange(len(rows)), limit)
-    ids = np.array([rows[i][0] for i in kept], np.int64)
-    facts = {"run": run.pk, "graph": run.params.get("graph"), "component": component, "component_size": len(rows)}
+    qs = NetworkAccount.objects.filter(run=run, component=component).order_by("-betweenness", "account_id")
+    rows = list((qs if limit is None else qs[:limit]).values_list(*cols))  # capped in SQL: a component may be huge
+    ids = np.array([r[0] for r in rows], np.int64)
+    facts = {"run": run.pk, "graph": run.params.get("graph"), "component": component, "component_size": size}
     loaded = _run_graph(ws, run, facts)
     at = loaded.graph.index_of(ids)
     src, dst, w = _edges_among(loaded.graph, at[at >= 0])
-    attrs = {name: np.array([rows[i][k] or 0 for i in kept], float) for k, name in enumerate(cols) if k}
+    attrs = {name: np.array([r[k] or 0 for r in rows], float) for k, name in enumerate(cols) if k}
     order = np.argsort(ids, kind="stable")
     sub = Subgraph(ids[order], src, dst, w, {k: v[order] for k, v in attrs.items()}, facts)
-    sub.hidden_nodes = len(rows) - len(ids)
+    sub.hidden_nodes = size - len(ids)
+    if sub.hidden_nodes:  # the edges of the whole component, less those drawn
+        members = NetworkAccount.objects.filter(run=run, component=component).values_list("account_id", flat=True)
+        every = loaded.graph.index_of(np.fromiter(members.iterator(chunk_size=10_000), np.int64))
+        everything = subgraph(loaded.graph, np.sort(every[every >= 0]))
+        sub.hidden_edges = int(everything.n_edges - len(src))
     return sub
 
 
@@ -256,12 +258,11 @@ def network_conversation_graph(ws: Workspace, run: ComputeRun, *, limit: int | N
     conversations (by conversation component, then the most partners)."""
     summary = NetworkSummary.objects.get(run=run)
     u, v, w = summary.conversation_arrays()
-    rows = list(
-        NetworkAccount.objects.filter(run=run, conversation_component__isnull=False)
-        .order_by("conversation_component", "-conversation_degree", "account_id")
-        .values_list("account_id", "conversation_component", "conversation_degree", "core", "betweenness")
+    qs = NetworkAccount.objects.filter(run=run, conversation_component__isnull=False).order_by(
+        "conversation_component", "-conversation_degree", "account_id"
     )
-    kept = rows if limit is None else rows[:limit]
+    cols = ("account_id", "conversation_component", "conversation_degree", "core", "betweenness")
+    kept = list((qs if limit is None else qs[:limit]).values_list(*cols))  # capped in SQL
     ids = np.array([r[0] for r in kept], np.int64)
     mask = np.isin(u, ids) & np.isin(v, ids)
     order = np.argsort(ids, kind="stable")
@@ -276,7 +277,7 @@ def network_conversation_graph(ws: Workspace, run: ComputeRun, *, limit: int | N
         **{k: summary.conversations.get(k) for k in ("nodes_before", "edges_before", "nodes_after", "edges_after")},
     }
     sub = Subgraph(ids[order], u[mask], v[mask], w[mask] if summary.graph == "interactions" else None, attrs, facts)
-    sub.hidden_nodes, sub.hidden_edges = len(rows) - len(kept), int(len(u) - mask.sum())
+    sub.hidden_nodes, sub.hidden_edges = int(summary.conversations["nodes_after"]) - len(kept), int(len(u) - mask.sum())
     return sub
 
 
