@@ -134,6 +134,8 @@ def test_a_run_still_going_shows_its_progress_and_a_cancel_button(client, alice,
     assert r.status_code == 200 and f"Run {run.pk} is queued" in html
     assert reverse("run-cancel", kwargs={"ws": loaded.slug, "pk": run.pk}) in html
     assert '<meta http-equiv="refresh"' in html
+    page = _get(client, alice, "run", ws=loaded.slug, pk=run.pk).content.decode()  # and the run page links back
+    assert reverse("network-run", kwargs={"ws": loaded.slug, "pk": run.pk}) in page
 
 
 def test_a_component_page_lists_its_members_and_draws_them(client, alice, computed):
