@@ -86,3 +86,49 @@ class RankingForm(forms.Form):
 class RecomputeForm(forms.Form):
     orphans = forms.ChoiceField(choices=ComputeRun.Orphans.choices, initial=ComputeRun.Orphans.STRICT)
     backend = forms.ChoiceField(choices=ComputeRun.Backend.choices, initial=ComputeRun.Backend.AUTO)
+
+
+class NetworkRunForm(forms.Form):
+    """A network run's parameters (``monitor.algorithms.network``: graph, spreading, samples, seed) and its backend."""
+
+    graph = forms.ChoiceField(
+        choices=[("follows", "Follower graph"), ("interactions", "Interaction graph (retweets)")], initial="follows"
+    )
+    spreading = forms.BooleanField(
+        required=False, label="Add spreading edges", help_text="Interaction graph only: the computed cascades' edges."
+    )
+    samples = forms.IntegerField(
+        min_value=0, max_value=2**31 - 1, initial=256, help_text="Betweenness sources; 0 = exact (every account)."
+    )
+    seed = forms.IntegerField(
+        min_value=0, max_value=2**32 - 2, initial=0, help_text="Which sample: same seed, same result."
+    )
+    backend = forms.ChoiceField(choices=ComputeRun.Backend.choices, initial=ComputeRun.Backend.AUTO)
+
+    def clean(self):
+        d = super().clean()
+        if d.get("spreading") and d.get("graph") != "interactions":
+            self.add_error("spreading", "Spreading edges join the interaction graph only.")
+        return d
+
+
+class NeighbourhoodForm(forms.Form):
+    """Which neighbourhood of an account to draw: the graph, how many hops, along which edges."""
+
+    graph = forms.ChoiceField(
+        choices=[("follows", "Follower graph"), ("interactions", "Interaction graph")],
+        initial="follows",
+        required=False,
+    )
+    depth = forms.TypedChoiceField(
+        choices=[(1, "1 hop"), (2, "2 hops"), (3, "3 hops")], coerce=int, initial=1, empty_value=1, required=False
+    )
+    direction = forms.ChoiceField(
+        choices=[
+            ("both", "Either direction"),
+            ("out", "Out: whom it follows / retweets"),
+            ("in", "In: its followers / retweeters"),
+        ],
+        initial="both",
+        required=False,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from .views import accounts, alerts, cascades, collections, exports, overview, rankings, runs
+from .views import accounts, alerts, cascades, collections, exports, network, overview, rankings, runs
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -41,6 +41,38 @@ urlpatterns = [
     path("w/<slug:ws>/runs/<int:pk>/", runs.run, name="run"),
     path("w/<slug:ws>/runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
     path("w/<slug:ws>/runs/<int:pk>/retry/", runs.run_retry, name="run-retry"),
+    path("w/<slug:ws>/network/", network.network, name="network"),
+    path("w/<slug:ws>/network/runs/new/", network.network_start, name="network-start"),
+    path("w/<slug:ws>/network/runs/<int:pk>/", network.network_run, name="network-run"),
+    path("w/<slug:ws>/network/runs/<int:pk>/component/", network.network_component, name="network-component"),
+    path(
+        "w/<slug:ws>/network/runs/<int:pk>/accounts.csv",
+        network.network_accounts_export,
+        name="network-accounts-export",
+    ),
+    path(
+        "w/<slug:ws>/network/runs/<int:pk>/component.<graphfmt:fmt>",
+        network.network_component_export,
+        name="network-component-export",
+    ),
+    path(
+        "w/<slug:ws>/network/runs/<int:pk>/conversations.<graphfmt:fmt>",
+        network.network_conversations_export,
+        name="network-conversations-export",
+    ),
+    path("w/<slug:ws>/collections/<int:pk>/network/", network.collection_network, name="collection-network"),
+    path(
+        "w/<slug:ws>/collections/<int:pk>/network/runs/new/",
+        network.collection_network_start,
+        name="collection-network-start",
+    ),
+    path("w/<slug:ws>/accounts/<int:twitter_id>/neighbourhood/", network.neighbourhood, name="neighbourhood"),
+    path(
+        "w/<slug:ws>/accounts/<int:twitter_id>/neighbourhood.<graphfmt:fmt>",
+        network.neighbourhood_export,
+        name="neighbourhood-export",
+    ),
+    path("docs/<slug:name>/", network.docs_page, name="docs"),
     path("w/<slug:ws>/alerts/", alerts.inbox, name="alerts"),
     path("w/<slug:ws>/alerts/<int:pk>/read/", alerts.alert_read, name="alert-read"),
     path("w/<slug:ws>/alerts/read-all/", alerts.alerts_read_all, name="alerts-read-all"),

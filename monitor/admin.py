@@ -46,6 +46,9 @@ from .models import (
     FollowerCount,
     GivenEdge,
     Membership,
+    NetworkAccount,
+    NetworkPartial,
+    NetworkSummary,
     Publisher,
     PublisherDay,
     Retweet,
@@ -571,3 +574,30 @@ class PublisherDayAdmin(EngineRowsAdmin):
     raw_id_fields = ("publisher",)
     show_full_result_count = True
     paginator = Paginator
+
+
+# --- network analytics ---------------------------------------------------------------------------------------
+
+
+@admin.register(NetworkAccount)
+class NetworkAccountAdmin(EngineRowsAdmin):
+    list_display = ("id", "run", "account", "in_degree", "out_degree", "component", "core", "betweenness")
+    list_select_related = ("run", "account")
+    search_fields = ("=account__twitter_id", "=account__screen_name", "=run__id")
+    raw_id_fields = ("run", "account")
+
+
+@admin.register(NetworkSummary)
+class NetworkSummaryAdmin(EngineRowsAdmin):
+    list_display = ("run", "graph", "n_nodes", "n_edges", "transitivity")
+    search_fields = ("=run__id",)
+    raw_id_fields = ("run",)
+    exclude = ("conversation_edges", "conversation_weights")  # packed arrays: the pages and exports decode them
+
+
+@admin.register(NetworkPartial)
+class NetworkPartialAdmin(EngineRowsAdmin):
+    list_display = ("id", "run", "block")
+    search_fields = ("=run__id",)
+    raw_id_fields = ("run",)
+    exclude = ("values",)  # a float64 vector per node: bytes, not for reading here

@@ -23,6 +23,7 @@ from django.db.models import Count, Q, Sum
 
 from . import selectors
 from .models import Account, CascadeGraph, CascadeInfluence, Label, Tweet, Workspace
+from .selectors.network import accounts_of, network_account_rows
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -495,6 +496,98 @@ def publisher_network_graphml(
     return _graphml(_network(ws, publisher, window, max_cascades))
 
 
+# --- network analytics: a run's per-account table, and a subgraph (component, conversations, neighbourhood) ------
+
+NETWORK_COLUMNS = (
+    "twitter_id",
+    "screen_name",
+    "in_degree",
+    "out_degree",
+    "component",
+    "strong_component",
+    "core",
+    "clustering",
+    "triangles",
+    "betweenness",
+    "conversation_degree",
+    "conversation_component",
+)
+NETWORK_EDGE_DIRECTION = {
+    "follows": "Edge src -> dst: src follows dst (tweets flow from dst to src).",
+    "interactions": "Edge src -> dst: src retweeted dst (weight: how many times), or passed a cascade's share to it.",
+}
+
+
+def network_accounts_csv(run) -> Iterator[str]:
+    """Every account of a network run with its numbers as CSV, brokers first (betweenness descending); empty
+    cells where a number does not apply (betweenness before the run finished, no conversation component)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(NETWORK_COLUMNS)
+    yield buf.getvalue()
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    for n, row in enumerate(network_account_rows(run), 1):
+        _pk, tid, name, *numbers = row
+        w.writerow([int(tid), _csv_text(name or ""), *("" if x is None else repr(x) for x in numbers)])
+        if n % 5000 == 0:
+            yield buf.getvalue()
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+    yield buf.getvalue()
+
+
+def _fact_type(v) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "double"
+    return "string"
+
+
+def _subgraph(sub, *, description: str) -> _Graph:
+    """A network subgraph (``selectors.network.Subgraph``, nodes and edges as account pks) as the writers' model:
+    nodes named by Twitter id, labelled by screen name, with the subgraph's numbers."""
+    names = accounts_of(sub.ids)
+    tid = {pk: names.get(pk, (pk, ""))[0] for pk in sub.ids.tolist()}
+    attrs = list(sub.attrs)
+
+    def nodes():
+        for i, pk in enumerate(sub.ids.tolist()):
+            t, name = names.get(pk, (pk, ""))
+            yield str(t), name or str(t), {a: float(sub.attrs[a][i]) for a in attrs}
+
+    def edges():
+        weights = sub.weights.tolist() if sub.weights is not None else [None] * len(sub.src)
+        for s, d, wt in zip(sub.src.tolist(), sub.dst.tolist(), weights, strict=True):
+            yield str(tid[s]), str(tid[d]), wt
+
+    facts = [
+        (k, _fact_type(v), v if v is None or isinstance(v, (bool, int, float)) else str(v))
+        for k, v in sub.facts.items()
+    ]
+    return _Graph(
+        graph_attrs=[
+            *facts,
+            ("nodes_left_out", "int", sub.hidden_nodes),
+            ("edges_left_out", "int", sub.hidden_edges),
+            ("description", "string", description),
+        ],
+        node_attrs=[(a, "double") for a in attrs],
+        nodes=nodes(),
+        edges=edges(),
+        weighted=sub.weights is not None,
+    )
+
+
+def network_subgraph(sub, *, fmt: str, description: str) -> Iterator[str]:
+    """A component, the conversation graph or a neighbourhood as GEXF 1.3 or GraphML."""
+    g = _subgraph(sub, description=description + " " + NETWORK_EDGE_DIRECTION.get(sub.facts.get("graph"), ""))
+    return _gexf(g) if fmt == "gexf" else _graphml(g)
+
+
 def filename(ws: Workspace, *parts: object, window: selectors.Window | None = None, ext: str) -> str:
     """``<workspace>-<parts>[-<from>_<to>].<ext>``: only slug characters, digits and dashes."""
     bits = [ws.slug, *(str(p) for p in parts)]
@@ -508,11 +601,14 @@ def filename(ws: Workspace, *parts: object, window: selectors.Window | None = No
 __all__ = [
     "CONTENT_TYPES",
     "GRAPH_FORMATS",
+    "NETWORK_COLUMNS",
     "RANKING_COLUMNS",
     "TABLE_FORMATS",
     "cascade_gexf",
     "cascade_graphml",
     "filename",
+    "network_accounts_csv",
+    "network_subgraph",
     "publisher_network_gexf",
     "publisher_network_graphml",
     "ranking_csv",

@@ -208,6 +208,9 @@ SPREADWATCH_COMPUTE_QUEUE = env_choice(
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
+# a network run splits its betweenness sources into batches of at most this many blocks of 64 sources
+# (compute.graphs.SOURCE_BLOCK), so several workers share them; fewer, bigger batches load the graph less often
+SPREADWATCH_NETWORK_BLOCKS_PER_BATCH = env_int("SPREADWATCH_NETWORK_BLOCKS_PER_BATCH", 4)
 # rankings and overview sums are cached per workspace until the next compute commit (0: off)
 SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 300)
 # a process that finds a value another process is building waits this many seconds for it before building it too

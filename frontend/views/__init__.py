@@ -7,6 +7,7 @@
 * :mod:`.cascades` — a tweet's page and the cascade explorer
 * :mod:`.collections` — uploads, a collection's page, its progress, cancel and retry
 * :mod:`.runs` — compute runs: list, page, a new run, cancel and retry
+* :mod:`.network` — network analytics: the Network page, a component, a neighbourhood, their downloads
 * :mod:`.alerts` — the inbox, the rules and the rule form
 * :mod:`.exports` — the downloads (CSV, JSON, GEXF, GraphML)
 """

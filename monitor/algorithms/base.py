@@ -10,6 +10,8 @@ the algorithm up here and leaves three things to it:
    the run was cancelled; nothing is stored until then.
 3. **store** the batch's result: inside the transaction, under the row locks on the run and the batch, that the
    runner holds; rows are replaced, not added, so a batch delivered twice stores its rows once.
+4. **finish** the run (optional): once, in the transaction that records its last batch done, e.g. to add up
+   the partial results its batches stored (a graph-wide analysis split across workers).
 
 Everything else (statuses, locks, retries, cancelling, counting batches into the run, failures) is the
 runner's and the same for every algorithm. Adding an algorithm: a module beside ``influence.py`` with a subclass
@@ -111,6 +113,11 @@ class Algorithm(ABC):
     @abstractmethod
     def store(self, *, run: ComputeRun, batch: ComputeBatch, result: BatchOutcome) -> None:
         """Replace the batch's rows with ``result`` (inside the runner's transaction and row locks)."""
+
+    def finish(self, *, run: ComputeRun) -> None:  # noqa: B027  (optional: most algorithms have nothing to add)
+        """Complete the run from what its batches stored; called exactly once, in the transaction that records
+        the run's last batch done, under the run's row lock. Raising fails that batch (and so the run), and the
+        transaction stores none of it. Nothing by default."""
 
 
 _REGISTRY: dict[str, Algorithm] = {}

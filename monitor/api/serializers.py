@@ -293,6 +293,91 @@ class AlertSerializer(serializers.Serializer):
         return str(obj.tweet.tweet_id) if obj.tweet_id else None
 
 
+# --- network analytics ---------------------------------------------------------------------------------------------
+
+
+class NetworkRunStartSerializer(serializers.Serializer):
+    graph = serializers.ChoiceField(choices=["follows", "interactions"], default="follows")
+    collection = serializers.IntegerField(
+        required=False, allow_null=True, help_text="a collection's graph instead of the workspace's"
+    )
+    spreading = serializers.BooleanField(
+        default=False, help_text="interactions only: add the cascades' spreading edges"
+    )
+    samples = serializers.IntegerField(default=256, min_value=0, help_text="betweenness sources; 0 = exact")
+    seed = serializers.IntegerField(default=0, min_value=0)
+    backend = serializers.ChoiceField(choices=ComputeRun.Backend.choices, default=ComputeRun.Backend.AUTO)
+
+
+class NetworkAccountSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    in_degree = serializers.IntegerField()
+    out_degree = serializers.IntegerField()
+    component = serializers.IntegerField(help_text="weakly connected component, 0 = the largest")
+    strong_component = serializers.IntegerField()
+    core = serializers.IntegerField()
+    clustering = serializers.FloatField()
+    triangles = serializers.IntegerField()
+    betweenness = serializers.FloatField(allow_null=True, help_text="null until the run is done")
+    conversation_degree = serializers.IntegerField()
+    conversation_component = serializers.IntegerField(allow_null=True)
+
+
+class NetworkAccountPageSerializer(serializers.Serializer):
+    sort = serializers.CharField()
+    count = serializers.IntegerField()
+    results = NetworkAccountSerializer(many=True)
+
+
+class NetworkSummarySerializer(serializers.Serializer):
+    graph = serializers.CharField()
+    n_nodes = serializers.IntegerField()
+    n_edges = serializers.IntegerField()
+    n_undirected_edges = serializers.IntegerField()
+    components = serializers.JSONField()
+    strong_components = serializers.JSONField()
+    degrees = serializers.JSONField()
+    cores = serializers.JSONField()
+    transitivity = serializers.FloatField()
+    average_clustering = serializers.FloatField()
+    conversations = serializers.JSONField()
+    betweenness = serializers.JSONField()
+    stability = serializers.JSONField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class NetworkRunResultSerializer(serializers.Serializer):
+    run = ComputeRunSerializer()
+    summary = NetworkSummarySerializer(allow_null=True, help_text="null until the run's structural batch is stored")
+
+
+class NetworkComponentSerializer(serializers.Serializer):
+    component = serializers.IntegerField()
+    size = serializers.IntegerField()
+    members = NetworkAccountSerializer(many=True, help_text="by betweenness, up to `limit`")
+
+
+class NeighbourNodeSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    distance = serializers.IntegerField(help_text="hops from the account")
+    in_degree = serializers.IntegerField()
+    out_degree = serializers.IntegerField()
+
+
+class NeighbourhoodSerializer(serializers.Serializer):
+    account = serializers.CharField()
+    graph = serializers.CharField()
+    depth = serializers.IntegerField()
+    direction = serializers.CharField()
+    nodes = NeighbourNodeSerializer(many=True)
+    edges = serializers.ListField(
+        child=serializers.ListField(), help_text="[src, dst] or [src, dst, weight]: Twitter ids, src -> dst"
+    )
+    hidden = serializers.JSONField(help_text="accounts and edges left out by `limit`")
+
+
 def paginated(child: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:
     """The envelope of ``LimitOffsetPagination`` around ``child`` (for the schema of function views)."""
     return type(

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import views
+from . import network, views
 
 app_name = "api"
 urlpatterns = [
@@ -30,6 +30,15 @@ urlpatterns = [
     ),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/network/", views.publisher_network, name="publisher-network"),
     path("workspaces/<slug:ws>/tweets/<int:tweet_id>/graph/", views.tweet_graph, name="tweet-graph"),
+    path("workspaces/<slug:ws>/network/runs/", network.network_runs, name="network-runs"),
+    path("workspaces/<slug:ws>/network/runs/<int:pk>/", network.network_run, name="network-run"),
+    path("workspaces/<slug:ws>/network/runs/<int:pk>/accounts/", network.network_accounts, name="network-accounts"),
+    path("workspaces/<slug:ws>/network/runs/<int:pk>/component/", network.network_component, name="network-component"),
+    path(
+        "workspaces/<slug:ws>/accounts/<int:twitter_id>/neighbourhood/",
+        network.account_neighbourhood,
+        name="account-neighbourhood",
+    ),
     path("workspaces/<slug:ws>/alerts/", views.alerts, name="alerts"),
     path("workspaces/<slug:ws>/alerts/<int:pk>/read/", views.alert_read, name="alert-read"),
     path("workspaces/<slug:ws>/alerts/rules/", views.alert_rules, name="alert-rules"),

@@ -1,5 +1,6 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`). Every model is importable from ``monitor.models``."""
+are a module named after it (:mod:`.influence`, :mod:`.network`). Every model is importable from
+``monitor.models``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .core import (
     Workspace,
 )
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
+from .network import NetworkAccount, NetworkPartial, NetworkSummary
 
 __all__ = [
     "Account",
@@ -35,6 +37,9 @@ __all__ = [
     "GivenEdge",
     "Label",
     "Membership",
+    "NetworkAccount",
+    "NetworkPartial",
+    "NetworkSummary",
     "Publisher",
     "PublisherDay",
     "Retweet",

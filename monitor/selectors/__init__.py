@@ -11,6 +11,8 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.overview` — a workspace's counts and its publishers
 * :mod:`.accounts` — an account's summary and amplification
 * :mod:`.collections`, :mod:`.runs` — uploads and compute runs
+* :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
+  account's neighbourhood
 
 The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
 reads in :mod:`monitor.alerts.selectors`. ``from monitor import selectors; selectors.ranking(...)`` reads any of
@@ -32,6 +34,23 @@ from .accounts import account_amplification, account_summary
 from .collections import collection_files, collection_progress, collection_runs, collections_list
 from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
 from .history import publishers_reach_weeks, rank_history
+from .network import (
+    ACCOUNT_SORTS,
+    DIRECTIONS,
+    MAX_DEPTH,
+    Subgraph,
+    drawing,
+    network_accounts,
+    network_brokers,
+    network_component,
+    network_component_graph,
+    network_conversation_graph,
+    network_latest,
+    network_neighbourhood,
+    network_run_get,
+    network_runs,
+    network_summary,
+)
 from .overview import publishers_summary, workspace_counts
 from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
@@ -39,13 +58,17 @@ from .runs import run_batches, runs_list
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
 
 __all__ = [
+    "ACCOUNT_SORTS",
     "AGGREGATES",
     "BUCKETS",
+    "DIRECTIONS",
+    "MAX_DEPTH",
     "PRESET_DAYS",
     "SORTS",
     "TIMELINE_POINTS",
     "RankingPage",
     "RankingPageData",
+    "Subgraph",
     "Window",
     "account_amplification",
     "account_get",
@@ -59,7 +82,18 @@ __all__ = [
     "collection_runs",
     "collections_list",
     "data_span",
+    "drawing",
     "membership_role",
+    "network_accounts",
+    "network_brokers",
+    "network_component",
+    "network_component_graph",
+    "network_conversation_graph",
+    "network_latest",
+    "network_neighbourhood",
+    "network_run_get",
+    "network_runs",
+    "network_summary",
     "publishers_reach_weeks",
     "publishers_summary",
     "rank_history",

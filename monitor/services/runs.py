@@ -161,6 +161,7 @@ def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
                     status=Collection.Status.COMPUTING, finished_at=None
                 )
         else:  # every batch had finished (e.g. the last one committed as the run failed elsewhere)
+            algorithms.get(locked.algorithm).finish(run=locked)  # that commit did not finish the failed run
             locked.status = ComputeRun.Status.DONE
             locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "batches_done", "error", "finished_at"])
@@ -272,6 +273,9 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> 
         if len(run.notes) < 50:
             run.notes.append(f"batch {batch.index}: {note}")
     if run.batches_done >= run.n_batches and run.status != ComputeRun.Status.FAILED:
+        # the algorithm completes the run from its batches' rows here, once: in this transaction, under the run's
+        # row lock, after the last batch stored (a graph-wide analysis adds up its partial sums)
+        algorithms.get(run.algorithm).finish(run=run)
         run.status = ComputeRun.Status.DONE
         run.finished_at = timezone.now()
     run.save()

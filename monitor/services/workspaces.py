@@ -36,7 +36,11 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
     ws = workspace.pk
     tweets = "SELECT id FROM monitor_tweet WHERE workspace_id = %s"
     accounts = "SELECT id FROM monitor_account WHERE workspace_id = %s"
+    runs = "SELECT id FROM monitor_computerun WHERE workspace_id = %s"
     steps = [
+        ("networkpartial", f"DELETE FROM monitor_networkpartial WHERE run_id IN ({runs})"),
+        ("networkaccount", f"DELETE FROM monitor_networkaccount WHERE run_id IN ({runs})"),
+        ("networksummary", f"DELETE FROM monitor_networksummary WHERE run_id IN ({runs})"),
         (
             "alerts_webhookdelivery",
             "DELETE FROM alerts_webhookdelivery WHERE alert_id IN "

@@ -276,3 +276,87 @@ def test_it_refuses_parameters_the_algorithm_does_not_take_and_stores_nothing(ws
     with pytest.raises(ValidationError, match=r"influence takes no parameters \(got seed\)"):
         services.compute_run_start(workspace=ws_a, backend="cpu", params={"seed": 1})
     assert not ComputeRun.objects.exists()
+
+
+# --- the algorithm's finish hook ---------------------------------------------------------------------------------
+
+
+class Finisher(Recorder):
+    """Records when the runner asks it to finish the run and how many of the run's batches were done then (the
+    last one's store is visible: the same transaction); fails its first finish when asked to."""
+
+    name = "finisher"
+    label = "Finisher"
+
+    def __init__(self, fail_first: bool = False):
+        super().__init__()
+        self.fail_first = fail_first
+
+    def finish(self, *, run):
+        done = run.batches.filter(status=ComputeBatch.Status.DONE).count()
+        self.calls.append(("finish", done, run.n_batches))
+        if self.fail_first:
+            self.fail_first = False
+            raise RuntimeError("could not add the partial sums up")
+
+
+def test_it_finishes_a_run_once_after_its_last_batch_in_that_batchs_transaction(two_batches, run_tasks, monkeypatch):
+    finisher = Finisher()
+    monkeypatch.setitem(base._REGISTRY, finisher.name, finisher)
+    run = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu", algorithm="finisher")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE
+    assert finisher.calls == [
+        ("compute", 0, "cpu"),
+        ("store", 0, 3),
+        ("compute", 1, "cpu"),
+        ("store", 1, 3),
+        ("finish", 2, 2),
+    ]
+    # a redelivered batch of the finished run does not finish it again
+    services.compute_batch_run(batch_id=run.batches.last().pk)
+    assert [c[0] for c in finisher.calls].count("finish") == 1
+
+
+def test_it_never_finishes_a_cancelled_run(two_batches, monkeypatch):
+    finisher = Finisher()
+    monkeypatch.setitem(base._REGISTRY, finisher.name, finisher)
+    run = services.compute_run_start(workspace=two_batches, backend="cpu", algorithm="finisher")
+    first, second = run.batches.order_by("index")
+    services.compute_batch_run(batch_id=first.pk)
+    compute_run_cancel(run=run)
+    services.compute_batch_run(batch_id=second.pk)
+    assert ComputeRun.objects.get(pk=run.pk).status == ComputeRun.Status.CANCELLED
+    assert "finish" not in [c[0] for c in finisher.calls]
+
+
+def test_a_finish_that_fails_fails_the_last_batch_and_its_retry_finishes_the_run(two_batches, monkeypatch):
+    finisher = Finisher(fail_first=True)
+    monkeypatch.setitem(base._REGISTRY, finisher.name, finisher)
+    run = services.compute_run_start(workspace=two_batches, backend="cpu", algorithm="finisher")
+    first, second = run.batches.order_by("index")
+    services.compute_batch_run(batch_id=first.pk)
+    with pytest.raises(RuntimeError, match="could not add the partial sums up"):
+        services.compute_batch_run(batch_id=second.pk)
+    run.refresh_from_db()
+    second.refresh_from_db()
+    assert run.status == ComputeRun.Status.FAILED and "could not add the partial sums up" in run.error
+    assert second.status == ComputeBatch.Status.FAILED and run.batches_done == 1  # its store was rolled back
+    compute_run_retry(run=run)
+    services.compute_batch_run(batch_id=second.pk)
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and run.batches_done == 2
+    assert [c for c in finisher.calls if c[0] == "finish"] == [("finish", 2, 2), ("finish", 2, 2)]
+
+
+def test_a_retry_that_finds_every_batch_done_finishes_the_run(two_batches, run_tasks, monkeypatch):
+    finisher = Finisher()
+    monkeypatch.setitem(base._REGISTRY, finisher.name, finisher)
+    run = services.compute_run_start(workspace=two_batches, backend="cpu", algorithm="finisher")
+    # the last batch committed while the run was marked failed elsewhere: nobody finished it
+    run.batches.update(status=ComputeBatch.Status.DONE)
+    ComputeRun.objects.filter(pk=run.pk).update(status=ComputeRun.Status.FAILED, batches_done=2, error="lost")
+    run_tasks(compute_run_retry, run=run)
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE
+    assert [c for c in finisher.calls if c[0] == "finish"] == [("finish", 2, 2)]

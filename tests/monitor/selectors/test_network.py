@@ -1,0 +1,135 @@
+"""Network reads: which run a page shows (per graph kind and scope), the brokers beside their influence rank in a
+fixed number of queries, the accounts paged, a component, the conversation graph and a neighbourhood with their
+caps, and the data-version cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.http import Http404
+from django.test.utils import CaptureQueriesContext
+
+from monitor import selectors, services
+from monitor.algorithms.network import GraphSpec
+from monitor.models import Account, ComputeRun, Follow
+from tests.webapp import EXPECTED_TOTAL, THESIS
+
+
+def _network(run_tasks, ws, **params) -> ComputeRun:
+    run = run_tasks(services.compute_run_start, workspace=ws, backend="cpu", algorithm="network", params=params)
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    return run
+
+
+@pytest.fixture
+def thesis(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    return ws_a
+
+
+def test_the_latest_finished_run_is_chosen_per_graph_and_scope(thesis, run_tasks):
+    assert selectors.network_latest(thesis) is None
+    follows = _network(run_tasks, thesis, samples=0)
+    interactions = _network(run_tasks, thesis, graph="interactions", samples=0)
+    collection = thesis.collections.get()
+    scoped = run_tasks(
+        services.compute_run_start,
+        workspace=thesis,
+        collection=collection,
+        backend="cpu",
+        algorithm="network",
+        params={"collection": collection.pk, "samples": 0},
+    )
+    queued = services.compute_run_start(workspace=thesis, backend="cpu", algorithm="network", params={"samples": 0})
+    assert selectors.network_latest(thesis) == follows  # not the queued one, not the collection's
+    assert selectors.network_latest(thesis, graph="interactions") == interactions
+    assert selectors.network_latest(thesis, collection=collection) == scoped
+    assert selectors.network_latest(thesis, graph="interactions", collection=collection) is None
+    assert [r.pk for r in selectors.network_runs(thesis)] == [queued.pk, interactions.pk, follows.pk]
+    with pytest.raises(Http404):
+        selectors.network_run_get(thesis, thesis.compute_runs.filter(algorithm="influence").first().pk)
+
+
+def test_the_brokers_come_with_their_influence_rank_in_a_fixed_number_of_queries(thesis, run_tasks):
+    run = _network(run_tasks, thesis, samples=0)
+    names = {a.pk: a.screen_name for a in Account.objects.filter(workspace=thesis)}
+    by_influence = sorted(EXPECTED_TOTAL, key=lambda n: -EXPECTED_TOTAL[n])  # b e f c a d
+    counts = []
+    for limit in (2, 6):
+        with CaptureQueriesContext(connection) as q:
+            brokers = selectors.network_brokers(thesis, run, limit=limit)
+        counts.append(len(q.captured_queries))
+        assert len(brokers) == limit
+        for b in brokers:
+            assert b["influence_rank"] == by_influence.index(names[b["account"]]) + 1
+    assert counts[0] == counts[1] == 3  # the page, its count, the ranks
+    betweenness = [b["betweenness"] for b in brokers]
+    assert betweenness == sorted(betweenness, reverse=True) and brokers[0]["screen_name"] == "b"
+
+
+def test_an_account_without_influence_has_no_rank(thesis, run_tasks):
+    a, f = (Account.objects.get(workspace=thesis, twitter_id=t) for t in (101, 106))
+    x = Account.objects.create(workspace=thesis, twitter_id=777, screen_name="x")
+    Follow.objects.bulk_create(
+        [Follow(workspace=thesis, follower=x, followee=a), Follow(workspace=thesis, follower=f, followee=x)]
+    )
+    run = _network(run_tasks, thesis, samples=0)
+    row = next(b for b in selectors.network_brokers(thesis, run, limit=10) if b["account"] == x.pk)
+    assert row["influence_rank"] is None and row["betweenness"] > 0
+
+
+def test_the_accounts_page_by_any_number_and_a_component_is_found_by_its_number(thesis, run_tasks):
+    run = _network(run_tasks, thesis, samples=0)
+    rows, total = selectors.network_accounts(thesis, run, sort="in_degree", limit=3, offset=0)
+    assert total == 6 and rows[0]["twitter_id"] == 102 and len(rows) == 3
+    more, _ = selectors.network_accounts(thesis, run, sort="in_degree", limit=3, offset=3)
+    assert {r["account"] for r in rows}.isdisjoint(r["account"] for r in more)
+    with pytest.raises(ValueError, match="sort"):
+        selectors.network_accounts(thesis, run, sort="pagerank")
+    assert selectors.network_component(thesis, run, 0, limit=2)["size"] == 6
+    with pytest.raises(Http404):
+        selectors.network_component(thesis, run, 1)
+
+
+def test_a_neighbourhood_is_capped_to_the_nearest_and_says_what_it_left_out(thesis):
+    b = Account.objects.get(workspace=thesis, twitter_id=102)
+    full = selectors.network_neighbourhood(thesis, b, depth=2, limit=None)
+    assert len(full.ids) == 6 and full.hidden_nodes == 0 and len(full.src) == 8
+    capped = selectors.network_neighbourhood(thesis, b, depth=2, limit=3)
+    distance = dict(zip(capped.ids.tolist(), capped.attrs["distance"].tolist()))
+    assert len(capped.ids) == 3 and distance[b.pk] == 0 and set(distance.values()) == {0.0, 1.0}
+    assert capped.hidden_nodes == 3 and capped.hidden_edges == 8 - len(capped.src)
+    assert np.isin(capped.src, capped.ids).all() and np.isin(capped.dst, capped.ids).all()
+    x = Account.objects.create(workspace=thesis, twitter_id=777)
+    assert selectors.network_neighbourhood(thesis, x) is None
+    inter = selectors.network_neighbourhood(thesis, b, spec=GraphSpec("interactions"), direction="in")
+    assert len(inter.ids) == 6 and inter.weights is not None and inter.weights.sum() == 9  # nine retweets of b
+
+
+def test_the_conversation_graph_is_capped_to_the_largest_conversations(thesis, run_tasks):
+    c, d, e = (Account.objects.get(workspace=thesis, twitter_id=t) for t in (103, 104, 105))
+    Follow.objects.bulk_create(
+        [
+            Follow(workspace=thesis, follower=c, followee=e),
+            Follow(workspace=thesis, follower=d, followee=e),
+            Follow(workspace=thesis, follower=e, followee=d),
+        ]
+    )
+    run = _network(run_tasks, thesis, samples=0)
+    whole = selectors.network_conversation_graph(thesis, run)
+    assert len(whole.ids) == 5 and len(whole.src) == 3  # a-b, c-e, d-e: each pair once
+    capped = selectors.network_conversation_graph(thesis, run, limit=3)
+    kept = set(capped.ids.tolist())
+    assert kept == {c.pk, d.pk, e.pk}  # conversation 0 is the largest: c-e-d
+    assert capped.hidden_nodes == 2 and capped.hidden_edges == 1
+
+
+def test_the_brokers_are_cached_under_the_data_version(thesis, run_tasks, settings):
+    run = _network(run_tasks, thesis, samples=0)
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    first = selectors.network_brokers(thesis, run, limit=3)
+    with CaptureQueriesContext(connection) as q:
+        assert selectors.network_brokers(thesis, run, limit=3) == first
+    assert len(q.captured_queries) == 0
