@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from compute.graphs import SOURCE_BLOCK, Graph, betweenness_sources, graph_from_edges, interaction_graph, undirected
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from compute.algorithms import network as engine
+from compute.graphs import SOURCE_BLOCK, Graph, betweenness_sources, graph_from_edges, interaction_graph, undirected
 
 from ..db import analyze_after_bulk_write, copy_in, copy_out, create_temp, temp_table_name
 from ..models import (
