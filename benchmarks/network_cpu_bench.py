@@ -307,7 +307,8 @@ def driver(args) -> None:
                 row = {"analysis": analysis, "lib": lib, "error": f"over {args.timeout} s"}
             else:
                 if p.returncode:
-                    row = {"analysis": analysis, "lib": lib, "error": p.stderr.strip().splitlines()[-1][:200]}
+                    last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+                    row = {"analysis": analysis, "lib": lib, "error": last[:200]}
                 else:
                     row = json.loads(p.stdout.strip().splitlines()[-1])
             row["repeat"] = repeat
