@@ -20,6 +20,13 @@ METHOD_CHOICES = [
     ("influence", "Top K by influence"),
     ("random", "Random K"),
 ]
+METHOD_LABELS = {
+    "imm": "IMM",
+    "imgpu": "IMGPU's traversal",
+    "degree": "most followers",
+    "influence": "most influence",
+    "random": "random draw",
+}
 UNIT_CHOICES = [("accounts", "Accounts reached"), ("followers", "Followers reached")]
 
 

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from monitor import exports, selectors, services
 
-from ..forms_influence_max import CounterCampaignForm
+from ..forms_influence_max import METHOD_LABELS, CounterCampaignForm
 from .base import workspace_context
 from .exports import stream
 
@@ -49,6 +49,7 @@ def _page(request: HttpRequest, workspace, publisher, *, run=None, form=None, st
         active=[r for r in runs if r.is_active],
         form=form or CounterCampaignForm(),
         plan=plan,
+        method_label=METHOD_LABELS.get(plan["result"].method, "") if plan is not None else "",
         chart=(
             {"curve": plan["curve"], "comparison": plan["comparison"], "unit": plan["result"].unit}
             if plan is not None

@@ -320,8 +320,9 @@ def _check(stop: Stop) -> None:
 
 
 def _influence_ranks(ws_pk: int, publisher: int, account_pks: list[int]) -> dict[int, int]:
-    """The rank of these accounts among the publisher's spreaders by total influence (the order of the
-    publisher's ranking page: total descending, ties by account)."""
+    """The rank of these accounts among the publisher's spreaders by total influence, the publisher itself left
+    out (the order of the publisher's ranking page, total descending, ties by account, less the publisher: the
+    numbering of the baseline)."""
     if not account_pks:
         return {}
     marks = ", ".join(["%s"] * len(account_pks))
@@ -329,10 +330,10 @@ def _influence_ranks(ws_pk: int, publisher: int, account_pks: list[int]) -> dict
         cur.execute(
             f"""SELECT r.account_id, r.rnk FROM (
                     SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
-                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND publisher_id = %s
+                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND publisher_id = %s AND account_id <> %s
                     GROUP BY account_id) r
                 WHERE r.account_id IN ({marks})""",
-            [ws_pk, publisher, *account_pks],
+            [ws_pk, publisher, publisher, *account_pks],
         )
         return {int(pk): int(rank) for pk, rank in cur.fetchall()}
 

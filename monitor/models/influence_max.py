@@ -76,8 +76,8 @@ class InfluenceMaxResult(models.Model):
 class InfluenceMaxSeed(models.Model):
     """One chosen account of a run, in the order the method chose it: its marginal gain (the reach it adds to
     the accounts chosen before it, the method's estimate), the estimate of the first ``rank`` accounts together,
-    its rank among the publisher's spreaders by the influence measure (null: it never spread the publisher), and
-    whether it is among the baseline's top spreaders."""
+    its rank among the publisher's spreaders by the influence measure, the publisher itself left out (null: it
+    never spread the publisher), and whether it is among the baseline's top spreaders."""
 
     run = bulk_fk(ComputeRun, related_name="+")
     rank = models.IntegerField()

@@ -131,7 +131,7 @@ def test_the_planner_shows_the_newest_plan(client, alice, loaded, planned):
     assert [s["account"] for s in plan["seeds"]] == [s.account_id for s in seeds]
     # the two sentences: what the number is, how the accounts were chosen and measured, and the method's page
     assert "data-explanation" in body and "marginal gain" in body
-    assert f"{res.spread:.1f}" in body and f"{res.spread_ci_low:.1f}" in body and f"{res.spread_ci_high:.1f}" in body
+    assert f"{res.spread:.1f}" in body and f"{res.spread_ci_low:.2f}" in body and f"{res.spread_ci_high:.2f}" in body
     assert reverse("docs", kwargs={"name": "influence_max"}) in body
     for s in seeds:
         assert f"/accounts/{s.account.twitter_id}/" in body
