@@ -13,7 +13,8 @@ docs/adding-an-algorithm.md). The influence measure is three of them, run in ord
 An algorithm may also be a family of analyses over one graph, one dispatcher each: ``network`` (GraphCT:
 :func:`degrees`, :func:`components`, :func:`strong_components`, :func:`core_numbers`, :func:`clustering`,
 :func:`betweenness`, :func:`betweenness_partial`, :func:`betweenness_stability`, :func:`conversations`,
-:func:`neighbourhood`; docs/network.md).
+:func:`neighbourhood`; docs/network.md), and ``influence_max`` (IMGPU/IMM: :func:`influence_max`, :func:`rr_sets`,
+:func:`select_seeds`, :func:`imm_sample_size`, :func:`evaluate_spread`; docs/influence_max.md).
 
 Public names load lazily, so importing the package imports no kernel module.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import importlib
 
 #: every algorithm module of compute/algorithms/ (its GPU twin, where one exists, is compute/gpu/<name>.py)
-ALGORITHMS = ("forward", "backward", "combine", "network")
+ALGORITHMS = ("forward", "backward", "combine", "network", "influence_max")
 
 #: public function -> the algorithm module defining it: a one-step algorithm defines the function of its own
 #: name; a family of analyses (``network``) defines one dispatcher per analysis
@@ -46,6 +47,8 @@ FUNCTIONS = {
             "neighbourhood",
         )
     },
+    # not ``influence_max`` itself: that name is the module (``from compute.algorithms import influence_max``)
+    **{name: "influence_max" for name in ("rr_sets", "select_seeds", "imm_sample_size", "evaluate_spread")},
 }
 
 __all__ = ["ALGORITHMS", "FUNCTIONS", *FUNCTIONS]
