@@ -9,16 +9,16 @@ from monitor.algorithms.influence_max import BATCHES_MAX, EVALUATE_MAX, K_MAX
 from monitor.models import ComputeRun
 
 MODEL_CHOICES = [
-    ("uniform", "Uniform probability p"),
-    ("wc", "Weighted cascade (1 / accounts followed)"),
-    ("estimated", "Estimated from the collection's retweets"),
+    ("uniform", "Uniform p"),
+    ("wc", "Weighted cascade"),
+    ("estimated", "Estimated from retweets"),
 ]
 METHOD_CHOICES = [
-    ("imm", "IMM (guaranteed, default)"),
+    ("imm", "IMM"),
     ("imgpu", "IMGPU traversal"),
-    ("degree", "Top K by followers"),
-    ("influence", "Top K by influence"),
-    ("random", "Random K"),
+    ("degree", "Most followers"),
+    ("influence", "Most influence"),
+    ("random", "Random"),
 ]
 METHOD_LABELS = {
     "imm": "IMM",
@@ -27,7 +27,7 @@ METHOD_LABELS = {
     "influence": "most influence",
     "random": "random draw",
 }
-UNIT_CHOICES = [("accounts", "Accounts reached"), ("followers", "Followers reached")]
+UNIT_CHOICES = [("accounts", "Accounts"), ("followers", "Their followers")]
 
 
 class CounterCampaignForm(forms.Form):
@@ -36,7 +36,12 @@ class CounterCampaignForm(forms.Form):
     k = forms.IntegerField(
         label="Accounts (K)", min_value=1, max_value=K_MAX, initial=50, help_text="How many accounts to reach."
     )
-    model = forms.ChoiceField(label="Probabilities", choices=MODEL_CHOICES, initial="uniform")
+    model = forms.ChoiceField(
+        label="Probabilities",
+        choices=MODEL_CHOICES,
+        initial="uniform",
+        help_text="Weighted cascade: 1 / accounts the follower follows.",
+    )
     p = forms.FloatField(
         label="p", min_value=1e-6, max_value=1.0, initial=0.01, required=False, help_text="Uniform only (paper: 0.01)."
     )
@@ -48,11 +53,15 @@ class CounterCampaignForm(forms.Form):
         required=False,
         help_text="Estimated only: pseudo-exposures of the prior.",
     )
-    method = forms.ChoiceField(choices=METHOD_CHOICES, initial="imm")
+    method = forms.ChoiceField(
+        choices=METHOD_CHOICES, initial="imm", help_text="IMM carries the guarantee; the others compare."
+    )
     eps = forms.FloatField(
         label="ε", min_value=0.01, max_value=1.0, initial=0.1, help_text="IMM: within 1 − 1/e − ε of the best."
     )
-    unit = forms.ChoiceField(label="Count", choices=UNIT_CHOICES, initial="accounts")
+    unit = forms.ChoiceField(
+        label="Reach counts", choices=UNIT_CHOICES, initial="accounts", help_text="Accounts reached, or followers."
+    )
     evaluate = forms.IntegerField(
         label="Evaluation cascades",
         min_value=100,
