@@ -1,0 +1,79 @@
+"""The GPU twin's host-side driver, run without a GPU on a NumPy stand-in for CuPy whose kernels transliterate
+the twin's CUDA (tests/compute/fake_cupy.py): it must give the CPU reference's RR sets, picks and Monte-Carlo runs,
+through chunking, frontier segments and hash-table growth. The real kernels are checked on a GPU by
+tests/compute/gpu/test_influence_max.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import compute.algorithms.influence_max as im
+from compute.graphs import graph_from_edges
+
+from ..fake_cupy import install
+
+
+@pytest.fixture
+def twin(monkeypatch):
+    return install(monkeypatch)
+
+
+def model_for(seed: int, p, weighted: bool = False, n: int = 120, m: int = 700):
+    rng = np.random.default_rng(seed)
+    follower = rng.integers(0, n, m)
+    followee = np.minimum((rng.pareto(1.2, m) * 5).astype(np.int64), n - 1)
+    keep = follower != followee
+    g = graph_from_edges(follower[keep] + 7, followee[keep] + 7)
+    if isinstance(p, str) and p == "edges":
+        p = rng.uniform(0.0, 0.4, g.n_edges)
+    weights = rng.integers(0, 9, g.n_nodes).astype(float) if weighted else None
+    return im.ic_model(g, p=p, weights=weights)
+
+
+@pytest.mark.parametrize("p,weighted", [(0.1, False), ("wc", False), ("edges", True), (0.5, False)])
+def test_the_twins_rr_sets_are_the_cpus(twin, monkeypatch, p, weighted):
+    monkeypatch.setattr(twin, "CHUNK_SETS", 300)  # several chunks
+    monkeypatch.setattr(twin, "SEGMENT_EDGES", 40)  # several segments per level
+    model = model_for(1, p, weighted)
+    cpu = im.rr_sets_cpu(model, seed=4, start=17, stop=1000)
+    gpu = twin.rr_sets(model, seed=4, start=17, stop=1000)
+    assert np.array_equal(gpu.indptr, cpu.indptr) and np.array_equal(gpu.nodes, cpu.nodes)
+    assert gpu.edges_touched == cpu.edges_touched and gpu.nodes.dtype == np.int32
+
+
+def test_the_twins_greedy_imm_and_baselines_are_the_cpus(twin):
+    model = model_for(2, 0.15, n=80, m=400)
+    rr = im.rr_sets_cpu(model, seed=1, start=0, stop=1500)
+    a = im.select_seeds_cpu(model, rr, k=12)
+    b = twin.select_seeds(model, rr, k=12)
+    assert a.nodes.tolist() == b.nodes.tolist() and np.array_equal(a.covered, b.covered)
+    cpu = im.influence_max_cpu(model, k=4, eps=0.5, seed=3)
+    gpu = twin.influence_max(model, k=4, eps=0.5, seed=3)
+    assert gpu.nodes.tolist() == cpu.nodes.tolist() and np.array_equal(gpu.gains, cpu.gains)
+    assert gpu.rr_sets == cpu.rr_sets and gpu.backend == "gpu"
+    with pytest.raises(NotImplementedError):
+        twin.influence_max(model, k=2, method="imgpu")
+    with pytest.raises(ValueError, match="backend"):
+        twin.rr_sets(model, stop=3, backend="cpu")
+
+
+def test_the_twins_baseline_gains_are_the_cpus(twin, monkeypatch):
+    monkeypatch.setattr(im, "BASELINE_RR_SETS", 800)
+    monkeypatch.setattr(twin, "BASELINE_RR_SETS", 800)
+    model = model_for(3, 0.2, n=80, m=400)
+    for method in ("degree", "random"):
+        cpu = im.influence_max_cpu(model, k=5, method=method, seed=2)
+        gpu = twin.influence_max(model, k=5, method=method, seed=2)
+        assert gpu.nodes.tolist() == cpu.nodes.tolist() and np.array_equal(gpu.gains, cpu.gains)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_twins_evaluator_runs_the_cpus_cascades(twin, monkeypatch, weighted):
+    monkeypatch.setattr(twin, "SEGMENT_EDGES", 30)
+    monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(4 * 100))  # a few runs per chunk
+    model = model_for(4, 0.2, weighted, n=100, m=500)
+    seeds = np.array([0, 3, 50])
+    a = im.evaluate_spread_cpu(model, seeds, runs=60, seed=5)
+    b = twin.evaluate_spread(model, seeds, runs=60, seed=5)
+    assert b.mean == pytest.approx(a.mean, rel=1e-12) and b.std == pytest.approx(a.std, rel=1e-9)
