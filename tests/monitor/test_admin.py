@@ -38,6 +38,9 @@ SEARCH = {
     m.CascadeGraph: "1000",
     m.DailyInfluence: "102",
     m.PublisherDay: "b",
+    m.InfluenceMaxResult: "102",
+    m.InfluenceMaxSeed: lambda seed: str(seed.run_id),
+    m.InfluenceMaxPartial: lambda part: str(part.run_id),
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -70,6 +73,12 @@ def thesis(ws_a, alice, import_files):
     tweet = m.Tweet.objects.get(workspace=ws_a, tweet_id=1000)
     accounts = {a.screen_name: a for a in m.Account.objects.filter(workspace=ws_a)}
     m.GivenEdge.objects.create(tweet=tweet, src=accounts["b"], dst=accounts["d"])
+    # a counter-campaign plan, and a second one halfway: one batch's RR sets stored, not yet merged by the finish
+    for finished in (True, False):
+        params = {"publisher": accounts["b"].pk, "k": 2, "evaluate": 200, "batches": 2}
+        run = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="influence_max", params=params)
+        for batch in run.batches.order_by("index")[: 2 if finished else 1]:
+            services.compute_batch_run(batch_id=batch.pk)
     return ws_a
 
 
@@ -168,14 +177,16 @@ def test_it_shows_json_fields_pretty_printed_and_computed_fields_read_only(admin
         assert f'name="{field}"' not in html
     assert 'name="label"' in html
 
-    run = m.ComputeRun.objects.get(workspace=thesis)
+    run = m.ComputeRun.objects.get(workspace=thesis, algorithm="influence")
     html = admin_client.get(url(m.ComputeRun, "change", run.pk)).content.decode()
     assert "batches-0" in html or "Compute batch" in html  # the batch inline
     assert 'name="status"' not in html
 
 
 @pytest.mark.parametrize(
-    "model", [m.ComputeBatch, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay], ids=lambda v: v.__name__
+    "model",
+    [m.ComputeBatch, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay, m.InfluenceMaxResult, m.InfluenceMaxSeed],
+    ids=lambda v: v.__name__,
 )
 def test_it_keeps_engine_rows_view_only(admin_client, thesis, model):
     assert admin_client.get(url(model, "add")).status_code == 403
