@@ -100,7 +100,16 @@ def rr_block(indptr, indices, thr, uniform, cumw, unit, base, start, stop, mark,
             bigger = np.empty(cap, dtype=np.int32)
             bigger[:pos] = out[:pos]
             out = bigger
-        out[pos : pos + tail] = np.sort(queue[:tail])
+        if tail <= 32:  # most sets are tiny: an insertion sort in place beats allocating for np.sort
+            for q in range(tail):
+                x = queue[q]
+                z = pos + q
+                while z > pos and out[z - 1] > x:
+                    out[z] = out[z - 1]
+                    z -= 1
+                out[z] = x
+        else:
+            out[pos : pos + tail] = np.sort(queue[:tail])
         pos += tail
         out_ptr[j + 1] = pos
     return out_ptr, out[:pos].copy(), touched

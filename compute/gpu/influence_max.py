@@ -55,7 +55,7 @@ from ._device import memory_budget, module
 __all__ = ["evaluate_spread", "imm_sample_size", "influence_max", "rr_sets", "select_seeds"]
 
 #: sets per chunk of RR-set sampling
-CHUNK_SETS = 1 << 20
+CHUNK_SETS = 1 << 22
 #: frontier entries per expansion launch are cut so their edges stay under this (bounds the next frontier buffer)
 SEGMENT_EDGES = 1 << 26
 
