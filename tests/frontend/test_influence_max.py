@@ -155,6 +155,8 @@ def test_a_pinned_run_and_one_still_going(client, alice, loaded, planned):
     assert r.status_code == 200 and r.context["plan"] is None and "is queued" in body
     assert reverse("run-cancel", kwargs={"ws": loaded.slug, "pk": going.pk}) in body  # cancel, as on the run page
     assert 'http-equiv="refresh"' in body
+    page = _get(client, alice, "run", ws=loaded.slug, pk=going.pk).content.decode()  # the run page links back
+    assert reverse("counter-campaign-run", kwargs={"ws": loaded.slug, "pk": going.pk}) in page
 
 
 def test_the_csv_lists_the_chosen_accounts_in_order(client, alice, loaded, planned):
