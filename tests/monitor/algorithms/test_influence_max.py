@@ -343,3 +343,15 @@ def test_it_fills_in_the_defaults_and_records_only_the_parameters_that_apply():
     }
     est = INFLUENCE_MAX.clean_params({"publisher": 7, "model": "estimated", "method": "degree", "p": 0.5})
     assert (est["p"], est["strength"], est["batches"]) == (None, 20.0, 1)
+
+
+def test_purging_a_workspace_s_data_deletes_its_plans(thesis, run_tasks):
+    run = _run(run_tasks, thesis, publisher=_pk(thesis, 102), k=2, evaluate=200, batches=1)
+    halfway = services.compute_run_start(
+        workspace=thesis, backend="cpu", algorithm="influence_max", params={"publisher": _pk(thesis, 102), "batches": 2}
+    )
+    services.compute_batch_run(batch_id=halfway.batches.get(index=0).pk)  # one part stored, not yet merged
+    counts = services.workspace_purge(workspace=thesis, delete_workspace=False)
+    assert (counts["influencemaxresult"], counts["influencemaxseed"], counts["influencemaxpartial"]) == (1, 2, 1)
+    assert not InfluenceMaxResult.objects.filter(run=run).exists()
+    assert not InfluenceMaxSeed.objects.exists() and not InfluenceMaxPartial.objects.exists()
