@@ -5,6 +5,7 @@ looked at on a desktop (1440 px) and a phone (390 px) without the page overflowi
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -67,7 +68,7 @@ def test_an_analyst_plans_a_counter_campaign_for_a_publisher(page, login, loaded
 
     with page.expect_download() as download:
         page.get_by_role("link", name="CSV").click()
-    text = open(download.value.path(), encoding="utf-8").read()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
     assert text.splitlines()[0].startswith("rank,twitter_id,screen_name,marginal_gain")
     assert len(text.splitlines()) == 4
 
