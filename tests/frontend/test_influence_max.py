@@ -195,3 +195,24 @@ def test_a_run_of_another_algorithm_is_not_a_plan(client, alice, loaded, planned
 def test_the_method_s_page_is_served(client):
     r = client.get(reverse("docs", kwargs={"name": "influence_max"}))
     assert r.status_code == 200 and "IMM" in r.content.decode()
+
+
+def test_the_planner_page_issues_as_many_queries_for_five_accounts_as_for_one(client, alice, loaded, run_tasks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(alice)
+    counts = []
+    for k in (1, 5):
+        run = run_tasks(
+            services.compute_run_start,
+            workspace=loaded,
+            backend="cpu",
+            algorithm="influence_max",
+            params={"publisher": _b(loaded).pk, "k": k, "evaluate": 200, "batches": 1},
+        )
+        with CaptureQueriesContext(connection) as queries:
+            r = client.get(reverse("counter-campaign-run", kwargs={"ws": loaded.slug, "pk": run.pk}))
+        assert r.status_code == 200 and len(r.context["plan"]["seeds"]) == k
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts  # no query per chosen account or per top spreader
