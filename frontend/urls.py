@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from .views import accounts, alerts, cascades, collections, exports, network, overview, rankings, runs
+from .views import accounts, alerts, cascades, collections, exports, influence_max, network, overview, rankings, runs
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -25,6 +25,18 @@ urlpatterns = [
         "w/<slug:ws>/publishers/<int:publisher>/network.<graphfmt:fmt>",
         exports.publisher_network,
         name="publisher-network",
+    ),
+    path("w/<slug:ws>/publishers/<int:publisher>/counter-campaign/", influence_max.planner, name="counter-campaign"),
+    path(
+        "w/<slug:ws>/publishers/<int:publisher>/counter-campaign/runs/new/",
+        influence_max.planner_start,
+        name="counter-campaign-start",
+    ),
+    path("w/<slug:ws>/counter-campaign/runs/<int:pk>/", influence_max.planner_run, name="counter-campaign-run"),
+    path(
+        "w/<slug:ws>/counter-campaign/runs/<int:pk>/accounts.csv",
+        influence_max.planner_export,
+        name="counter-campaign-export",
     ),
     path("w/<slug:ws>/accounts/<int:twitter_id>/", accounts.account, name="account"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/", cascades.tweet, name="tweet"),

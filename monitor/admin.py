@@ -45,6 +45,9 @@ from .models import (
     Follow,
     FollowerCount,
     GivenEdge,
+    InfluenceMaxPartial,
+    InfluenceMaxResult,
+    InfluenceMaxSeed,
     Membership,
     NetworkAccount,
     NetworkPartial,
@@ -601,3 +604,30 @@ class NetworkPartialAdmin(EngineRowsAdmin):
     search_fields = ("=run__id",)
     raw_id_fields = ("run",)
     exclude = ("values",)  # a float64 vector per node: bytes, not for reading here
+
+
+# --- the counter-campaign planner ----------------------------------------------------------------------------
+
+
+@admin.register(InfluenceMaxResult)
+class InfluenceMaxResultAdmin(EngineRowsAdmin):
+    list_display = ("run", "publisher", "method", "k", "model", "spread", "n_nodes")
+    list_select_related = ("run", "publisher")
+    search_fields = ("=run__id", "=publisher__twitter_id", "=publisher__screen_name")
+    raw_id_fields = ("run", "publisher")
+
+
+@admin.register(InfluenceMaxSeed)
+class InfluenceMaxSeedAdmin(EngineRowsAdmin):
+    list_display = ("id", "run", "rank", "account", "gain", "influence_rank", "in_baseline")
+    list_select_related = ("run", "account")
+    search_fields = ("=account__twitter_id", "=account__screen_name", "=run__id")
+    raw_id_fields = ("run", "account")
+
+
+@admin.register(InfluenceMaxPartial)
+class InfluenceMaxPartialAdmin(EngineRowsAdmin):
+    list_display = ("id", "run", "part", "start", "stop")
+    search_fields = ("=run__id",)
+    raw_id_fields = ("run",)
+    exclude = ("sets",)  # RR sets packed as npz bytes: the run's finish reads them, nobody else

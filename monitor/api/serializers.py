@@ -378,6 +378,70 @@ class NeighbourhoodSerializer(serializers.Serializer):
     hidden = serializers.JSONField(help_text="accounts and edges left out by `limit`")
 
 
+class CounterCampaignStartSerializer(serializers.Serializer):
+    """A counter-campaign plan's parameters (``monitor.algorithms.influence_max``, docs/influence_max.md)."""
+
+    k = serializers.IntegerField(default=50, min_value=1, max_value=500, help_text="accounts to choose")
+    model = serializers.ChoiceField(choices=["uniform", "wc", "estimated"], default="uniform")
+    p = serializers.FloatField(required=False, help_text="uniform only: the probability of every edge (0.01)")
+    strength = serializers.FloatField(required=False, help_text="estimated only: the prior's pseudo-exposures (20)")
+    method = serializers.ChoiceField(choices=["imm", "imgpu", "degree", "influence", "random"], default="imm")
+    eps = serializers.FloatField(default=0.1, help_text="IMM's epsilon")
+    unit = serializers.ChoiceField(choices=["accounts", "followers"], default="accounts")
+    evaluate = serializers.IntegerField(default=20_000, help_text="Monte-Carlo cascades of the evaluation")
+    seed = serializers.IntegerField(default=0, min_value=0)
+    batches = serializers.IntegerField(required=False, help_text="IMM: tasks the RR sets are split across (4)")
+    backend = serializers.ChoiceField(choices=ComputeRun.Backend.choices, default=ComputeRun.Backend.AUTO)
+
+
+class CounterCampaignSeedSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    marginal_gain = serializers.FloatField(
+        help_text="reach added to the accounts chosen before (the method's estimate)"
+    )
+    cumulative = serializers.FloatField(help_text="estimated reach of the first `rank` accounts together")
+    influence_rank = serializers.IntegerField(allow_null=True, help_text="rank among the publisher's spreaders")
+    top_by_influence = serializers.BooleanField()
+
+
+class CounterCampaignBaselineSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    influence = serializers.FloatField()
+    chosen = serializers.BooleanField()
+
+
+class CounterCampaignPlanSerializer(serializers.Serializer):
+    publisher = serializers.CharField(help_text="the publisher's Twitter id")
+    method = serializers.CharField()
+    k = serializers.IntegerField()
+    model = serializers.CharField()
+    model_description = serializers.CharField()
+    unit = serializers.CharField()
+    audience = serializers.JSONField(help_text="accounts, follow edges and total weight of the audience")
+    spread = serializers.FloatField(help_text="joint expected reach, Monte-Carlo mean")
+    spread_ci = serializers.ListField(child=serializers.FloatField(), help_text="95 % confidence interval")
+    evaluate_runs = serializers.IntegerField()
+    estimate = serializers.FloatField(help_text="the method's own estimate of the reach")
+    curve = serializers.ListField(child=serializers.FloatField(), help_text="estimated reach of the first 1..K")
+    rr_sets = serializers.IntegerField()
+    estimated = serializers.JSONField(help_text="the estimator's prior and counts (estimated model)")
+    seeds = CounterCampaignSeedSerializer(many=True)
+    baseline = CounterCampaignBaselineSerializer(many=True, help_text="the publisher's top spreaders by influence")
+    baseline_spread = serializers.FloatField(allow_null=True)
+    baseline_spread_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    overlap = serializers.IntegerField(help_text="chosen accounts that are also top spreaders")
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class CounterCampaignRunSerializer(serializers.Serializer):
+    run = ComputeRunSerializer()
+    plan = CounterCampaignPlanSerializer(allow_null=True, help_text="null until the run is done")
+
+
 def paginated(child: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:
     """The envelope of ``LimitOffsetPagination`` around ``child`` (for the schema of function views)."""
     return type(

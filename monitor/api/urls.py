@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import network, views
+from . import influence_max, network, views
 
 app_name = "api"
 urlpatterns = [
@@ -30,6 +30,16 @@ urlpatterns = [
     ),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/network/", views.publisher_network, name="publisher-network"),
     path("workspaces/<slug:ws>/tweets/<int:tweet_id>/graph/", views.tweet_graph, name="tweet-graph"),
+    path(
+        "workspaces/<slug:ws>/publishers/<int:publisher>/counter-campaign/runs/",
+        influence_max.counter_campaign_runs,
+        name="counter-campaign-runs",
+    ),
+    path(
+        "workspaces/<slug:ws>/counter-campaign/runs/<int:pk>/",
+        influence_max.counter_campaign_run,
+        name="counter-campaign-run",
+    ),
     path("workspaces/<slug:ws>/network/runs/", network.network_runs, name="network-runs"),
     path("workspaces/<slug:ws>/network/runs/<int:pk>/", network.network_run, name="network-run"),
     path("workspaces/<slug:ws>/network/runs/<int:pk>/accounts/", network.network_accounts, name="network-accounts"),

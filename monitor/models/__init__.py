@@ -1,5 +1,5 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`, :mod:`.network`). Every model is importable from
+are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`). Every model is importable from
 ``monitor.models``."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .core import (
     Workspace,
 )
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
+from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "Follow",
     "FollowerCount",
     "GivenEdge",
+    "InfluenceMaxPartial",
+    "InfluenceMaxResult",
+    "InfluenceMaxSeed",
     "Label",
     "Membership",
     "NetworkAccount",

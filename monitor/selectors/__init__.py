@@ -11,6 +11,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.overview` — a workspace's counts and its publishers
 * :mod:`.accounts` — an account's summary and amplification
 * :mod:`.collections`, :mod:`.runs` — uploads and compute runs
+* :mod:`.influence_max` — the counter-campaign planner: a publisher's runs, a run's chosen accounts and baseline
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
 
@@ -34,6 +35,16 @@ from .accounts import account_amplification, account_summary
 from .collections import collection_files, collection_progress, collection_runs, collections_list
 from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
 from .history import publishers_reach_weeks, rank_history
+from .influence_max import (
+    SEED_COLUMNS,
+    influence_max_latest,
+    influence_max_plan,
+    influence_max_publisher,
+    influence_max_result,
+    influence_max_run_get,
+    influence_max_runs,
+    influence_max_seed_rows,
+)
 from .network import (
     ACCOUNT_SORTS,
     DIRECTIONS,
@@ -64,6 +75,7 @@ __all__ = [
     "DIRECTIONS",
     "MAX_DEPTH",
     "PRESET_DAYS",
+    "SEED_COLUMNS",
     "SORTS",
     "TIMELINE_POINTS",
     "RankingPage",
@@ -83,6 +95,13 @@ __all__ = [
     "collections_list",
     "data_span",
     "drawing",
+    "influence_max_latest",
+    "influence_max_plan",
+    "influence_max_publisher",
+    "influence_max_result",
+    "influence_max_run_get",
+    "influence_max_runs",
+    "influence_max_seed_rows",
     "membership_role",
     "network_accounts",
     "network_brokers",

@@ -48,6 +48,14 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ),
         ("alerts_alert", "DELETE FROM alerts_alert WHERE workspace_id = %s"),
         ("alerts_alertrule", "DELETE FROM alerts_alertrule WHERE workspace_id = %s AND publisher_id IS NOT NULL"),
+        *(  # the counter-campaign planner's results, by run
+            (
+                table,
+                f"DELETE FROM monitor_{table} WHERE run_id IN "
+                "(SELECT id FROM monitor_computerun WHERE workspace_id = %s)",
+            )
+            for table in ("influencemaxpartial", "influencemaxseed", "influencemaxresult")
+        ),
         ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),

@@ -41,6 +41,9 @@ SEARCH = {
     m.NetworkAccount: "102",
     m.NetworkSummary: lambda summary: str(summary.run_id),
     m.NetworkPartial: lambda partial: str(partial.run_id),
+    m.InfluenceMaxResult: "102",
+    m.InfluenceMaxSeed: lambda seed: str(seed.run_id),
+    m.InfluenceMaxPartial: lambda part: str(part.run_id),
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -77,6 +80,12 @@ def thesis(ws_a, alice, import_files):
     for finished in (True, False):
         run = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="network", params={"samples": 0})
         for batch in run.batches.order_by("index")[0 if finished else 1 :]:
+            services.compute_batch_run(batch_id=batch.pk)
+    # a counter-campaign plan, and a second one halfway: one batch's RR sets stored, not yet merged by the finish
+    for finished in (True, False):
+        params = {"publisher": accounts["b"].pk, "k": 2, "evaluate": 200, "batches": 2}
+        run = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="influence_max", params=params)
+        for batch in run.batches.order_by("index")[: 2 if finished else 1]:
             services.compute_batch_run(batch_id=batch.pk)
     return ws_a
 
@@ -184,7 +193,16 @@ def test_it_shows_json_fields_pretty_printed_and_computed_fields_read_only(admin
 
 @pytest.mark.parametrize(
     "model",
-    [m.ComputeBatch, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay, m.NetworkAccount, m.NetworkSummary],
+    [
+        m.ComputeBatch,
+        m.CascadeInfluence,
+        m.DailyInfluence,
+        m.PublisherDay,
+        m.NetworkAccount,
+        m.NetworkSummary,
+        m.InfluenceMaxResult,
+        m.InfluenceMaxSeed,
+    ],
     ids=lambda v: v.__name__,
 )
 def test_it_keeps_engine_rows_view_only(admin_client, thesis, model):
