@@ -1,5 +1,5 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`). Every model is importable from ``monitor.models``."""
+are a module named after it (:mod:`.influence`, :mod:`.wtf`). Every model is importable from ``monitor.models``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from .core import (
     Workspace,
 )
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
+from .wtf import WtfEntry, WtfResult
 
 __all__ = [
     "Account",
@@ -40,4 +41,6 @@ __all__ = [
     "Retweet",
     "Tweet",
     "Workspace",
+    "WtfEntry",
+    "WtfResult",
 ]
