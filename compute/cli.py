@@ -1,4 +1,4 @@
-"""``python -m compute``: rank, generate, bench.
+"""``python -m compute``: rank, wtf, generate, bench.
 
 Exit codes: 0 success, 2 bad input or usage (the message names the file, line and field), 1 anything else.
 """
@@ -35,6 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--skip-bad", action="store_true", help="skip bad records (counted and listed) instead of stopping")
     r.add_argument("--max-shown", type=int, default=20, metavar="N", help="bad records listed with --skip-bad")
     r.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
+
+    w = sub.add_parser("wtf", help="who-to-follow (PPR circle of trust + Money) for accounts of a follower graph")
+    w.add_argument("inputs", nargs="+", metavar="INPUT", help="follows CSV / edge list / collection .npz / tweets")
+    w.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
+    w.add_argument("--follows", metavar="FILE", help="more follows: follows CSV / edge list / collection .npz")
+    w.add_argument("--account", type=int, action="append", required=True, metavar="ID", help="seed account (repeat)")
+    w.add_argument("--direction", choices=("follows", "followers"), default="follows")
+    w.add_argument("--circle", type=int, default=1000, metavar="N", help="circle of trust size (default 1000)")
+    w.add_argument("--top", type=int, default=20, metavar="K", help="relevant and similar accounts per seed")
+    w.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    w.add_argument("--output", choices=("table", "json"), default="table")
 
     g = sub.add_parser("generate", help="write a generated dataset")
     g.add_argument("preset", choices=("rsg", "seibert", "twitter"))
@@ -79,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"rank": _rank, "generate": _generate, "bench": _bench}[args.command](args)
+        return {"rank": _rank, "wtf": _wtf, "generate": _generate, "bench": _bench}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
@@ -198,6 +209,66 @@ def _table(rows: list[dict], result) -> str:
     if not table:
         lines.append("(no users)")
     return head + "\n".join(lines) + "\n"
+
+
+def _follower_graph(paths: list[str], format: str, follows: str | None):
+    """The follower graph of the inputs (a collection's graph and every follows table, merged) as a Graph."""
+    import numpy as np
+
+    from .formats import read_many
+    from .graphs import follower_graph
+    from .structures import FollowerGraph
+
+    results = [read_many([Path(p) for p in paths], format=format)]
+    if follows is not None:
+        results.append(read_many([Path(follows)], format="auto"))
+    graphs = [r.follower_graph for r in results if r.follower_graph is not None]
+    tables = [r.follows for r in results if r.follows is not None and len(r.follows)]
+    if not graphs and not tables:
+        raise ValueError("the input holds no follower graph (give a follows file, or --follows FILE)")
+    if len(graphs) == 1 and not tables:
+        return follower_graph(graphs[0])
+    edges = [gr.to_edges() for gr in graphs] + [(t.follower_id, t.followee_id) for t in tables]
+    users = [gr.user_ids for gr in graphs]
+    fg = FollowerGraph.from_edges(
+        np.concatenate([e[0] for e in edges]),
+        np.concatenate([e[1] for e in edges]),
+        user_ids=np.concatenate(users) if users else None,
+    )
+    return follower_graph(fg)
+
+
+def _wtf(args) -> int:
+    from .algorithms.wtf import wtf
+    from .backends import resolve_backend
+
+    g = _follower_graph(args.inputs, args.format, args.follows)
+    seeds = g.index_of(args.account)
+    missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]
+    if missing:
+        raise ValueError(f"--account: {', '.join(map(str, missing))} not in the follower graph")
+    used = resolve_backend(args.backend)
+    recs = wtf(g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used)
+    rows = [r.to_json(g.ids) for r in recs]
+    if args.output == "json":
+        json.dump(rows, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    out = [f"{g.n_nodes:,} accounts, {g.n_edges:,} follows; direction {args.direction}; backend {used}"]
+    for row in rows:
+        out.append(
+            f"\naccount {row['account']}: PPR {row['iterations']} iterations"
+            f"{'' if row['converged'] else ' (not converged)'}, circle of {len(row['circle'])}, "
+            f"Money {row['money_iterations']} iterations{'' if row['money_converged'] else ' (not converged)'}"
+        )
+        for key in ("relevance", "similarity"):
+            out.append(f"  {key}:" if row[key] else f"  {key}: (none)")
+            out.extend(
+                f"    {i:>3}  {r['user_id']:<20} {r['score']:.6g}  ppr {r['ppr']:.6g}"
+                for i, r in enumerate(row[key], 1)
+            )
+    print("\n".join(out))
+    return 0
 
 
 def _generate(args) -> int:

@@ -151,3 +151,230 @@ def complete_forward(
     off = np.zeros(n_t + 1, dtype=np.int64)
     np.cumsum(counts, out=off[1:])
     return SpreadingGraphs(cascades, off, src.astype(idx), dst.astype(idx), orphans=graphs.orphans)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# WTF (issue 15): personalized PageRank, circle of trust and Money. The reference is compute/algorithms/wtf.py,
+# the twin compute/gpu/wtf.py; both return these types and rank with these helpers, so their lists agree by
+# construction wherever their values do.
+# --------------------------------------------------------------------------------------------------------------
+
+__all__ += [  # extended here so the WTF section stays in one place
+    "BATCH",
+    "WTF_DIRECTIONS",
+    "MoneyScores",
+    "PageRank",
+    "Recommendations",
+    "check_wtf",
+    "circle_of_trust",
+    "recommendations",
+    "walk_adjacency",
+]
+
+#: "follows": from an account to the accounts it follows (the paper's); "followers": to its followers
+WTF_DIRECTIONS = ("follows", "followers")
+
+#: seeds per block: one sparse matrix x dense block of BATCH seed vectors per iteration
+BATCH = 64
+
+
+@dataclass(eq=False)
+class PageRank:
+    """Personalized PageRank of each seed: ``values[j]`` is the vector of ``seeds[j]`` over the graph's nodes."""
+
+    seeds: np.ndarray  # int64[k] node indices
+    values: np.ndarray  # float64[k, n]
+    iterations: np.ndarray  # int64[k]: updates done
+    converged: np.ndarray  # bool[k]: L1 change < tol before max_iter
+    delta: np.ndarray  # float64[k]: the last L1 change
+
+
+@dataclass(eq=False)
+class MoneyScores:
+    """Money on the bipartite graph of a circle (hubs) and the accounts it points to (authorities)."""
+
+    hubs: np.ndarray  # int64 node indices, ascending
+    similarity: np.ndarray  # float64, one per hub
+    authorities: np.ndarray  # int64 node indices, ascending
+    relevance: np.ndarray  # float64, one per authority
+    iterations: int
+    converged: bool
+
+
+@dataclass(eq=False)
+class Recommendations:
+    """Who-to-follow for one seed: its circle of trust and the top relevant (authorities) and similar (hubs)
+    accounts, each list by score descending then user id, excluding the seed and the accounts it already links
+    to in ``direction``. Accounts are node indices of the graph (``g.ids[...]`` gives their ids)."""
+
+    seed: int
+    account: int
+    direction: str
+    iterations: int
+    converged: bool
+    delta: float
+    money_iterations: int
+    money_converged: bool
+    circle: np.ndarray
+    circle_ppr: np.ndarray
+    relevance: np.ndarray
+    relevance_score: np.ndarray
+    relevance_ppr: np.ndarray
+    similarity: np.ndarray
+    similarity_score: np.ndarray
+    similarity_ppr: np.ndarray
+
+    def to_json(self, ids: np.ndarray) -> dict:
+        """The CLI's JSON object; ``ids`` is the graph's ``ids`` (user ids as strings, as the issue asks)."""
+
+        def rows(nodes, key, scores, ppr=None):
+            out = []
+            for i, node in enumerate(nodes.tolist()):
+                row = {"user_id": str(int(ids[node])), key: float(scores[i])}
+                if ppr is not None:
+                    row["ppr"] = float(ppr[i])
+                out.append(row)
+            return out
+
+        return {
+            "account": str(self.account),
+            "direction": self.direction,
+            "iterations": self.iterations,
+            "converged": self.converged,
+            "money_iterations": self.money_iterations,
+            "money_converged": self.money_converged,
+            "circle": rows(self.circle, "ppr", self.circle_ppr),
+            "relevance": rows(self.relevance, "score", self.relevance_score, self.relevance_ppr),
+            "similarity": rows(self.similarity, "score", self.similarity_score, self.similarity_ppr),
+        }
+
+
+def _int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _unit(name: str, x) -> None:
+    if not isinstance(x, (int, float, np.floating, np.integer)) or isinstance(x, bool) or not 0 < x < 1:
+        raise ValueError(f"{name} must be a number strictly between 0 and 1, not {x!r}")
+
+
+def check_wtf(
+    g,
+    seeds,
+    *,
+    direction: str,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    circle: int = 1,
+    top: int = 0,
+    alpha: float = 0.5,
+) -> np.ndarray:
+    """Validate the arguments shared by both engines (ValueError naming the parameter); ``seeds`` as int64[k]."""
+    from .graphs import Graph
+
+    if not isinstance(g, Graph):
+        raise ValueError(f"g must be a compute.graphs.Graph, not {type(g).__name__}")
+    if not g.directed:
+        raise ValueError("g must be directed (the follower graph), not the undirected view")
+    if direction not in WTF_DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(WTF_DIRECTIONS)}, not {direction!r}")
+    s = np.atleast_1d(np.asarray(seeds))
+    if s.ndim != 1 or (len(s) and not np.issubdtype(s.dtype, np.integer)):
+        raise ValueError("seeds must be a node index or a 1-D sequence of node indices")
+    s = s.astype(np.int64)
+    if len(s) and (s.min() < 0 or s.max() >= g.n_nodes):
+        bad = s[(s < 0) | (s >= g.n_nodes)][0]
+        raise ValueError(f"seeds must be node indices 0..{g.n_nodes - 1}, not {bad}")
+    _unit("damping", damping)
+    _unit("alpha", alpha)
+    if not isinstance(tol, (int, float, np.floating)) or isinstance(tol, bool) or not tol > 0:
+        raise ValueError(f"tol must be a positive number, not {tol!r}")
+    if not _int(max_iter) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, not {max_iter!r}")
+    if not _int(circle) or circle < 1:
+        raise ValueError(f"circle must be an integer >= 1, not {circle!r}")
+    if not _int(top) or top < 0:
+        raise ValueError(f"top must be an integer >= 0, not {top!r}")
+    return s
+
+
+def walk_adjacency(g, direction: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``((out_indptr, out_indices), (in_indptr, in_indices))`` of the walk in ``direction``: row u of the first
+    lists where u's walk goes (whom u follows, or u's followers), row v of the second the accounts whose walk
+    reaches v (what a pull-style iteration sums over). The reverse CSR is :func:`compute.graphs.transpose`,
+    cached on ``g``."""
+    from .graphs import transpose
+
+    t_indptr, t_indices, _ = transpose(g)
+    forward, backward = (g.indptr, g.indices), (t_indptr, t_indices)
+    return (forward, backward) if direction == "follows" else (backward, forward)
+
+
+def _ranked(nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Order of ``nodes`` by value descending, then node index (= user id: ids are ascending) ascending."""
+    return np.lexsort((nodes, -values))
+
+
+def circle_of_trust(
+    nodes: np.ndarray, ppr: np.ndarray, seed: int, seed_ppr: float, circle: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The circle of trust from candidates: the seed plus the ``circle - 1`` other accounts of highest PPR > 0,
+    sorted by PPR descending then user id. ``nodes``/``ppr`` must hold every account whose PPR is at least the
+    ``(circle - 1)``-th largest among the non-seed accounts (a superset is fine: the engines pass what a
+    threshold lets through, the seed included or not)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    ppr = np.asarray(ppr, dtype=np.float64)
+    keep = (nodes != seed) & (ppr > 0)
+    nodes, ppr = nodes[keep], ppr[keep]
+    take = _ranked(nodes, ppr)[: circle - 1]
+    members = np.concatenate([[seed], nodes[take]]).astype(np.int64)
+    values = np.concatenate([[seed_ppr], ppr[take]]).astype(np.float64)
+    order = _ranked(members, values)
+    return members[order], values[order]
+
+
+def _top(nodes, scores, excluded, top, ppr_of) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    keep = (scores > 0) & ~np.isin(nodes, excluded)
+    nodes, scores = nodes[keep], scores[keep]
+    take = _ranked(nodes, scores)[:top]
+    nodes = nodes[take]
+    return nodes, scores[take], ppr_of(nodes)
+
+
+def recommendations(
+    g,
+    *,
+    seed: int,
+    direction: str,
+    ppr_stats: tuple[int, bool, float],
+    circle: tuple[np.ndarray, np.ndarray],
+    money: MoneyScores,
+    top: int,
+    ppr_of: Callable[[np.ndarray], np.ndarray],
+) -> Recommendations:
+    """Assemble one seed's :class:`Recommendations`: both top-``top`` lists exclude the seed and the accounts it
+    links to in ``direction`` (its row of :func:`walk_adjacency`); ``ppr_of(nodes)`` gives their PPR."""
+    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
+    excluded = np.concatenate([[seed], out_idx[out_ptr[seed] : out_ptr[seed + 1]]]).astype(np.int64)
+    rel = _top(money.authorities, money.relevance, excluded, top, ppr_of)
+    sim = _top(money.hubs, money.similarity, excluded, top, ppr_of)
+    iterations, converged, delta = ppr_stats
+    return Recommendations(
+        seed=int(seed),
+        account=int(g.ids[seed]),
+        direction=direction,
+        iterations=int(iterations),
+        converged=bool(converged),
+        delta=float(delta),
+        money_iterations=int(money.iterations),
+        money_converged=bool(money.converged),
+        circle=circle[0],
+        circle_ppr=circle[1],
+        relevance=rel[0],
+        relevance_score=rel[1],
+        relevance_ppr=rel[2],
+        similarity=sim[0],
+        similarity_score=sim[1],
+        similarity_ppr=sim[2],
+    )

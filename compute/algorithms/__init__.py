@@ -13,7 +13,8 @@ docs/adding-an-algorithm.md). The influence measure is three of them, run in ord
 An algorithm may also be a family of analyses over one graph, one dispatcher each: ``network`` (GraphCT:
 :func:`degrees`, :func:`components`, :func:`strong_components`, :func:`core_numbers`, :func:`clustering`,
 :func:`betweenness`, :func:`betweenness_partial`, :func:`betweenness_stability`, :func:`conversations`,
-:func:`neighbourhood`; docs/network.md).
+:func:`neighbourhood`; docs/network.md), and ``wtf`` (who amplifies whom: :func:`wtf`, built on
+:func:`personalized_pagerank` and :func:`money`; docs/wtf.md).
 
 Public names load lazily, so importing the package imports no kernel module.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import importlib
 
 #: every algorithm module of compute/algorithms/ (its GPU twin, where one exists, is compute/gpu/<name>.py)
-ALGORITHMS = ("forward", "backward", "combine", "network")
+ALGORITHMS = ("forward", "backward", "combine", "network", "wtf")
 
 #: public function -> the algorithm module defining it: a one-step algorithm defines the function of its own
 #: name; a family of analyses (``network``) defines one dispatcher per analysis
@@ -31,6 +32,9 @@ FUNCTIONS = {
     "forward": "forward",
     "backward": "backward",
     "combine": "combine",
+    "wtf": "wtf",
+    "personalized_pagerank": "wtf",
+    "money": "wtf",
     **{
         name: "network"
         for name in (

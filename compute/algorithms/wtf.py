@@ -1,0 +1,313 @@
+"""Who amplifies whom (WTF, issue 15; "WTF, GPU!", Geil, Wang and Owens 2014): personalized PageRank from an
+account gives its circle of trust, and Twitter's Money iteration on the bipartite graph of the circle and the
+accounts it points to gives the similar accounts (hubs) and the relevant ones (authorities). CPU reference and
+the public dispatchers :func:`wtf` and :func:`personalized_pagerank` (``backend="auto"|"cpu"|"gpu"``).
+
+* PPR is the power iteration of the paper, restart and dangling mass going back to the seed (docs/wtf.md):
+  ``x' = d (P x + dangling(x) e_s) + (1 - d) e_s`` from ``x = e_s``, until the L1 change is < ``tol`` or
+  ``max_iter`` updates. It runs *pull*-style over the reverse CSR of the walk (:func:`compute.results.
+  walk_adjacency`): each row sums its in-neighbours' ``x / out_degree``, so every sum has a fixed order.
+* Seeds go in blocks of :data:`compute.results.BATCH`: one sparse matrix x dense (n x k) block per iteration,
+  each column stopping on its own convergence (the block shrinks to the columns still moving). Every column's
+  arithmetic is the single-seed arithmetic (SciPy's CSR times a C-ordered block sums each row's terms in
+  index order per column; reductions run per column along a contiguous row), so a seed's results are bitwise
+  the same alone or in any batch (``tests/compute/algorithms/test_wtf.py`` checks it).
+* Money (:func:`money`) is the corrected Algorithm 2 of the paper: its line 13 adds the relevance a hub
+  gathers to the *destination's* similarity; it must go to the source's (docs/wtf.md shows why).
+
+Libraries by measurement (benchmarks/wtf_cpu.md): SciPy's CSR product against a numba kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import resolve_backend
+from ..graphs import Graph
+from ..results import (
+    BATCH,
+    WTF_DIRECTIONS,
+    MoneyScores,
+    PageRank,
+    Recommendations,
+    check_wtf,
+    circle_of_trust,
+    recommendations,
+    walk_adjacency,
+)
+
+__all__ = [
+    "BATCH",
+    "WTF_DIRECTIONS",
+    "MoneyScores",
+    "PageRank",
+    "Recommendations",
+    "money",
+    "personalized_pagerank",
+    "personalized_pagerank_cpu",
+    "wtf",
+    "wtf_cpu",
+]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Dispatchers
+# --------------------------------------------------------------------------------------------------------------
+
+
+def wtf(
+    g: Graph,
+    seeds,
+    *,
+    direction: str = "follows",
+    circle: int = 1000,
+    top: int = 20,
+    damping: float = 0.85,
+    alpha: float = 0.15,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    backend: str = "auto",
+) -> list[Recommendations]:
+    """Who-to-follow for each seed (node indices), in blocks of :data:`BATCH`: the circle of trust (top
+    ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts."""
+    s = check_wtf(
+        g,
+        seeds,
+        direction=direction,
+        damping=damping,
+        tol=tol,
+        max_iter=max_iter,
+        circle=circle,
+        top=top,
+        alpha=alpha,
+    )
+    if resolve_backend(backend) != "gpu":
+        return wtf_cpu(
+            g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol, max_iter=max_iter
+        )
+    from ..gpu.wtf import wtf as twin
+
+    return twin(
+        g,
+        s,
+        direction=direction,
+        circle=circle,
+        top=top,
+        damping=damping,
+        alpha=alpha,
+        tol=tol,
+        max_iter=max_iter,
+        backend="gpu",
+    )
+
+
+def personalized_pagerank(
+    g: Graph,
+    seeds,
+    *,
+    direction: str = "follows",
+    damping: float = 0.85,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    backend: str = "auto",
+) -> PageRank:
+    """The full PPR vector of each seed (k x n float64: mind the memory on a large graph)."""
+    s = check_wtf(g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
+    if resolve_backend(backend) != "gpu":
+        return personalized_pagerank_cpu(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
+    from ..gpu.wtf import personalized_pagerank as twin
+
+    return twin(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter, backend="gpu")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# PPR: the block power iteration
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Walk:
+    """The walk in one direction, ready for the block iteration: the pull matrix (pattern of the reverse CSR),
+    1 / out-degree (0 for dangling accounts) and the dangling accounts."""
+
+    def __init__(self, g: Graph, direction: str) -> None:
+        from scipy.sparse import csr_array
+
+        (out_ptr, _), (in_ptr, in_idx) = walk_adjacency(g, direction)
+        n = g.n_nodes
+        out_deg = np.diff(out_ptr)
+        self.n = n
+        self.inv_out = np.divide(1.0, out_deg, out=np.zeros(n), where=out_deg > 0)
+        self.dangling = np.flatnonzero(out_deg == 0)
+        # values 1.0: the product adds the pre-scaled terms exactly (1.0 * y is y), in index order per row
+        self.pull = csr_array((np.ones(len(in_idx)), in_idx, in_ptr), shape=(n, n))
+
+
+def _column_sums(block: np.ndarray) -> np.ndarray:
+    """Per-column sums of an (r, k) block, each summed along a contiguous row of its transpose: the same
+    (pairwise) order for any k, so a column's sum does not depend on its neighbours in the block."""
+    return np.ascontiguousarray(block.T).sum(axis=1)
+
+
+def _ppr_block(walk: _Walk, seeds: np.ndarray, damping: float, tol: float, max_iter: int):
+    """PPR of up to BATCH seeds: (x (n, k) float64, iterations, converged, delta)."""
+    k = len(seeds)
+    cols = np.arange(k)
+    x = np.zeros((walk.n, k))
+    x[seeds, cols] = 1.0
+    iterations = np.zeros(k, dtype=np.int64)
+    converged = np.zeros(k, dtype=bool)
+    delta = np.full(k, np.inf)
+    active = cols
+    while len(active):
+        cur = x[:, active]  # a C-ordered copy of the moving columns
+        nxt = walk.pull @ (cur * walk.inv_out[:, None])
+        lost = _column_sums(cur[walk.dangling]) if len(walk.dangling) else np.zeros(len(active))
+        nxt *= damping
+        nxt[seeds[active], np.arange(len(active))] += damping * lost + (1.0 - damping)
+        change = _column_sums(np.abs(nxt - cur))
+        x[:, active] = nxt
+        iterations[active] += 1
+        delta[active] = change
+        done = change < tol
+        converged[active[done]] = True
+        active = active[~done & (iterations[active] < max_iter)]
+    return x, iterations, converged, delta
+
+
+def personalized_pagerank_cpu(
+    g: Graph, seeds: np.ndarray, *, direction: str, damping: float, tol: float, max_iter: int
+) -> PageRank:
+    walk = _Walk(g, direction)
+    k = len(seeds)
+    values = np.zeros((k, g.n_nodes))
+    iterations = np.zeros(k, dtype=np.int64)
+    converged = np.zeros(k, dtype=bool)
+    delta = np.zeros(k)
+    for lo in range(0, k, BATCH):
+        x, it, conv, d = _ppr_block(walk, seeds[lo : lo + BATCH], damping, tol, max_iter)
+        values[lo : lo + BATCH] = x.T
+        iterations[lo : lo + BATCH], converged[lo : lo + BATCH], delta[lo : lo + BATCH] = it, conv, d
+    return PageRank(seeds.astype(np.int64), values, iterations, converged, delta)
+
+
+def _circle_candidates(x: np.ndarray, seed: int, circle: int) -> np.ndarray:
+    """Nodes whose PPR reaches the (circle - 1)-th largest non-seed value (ties all kept), seed excluded."""
+    pos = np.flatnonzero(x > 0)
+    pos = pos[pos != seed]
+    want = circle - 1
+    if len(pos) <= want:
+        return pos
+    if want == 0:
+        return pos[:0]
+    vals = x[pos]
+    kth = np.partition(vals, len(vals) - want)[len(vals) - want]
+    return pos[vals >= kth]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Money
+# --------------------------------------------------------------------------------------------------------------
+
+
+def money(
+    g: Graph,
+    seed: int,
+    circle,
+    *,
+    direction: str = "follows",
+    alpha: float = 0.15,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> MoneyScores:
+    """Money on the bipartite graph of ``circle`` (hubs, must hold ``seed``) and the accounts they point to in
+    ``direction`` (authorities), the corrected Algorithm 2: from sim = e_seed, each iteration
+
+    ``rel(y) = sum_{(x,y)} sim(x) / d_out(x)``, ``sim(x) = alpha [x = seed] + (1 - alpha) sum_{(x,y)} rel(y) / d_in(y)``
+
+    with d_out a hub's out-degree in ``direction`` (all its edges are in the bipartite graph) and d_in the number of
+    hubs pointing to an authority. Stops when the L1 change of sim is < ``tol`` or after ``max_iter``; the
+    relevance returned is the one the last iteration computed (from the similarity before it), as in the paper."""
+    check_wtf(g, [seed], direction=direction, damping=0.5, tol=tol, max_iter=max_iter, alpha=alpha)
+    hubs = np.unique(np.asarray(circle, dtype=np.int64))
+    if not len(hubs) or hubs[0] < 0 or hubs[-1] >= g.n_nodes:
+        raise ValueError(f"circle must be node indices 0..{g.n_nodes - 1}")
+    pos = np.searchsorted(hubs, seed)
+    if pos >= len(hubs) or hubs[pos] != seed:
+        raise ValueError("circle must contain the seed")
+    return _money(g, int(seed), hubs, direction, alpha, tol, max_iter)
+
+
+def _money(g: Graph, seed: int, hubs: np.ndarray, direction: str, alpha: float, tol: float, max_iter: int):
+    from scipy.sparse import csr_array
+
+    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
+    starts, ends = out_ptr[hubs], out_ptr[hubs + 1]
+    d_out = (ends - starts).astype(np.int64)
+    row_ptr = np.zeros(len(hubs) + 1, dtype=np.int64)
+    np.cumsum(d_out, out=row_ptr[1:])
+    # the hubs' rows, concatenated: one gather through a flat index of their edge positions
+    edge_pos = np.repeat(starts - row_ptr[:-1], d_out) + np.arange(row_ptr[-1])
+    targets = out_idx[edge_pos].astype(np.int64)
+    authorities, col = np.unique(targets, return_inverse=True)
+    d_in = np.bincount(col, minlength=len(authorities)).astype(np.float64)
+    b = csr_array((np.ones(len(col)), col, row_ptr), shape=(len(hubs), len(authorities)))
+    bt = b.T.tocsr()  # authorities' rows: the relevance step is a row sum too
+    inv_out = np.divide(1.0, d_out, out=np.zeros(len(hubs)), where=d_out > 0)
+    inv_in = np.divide(1.0, d_in, out=np.zeros(len(d_in)), where=d_in > 0)
+    s = int(np.searchsorted(hubs, seed))
+    sim = np.zeros(len(hubs))
+    sim[s] = 1.0
+    rel = np.zeros(len(authorities))
+    iterations, converged = 0, False
+    while iterations < max_iter and not converged:
+        rel = bt @ (sim * inv_out)
+        new = b @ (rel * inv_in)
+        new *= 1.0 - alpha
+        new[s] += alpha
+        change = float(np.abs(new - sim).sum())
+        sim = new
+        iterations += 1
+        converged = change < tol
+    return MoneyScores(hubs, sim, authorities, rel, iterations, converged)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The whole pipeline, per block of seeds
+# --------------------------------------------------------------------------------------------------------------
+
+
+def wtf_cpu(
+    g: Graph,
+    seeds: np.ndarray,
+    *,
+    direction: str,
+    circle: int,
+    top: int,
+    damping: float,
+    alpha: float,
+    tol: float,
+    max_iter: int,
+) -> list[Recommendations]:
+    walk = _Walk(g, direction)
+    out: list[Recommendations] = []
+    for lo in range(0, len(seeds), BATCH):
+        block = seeds[lo : lo + BATCH]
+        x, iterations, converged, delta = _ppr_block(walk, block, damping, tol, max_iter)
+        for j, seed in enumerate(block.tolist()):
+            col = np.ascontiguousarray(x[:, j])
+            cand = _circle_candidates(col, seed, circle)
+            members, ppr = circle_of_trust(cand, col[cand], seed, col[seed], circle)
+            scores = _money(g, seed, np.sort(members), direction, alpha, tol, max_iter)
+            out.append(
+                recommendations(
+                    g,
+                    seed=seed,
+                    direction=direction,
+                    ppr_stats=(iterations[j], converged[j], delta[j]),
+                    circle=(members, ppr),
+                    money=scores,
+                    top=top,
+                    ppr_of=col.__getitem__,
+                )
+            )
+    return out
