@@ -66,6 +66,7 @@ def _entries(result: WtfResult, name: str):
         result.entries.filter(list=name)
         .select_related("account")
         .only("rank", "score", "ppr", "account_id", "account__twitter_id", "account__screen_name", "result_id")
+        .order_by("rank")
     )
 
 
