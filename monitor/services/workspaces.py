@@ -44,6 +44,12 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ),
         ("alerts_alert", "DELETE FROM alerts_alert WHERE workspace_id = %s"),
         ("alerts_alertrule", "DELETE FROM alerts_alertrule WHERE workspace_id = %s AND publisher_id IS NOT NULL"),
+        (
+            "wtfentry",
+            "DELETE FROM monitor_wtfentry WHERE result_id IN "
+            "(SELECT id FROM monitor_wtfresult WHERE workspace_id = %s)",
+        ),
+        ("wtfresult", "DELETE FROM monitor_wtfresult WHERE workspace_id = %s"),
         ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),

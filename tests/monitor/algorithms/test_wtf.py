@@ -222,3 +222,10 @@ def test_a_batch_delivered_twice_stores_once(thesis, django_capture_on_commit_ca
     assert WtfResult.objects.count() == 2
     run.refresh_from_db()
     assert run.status == "done" and run.batches_done == 1
+
+
+def test_purging_a_workspaces_data_deletes_its_results(thesis, run_tasks):
+    start(run_tasks, thesis, accounts=["105"])
+    assert WtfEntry.objects.exists()
+    services.workspace_purge(workspace=thesis, delete_workspace=False)
+    assert not WtfResult.objects.exists() and not WtfEntry.objects.exists()
