@@ -1,0 +1,58 @@
+"""``python -m compute wtf`` end to end: the issue's JSON, the table, and bad input exiting 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from compute.algorithms.wtf import wtf
+from compute.graphs import graph_from_edges
+
+from .test_cli import run_cli
+
+
+def _follows(tmp_path, seed: int = 4, n: int = 60, m: int = 500):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m) * 11 + 500, rng.integers(0, n, m) * 11 + 500
+    path = tmp_path / "follows.csv"
+    path.write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in zip(src, dst) if a != b))
+    keep = src != dst
+    return path, graph_from_edges(src[keep], dst[keep])
+
+
+def test_it_prints_one_json_object_per_account_as_the_issue_asks(tmp_path):
+    path, g = _follows(tmp_path)
+    accounts = [int(g.ids[7]), int(g.ids[3])]
+    res = run_cli(
+        "wtf", str(path), "--account", str(accounts[0]), "--account", str(accounts[1]), "--circle", "20",
+        "--top", "5", "--direction", "followers", "--backend", "cpu", "--output", "json",
+    )  # fmt: skip
+    rows = json.loads(res.stdout)
+    assert [r["account"] for r in rows] == [str(a) for a in accounts]
+    expected = wtf(g, g.index_of(accounts), direction="followers", circle=20, top=5, backend="cpu")
+    for row, rec in zip(rows, expected):
+        assert row == json.loads(json.dumps(rec.to_json(g.ids)))
+        assert isinstance(row["iterations"], int) and len(row["circle"]) == 20
+        for key, value in (("circle", "ppr"), ("relevance", "score"), ("similarity", "score")):
+            assert all(isinstance(r["user_id"], str) and set(r) >= {"user_id", value} for r in row[key])
+            assert row[key] == sorted(row[key], key=lambda r: (-r[value], int(r["user_id"])))
+
+
+def test_it_prints_a_table(tmp_path):
+    path, g = _follows(tmp_path)
+    res = run_cli("wtf", str(path), "--account", str(g.ids[0]), "--top", "3", "--backend", "cpu")
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith(f"{g.n_nodes} accounts, {g.n_edges} follows; direction follows; backend cpu")
+    assert lines[2].startswith(f"account {g.ids[0]}: PPR ") and "circle of" in lines[2]
+    assert lines[3] == "  relevance:" and len([x for x in lines if x.startswith("    ")]) == 6
+
+
+def test_an_unknown_account_or_no_graph_exits_2(tmp_path):
+    path, _ = _follows(tmp_path)
+    res = run_cli("wtf", str(path), "--account", "12345", "--backend", "cpu", check=False)
+    assert res.returncode == 2 and "--account: 12345 not in the follower graph" in res.stderr
+    res = run_cli("wtf", str(path), "--account", "500", "--circle", "0", "--backend", "cpu", check=False)
+    assert res.returncode == 2 and "circle must be an integer >= 1" in res.stderr
+    res = run_cli("wtf", str(path), check=False)
+    assert res.returncode == 2 and "--account" in res.stderr
