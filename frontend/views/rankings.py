@@ -143,9 +143,13 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
     if account is not None:  # a publisher's page: its watch list (who amplifies whom, docs/wtf.md)
+        watchlist = selectors.wtf_watchlist(workspace, account)
         ctx |= {
-            "watchlist": selectors.wtf_watchlist(workspace, account),
-            "watchlist_rule": selectors.wtf_watchlist_rule(workspace, request.user, account),
+            "watchlist": watchlist,
+            # the alert rule goes with a computed list (the page offers no rule before)
+            "watchlist_rule": selectors.wtf_watchlist_rule(workspace, request.user, account)
+            if watchlist["run"]
+            else None,
             "watchlist_form": WatchListForm(),
         }
     return render(request, "frontend/ranking.html", ctx)

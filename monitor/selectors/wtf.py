@@ -132,18 +132,21 @@ def wtf_run_progress(run: ComputeRun) -> dict:
     }
 
 
-def _watchlist_run(ws: Workspace, publisher: Account) -> ComputeRun | None:
-    """The newest run of the publisher's watch list that walks its spreaders' followers."""
+def _watchlist_runs(ws: Workspace, publisher: Account) -> tuple[ComputeRun | None, ComputeRun | None]:
+    """The newest run of the publisher's watch list that walks its spreaders' followers, and the newest one going
+    now (one query)."""
     runs = ComputeRun.objects.filter(workspace=ws, algorithm="wtf", params__publisher=str(publisher.twitter_id))
+    latest = active = None
     for r in runs.order_by("-created_at")[:RECENT_RUNS]:
-        if r.params.get("direction") in ("followers", "both"):
-            return r
-    return None
+        if latest is None and r.params.get("direction") in ("followers", "both"):
+            latest = r
+        if active is None and r.status in ACTIVE:
+            active = r
+    return latest, active
 
 
 @cached
-def _watchlist(ws: Workspace, publisher: Account, run_pk: int, marker: str) -> dict:
-    run = ComputeRun.objects.get(pk=run_pk)
+def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) -> dict:
     seeds: list[int] = []
     for params in ComputeBatch.objects.filter(run=run).order_by("index").values_list("params", flat=True):
         seeds += [int(s) for s in params.get("seeds", ())]
@@ -214,11 +217,11 @@ def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
     and score), the summed score, and ``spreading``: whether it has already spread one of the publisher's
     cascades. Rows are ordered by how many spreaders point to them, then summed score. ``run`` is that run
     (None: never computed), ``active`` a run of it going now."""
-    run = _watchlist_run(ws, publisher)
-    active = wtf_active_run(ws, publisher=publisher)
+    run, active = _watchlist_runs(ws, publisher)
     if run is None:
         return {"run": None, "active": active, "params": {}, "spreaders": [], "rows": [], "computed_at": None}
-    return _watchlist(ws, publisher, run.pk, wtf_marker(ws)) | {"run": run, "active": active}
+    # the run's batches are part of the key through the marker: each stored batch moves the newest result's time
+    return _watchlist(ws, publisher, run, wtf_marker(ws)) | {"run": run, "active": active}
 
 
 def wtf_watchlist_publishers(ws: Workspace) -> list[Account]:

@@ -102,3 +102,22 @@ def test_it_computes_the_panels_and_alerts_when_a_watched_account_starts_spreadi
     look(page, "wtf-alert-inbox", "main")
     page.goto(f"/w/{ws_a.slug}/publishers/102/")
     expect(page.locator("#watchlist table tbody tr").nth(1)).to_contain_text("Already spreads")
+
+
+def test_the_panels_follow_a_run_going_and_show_its_lists_when_it_ends(page, login, ws_a, monkeypatch):
+    from monitor.services import runs
+
+    login()
+    upload(page, ws_a.slug, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    queued: list[int] = []
+    monkeypatch.setattr(runs, "_queue_batches", queued.extend)  # no worker takes the batch until the test does
+    page.goto(f"/w/{ws_a.slug}/accounts/105/")
+    page.locator("#wtf").get_by_role("button", name="Compute look-alikes and likely next amplifiers").click()
+    progress = page.locator("#wtf .wtf-progress")
+    expect(progress).to_contain_text("0 of 1 batch of seeds done")
+    expect(page.locator("#wtf").get_by_role("button", name=re.compile("Compute"))).to_be_disabled()
+    screenshot(page, "wtf-account-running")
+    assert len(queued) == 1
+    runs.compute_batch_run(batch_id=queued[0])  # the worker: progress.js sees the run end and reloads the page
+    expect(page.locator("#wtf-lookalikes").get_by_role("link", name="@a")).to_be_visible(timeout=15_000)
+    expect(page.locator("#wtf .wtf-progress")).to_have_count(0)

@@ -131,6 +131,18 @@ def test_the_publisher_page_builds_its_watch_list(client, alice, thesis, run_tas
     assert "Alert me when one of them starts spreading" in page
 
 
+def test_the_publisher_page_reads_its_watch_list_in_a_few_queries(
+    client, alice, thesis, run_tasks, django_assert_max_num_queries
+):
+    client.force_login(alice)
+    url = reverse("publisher", kwargs={"ws": thesis.slug, "publisher": 102})
+    run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+    # the page's 15 (test_analyst_pages), and the list's runs, rule, newest result, batches, spreaders, results,
+    # entries and spreading accounts, whatever the list's length: the read cache is off in the tests
+    with django_assert_max_num_queries(15 + 9):
+        assert client.get(url).status_code == 200
+
+
 def test_the_watch_list_subscribes_its_alert_once(client, alice, thesis, run_tasks):
     client.force_login(alice)
     run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))

@@ -38,6 +38,8 @@ SEARCH = {
     m.CascadeGraph: "1000",
     m.DailyInfluence: "102",
     m.PublisherDay: "b",
+    m.WtfResult: "105",
+    m.WtfEntry: "101",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -70,6 +72,9 @@ def thesis(ws_a, alice, import_files):
     tweet = m.Tweet.objects.get(workspace=ws_a, tweet_id=1000)
     accounts = {a.screen_name: a for a in m.Account.objects.filter(workspace=ws_a)}
     m.GivenEdge.objects.create(tweet=tweet, src=accounts["b"], dst=accounts["d"])
+    # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
+    wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+    services.compute_batch_run(batch_id=wtf.batches.get().pk)
     return ws_a
 
 
@@ -168,14 +173,16 @@ def test_it_shows_json_fields_pretty_printed_and_computed_fields_read_only(admin
         assert f'name="{field}"' not in html
     assert 'name="label"' in html
 
-    run = m.ComputeRun.objects.get(workspace=thesis)
+    run = m.ComputeRun.objects.get(workspace=thesis, algorithm="influence")
     html = admin_client.get(url(m.ComputeRun, "change", run.pk)).content.decode()
     assert "batches-0" in html or "Compute batch" in html  # the batch inline
     assert 'name="status"' not in html
 
 
 @pytest.mark.parametrize(
-    "model", [m.ComputeBatch, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay], ids=lambda v: v.__name__
+    "model",
+    [m.ComputeBatch, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay, m.WtfResult, m.WtfEntry],
+    ids=lambda v: v.__name__,
 )
 def test_it_keeps_engine_rows_view_only(admin_client, thesis, model):
     assert admin_client.get(url(model, "add")).status_code == 403

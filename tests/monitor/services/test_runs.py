@@ -167,9 +167,15 @@ def test_it_records_the_algorithm_of_every_run(ws_a, import_files):
     assert ComputeRunSerializer(run).data["algorithm"] == "influence"
 
 
+# the parameters of the algorithms that cannot run without some (who amplifies whom needs its seed accounts)
+RUN_PARAMS = {"wtf": {"accounts": ["102", "105"]}}
+
+
 @pytest.mark.parametrize("name", algorithms.names())
 def test_a_run_of_every_registered_algorithm_plans_and_stores_its_batches(two_batches, run_tasks, name):
-    run = run_tasks(services.compute_run_start, workspace=two_batches, backend="cpu", algorithm=name)
+    run = run_tasks(
+        services.compute_run_start, workspace=two_batches, backend="cpu", algorithm=name, params=RUN_PARAMS.get(name)
+    )
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.DONE, run.error
     assert run.algorithm == name and run.n_batches >= 1 and run.batches_done == run.n_batches
