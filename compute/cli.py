@@ -436,6 +436,8 @@ def _network_table(rows: list[dict], cols: list[str]) -> str:
     if not cells:
         lines.append("(no accounts)")
     return "\n".join(lines) + "\n"
+
+
 def _influence_max(args) -> int:
     out = _run_influence_max(args)
     if args.output == "json":
@@ -565,6 +567,8 @@ def _im_table(out: dict) -> str:
     fmt = "  ".join(f"{{:{a}{w}}}" for (_, a), w in zip(cols, widths))
     lines = [fmt.format(*[h for h, _ in cols])] + [fmt.format(*r) for r in rows]
     return head + "\n".join(lines) + "\n"
+
+
 def _follower_graph(paths: list[str], format: str, follows: str | None):
     """The follower graph of the inputs (a collection's graph and every follows table, merged) as a Graph."""
     import numpy as np

@@ -5,7 +5,19 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from .views import accounts, alerts, cascades, collections, exports, influence_max, network, overview, rankings, runs
+from .views import (
+    accounts,
+    alerts,
+    cascades,
+    collections,
+    exports,
+    influence_max,
+    network,
+    overview,
+    rankings,
+    runs,
+    wtf,
+)
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -39,6 +51,21 @@ urlpatterns = [
         name="counter-campaign-export",
     ),
     path("w/<slug:ws>/accounts/<int:twitter_id>/", accounts.account, name="account"),
+    path("w/<slug:ws>/accounts/<int:twitter_id>/wtf/", wtf.account_wtf, name="account-wtf"),
+    path("w/<slug:ws>/accounts/<int:twitter_id>/wtf.<tablefmt:fmt>", wtf.account_wtf_export, name="account-wtf-export"),
+    path("w/<slug:ws>/publishers/<int:publisher>/watchlist/", wtf.publisher_watchlist, name="publisher-watchlist"),
+    path(
+        "w/<slug:ws>/publishers/<int:publisher>/watchlist/alert/",
+        wtf.publisher_watchlist_alert,
+        name="publisher-watchlist-alert",
+    ),
+    path(
+        "w/<slug:ws>/publishers/<int:publisher>/watchlist.<tablefmt:fmt>",
+        wtf.publisher_watchlist_export,
+        name="publisher-watchlist-export",
+    ),
+    path("w/<slug:ws>/wtf/runs/<int:pk>/progress/", wtf.wtf_progress, name="wtf-progress"),
+    path("w/<slug:ws>/wtf/method/", wtf.wtf_docs, name="wtf-docs"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/", cascades.tweet, name="tweet"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/graph.<graphfmt:fmt>", exports.tweet_graph, name="tweet-graph"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/explore/", cascades.cascade, name="cascade"),

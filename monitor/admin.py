@@ -57,6 +57,8 @@ from .models import (
     Retweet,
     Tweet,
     Workspace,
+    WtfEntry,
+    WtfResult,
 )
 
 admin.site.site_header = "Spreadwatch admin"
@@ -631,3 +633,24 @@ class InfluenceMaxPartialAdmin(EngineRowsAdmin):
     search_fields = ("=run__id",)
     raw_id_fields = ("run",)
     exclude = ("sets",)  # RR sets packed as npz bytes: the run's finish reads them, nobody else
+
+
+# --- who amplifies whom ----------------------------------------------------------------------------------------
+
+
+@admin.register(WtfResult)
+class WtfResultAdmin(EngineRowsAdmin):
+    list_display = ("id", "workspace", "seed", "direction", "circle", "top", "in_graph", "run", "computed_at")
+    list_filter = ("workspace", "direction")
+    list_select_related = ("workspace", "seed", "run")
+    search_fields = ("=seed__twitter_id", "=seed__screen_name", "=run__id")
+    raw_id_fields = ("seed", "run")
+
+
+@admin.register(WtfEntry)
+class WtfEntryAdmin(EngineRowsAdmin):
+    list_display = ("id", "result", "list", "rank", "account", "score", "ppr")
+    list_filter = ("list",)
+    list_select_related = ("result", "account")
+    search_fields = ("=account__twitter_id", "=account__screen_name", "=result__seed__twitter_id")
+    raw_id_fields = ("result", "account")

@@ -67,6 +67,7 @@ __all__ = [
 
 ProgressFn = Callable[[int, int], None]
 
+
 @dataclass(eq=False)
 class ReadResult:
     """Everything read from one input (or several, :func:`read_many`).

@@ -1,4 +1,5 @@
-"""An account's page: its influence per publisher and per day, its cascades, and whom it amplified."""
+"""An account's page: its influence per publisher and per day, its cascades, whom it amplified, and its look-alike
+accounts and likely next amplifiers (who amplifies whom, docs/wtf.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from monitor import selectors
 
+from ..forms_wtf import WtfForm
 from .base import workspace_context
 
 
@@ -23,5 +25,7 @@ def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
         account=acc,
         summary=selectors.account_summary(workspace, acc),
         amplification=selectors.account_amplification(workspace, acc),
+        wtf=selectors.wtf_account(workspace, acc),
+        wtf_form=WtfForm(),
     )
     return render(request, "frontend/account.html", ctx)

@@ -20,6 +20,7 @@ from monitor.cache import data_version
 from monitor.models import Label
 
 from ..forms import RankingForm
+from ..forms_wtf import WatchListForm
 from .base import PAGE, workspace_context
 
 
@@ -141,4 +142,14 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         fragment_key=data_version(workspace),
         fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
+    if account is not None:  # a publisher's page: its watch list (who amplifies whom, docs/wtf.md)
+        watchlist = selectors.wtf_watchlist(workspace, account)
+        ctx |= {
+            "watchlist": watchlist,
+            # the alert rule goes with a computed list (the page offers no rule before)
+            "watchlist_rule": selectors.wtf_watchlist_rule(workspace, request.user, account)
+            if watchlist["run"]
+            else None,
+            "watchlist_form": WatchListForm(),
+        }
     return render(request, "frontend/ranking.html", ctx)

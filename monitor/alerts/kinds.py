@@ -90,7 +90,15 @@ KINDS: tuple[Kind, ...] = (
     Kind("rank_rise", "Rank rises by at least N places", ("places", "window_days", "aggregate")),
     Kind("cascade_reach", "A new cascade reaches more than R", ("reach", "window_days")),
     Kind("false_spreader", "Spreads cascades labelled false", ("count", "window_days")),
+    Kind(
+        "watchlist_spreader",
+        "An account on the publisher's watch list starts spreading it",
+        ("window_days",),
+    ),
 )
+
+#: the kind the publisher page's watch list subscribes to with one button (``frontend.views.wtf``)
+WATCHLIST_KIND = "watchlist_spreader"
 
 PARAM_NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 PARAMS_BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}

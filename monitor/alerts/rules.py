@@ -14,6 +14,10 @@ days" means the last 7 days of data. The current window is ``[end - w + 1, end]`
   the current window whose ``reach`` > ``reach``; one alert per tweet (its window is the tweet's day).
 * ``false_spreader``: accounts that took part, other than as the publisher, in at least ``count`` cascades
   labelled false (of the scope's publishers) posted in the current window.
+* ``watchlist_spreader``: accounts on the publisher's watch list (``selectors.wtf_watchlist``: its top spreaders'
+  likely next amplifiers, as last computed) that took part, other than as the publisher, in a cascade of the
+  publisher posted in the current window and in none posted before it (they *start* spreading it). Without a
+  publisher: every publisher of the workspace that has a watch list. Most cascades first.
 
 Every function returns :class:`Candidate` rows, most notable first (the rate limit keeps the first ones).
 """
@@ -24,7 +28,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Min, Sum
 
 from monitor import selectors
 from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
@@ -242,6 +246,59 @@ def false_spreader(rule: AlertRule) -> list[Candidate]:
         )
         for r in found
     ]
+
+
+def watchlist_spreader(rule: AlertRule) -> list[Candidate]:
+    publishers = [rule.publisher] if rule.publisher_id else selectors.wtf_watchlist_publishers(rule.workspace)
+    out: list[Candidate] = []
+    for publisher in publishers:
+        ws = _publisher_windows(rule, publisher)
+        if ws is None:
+            continue
+        cur, _ = ws
+        watched = {r["account"]: r for r in selectors.wtf_watchlist(rule.workspace, publisher)["rows"]}
+        if not watched:
+            continue
+        spread = CascadeInfluence.objects.filter(publisher=publisher, account_id__in=list(watched)).exclude(
+            role=CascadeInfluence.Role.PUBLISHER
+        )
+        before = set(spread.filter(day__lt=cur.start).values_list("account_id", flat=True).distinct())
+        found = (
+            spread.filter(cur.filter("day"))
+            .exclude(account_id__in=before)
+            .values("account_id")
+            .annotate(n=Count("tweet_id", distinct=True), influence=Sum("influence"), first=Min("day"))
+            .order_by("-n", "-influence", "account_id")[:SCAN_LIMIT]
+        )
+        for r in found:
+            w = watched[r["account_id"]]
+            by = ", ".join(_name(p) for p in w["pointed_by"][:3]) + (", ..." if len(w["pointed_by"]) > 3 else "")
+            out.append(
+                Candidate(
+                    account_id=r["account_id"],
+                    window_start=cur.start,
+                    window_end=cur.end,
+                    value=float(r["n"]),
+                    message=f"{_name(w)}, on the watch list of {_name(publisher)} (a likely next amplifier of {by}), "
+                    f"started spreading it: {r['n']} cascade{'s' if r['n'] != 1 else ''} in {_span(cur)}, the first "
+                    f"on {r['first']:%Y-%m-%d}",
+                )
+            )
+    out.sort(key=lambda c: -c.value)  # stable: each publisher's own order kept among equal counts
+    return out
+
+
+def _publisher_windows(rule: AlertRule, publisher: Account) -> tuple[selectors.Window, selectors.Window] | None:
+    """The rule's windows over one publisher's data (a rule without a publisher reads each watch list over its own
+    publisher's days, as a rule scoped to it would)."""
+    _, end = selectors.data_span(rule.workspace, publisher)
+    if end is None:
+        return None
+    w = rule.window_days
+    return (
+        selectors.Window(end - dt.timedelta(days=w - 1), end),
+        selectors.Window(end - dt.timedelta(days=2 * w - 1), end - dt.timedelta(days=w)),
+    )
 
 
 #: each kind's evaluator: the function of this module named like the kind (a kind without one fails here, at

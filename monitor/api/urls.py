@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import influence_max, network, views
+from . import influence_max, network, views, wtf
 
 app_name = "api"
 urlpatterns = [
@@ -19,6 +19,16 @@ urlpatterns = [
     path("workspaces/<slug:ws>/runs/<int:pk>/retry/", views.run_retry, name="run-retry"),
     path("workspaces/<slug:ws>/publishers/", views.publishers, name="publishers"),
     path("workspaces/<slug:ws>/accounts/<int:twitter_id>/", views.account_detail, name="account"),
+    path("workspaces/<slug:ws>/accounts/<int:twitter_id>/wtf/", wtf.account_wtf, name="account-wtf"),
+    path(
+        "workspaces/<slug:ws>/accounts/<int:twitter_id>/wtf/export/", wtf.account_wtf_export, name="account-wtf-export"
+    ),
+    path("workspaces/<slug:ws>/publishers/<int:publisher>/watchlist/", wtf.publisher_watchlist, name="watchlist"),
+    path(
+        "workspaces/<slug:ws>/publishers/<int:publisher>/watchlist/export/",
+        wtf.publisher_watchlist_export,
+        name="watchlist-export",
+    ),
     path("workspaces/<slug:ws>/tweets/<int:tweet_id>/", views.tweet_detail, name="tweet"),
     path("workspaces/<slug:ws>/ranking/", views.ranking, name="ranking"),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/ranking/", views.ranking, name="publisher-ranking"),

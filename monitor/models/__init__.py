@@ -1,6 +1,6 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`). Every model is importable from
-``monitor.models``."""
+are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`). Every
+model is importable from ``monitor.models``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .core import (
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
 from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
+from .wtf import WtfEntry, WtfResult
 
 __all__ = [
     "Account",
@@ -49,4 +50,6 @@ __all__ = [
     "Retweet",
     "Tweet",
     "Workspace",
+    "WtfEntry",
+    "WtfResult",
 ]

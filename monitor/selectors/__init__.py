@@ -14,6 +14,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.influence_max` — the counter-campaign planner: a publisher's runs, a run's chosen accounts and baseline
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
+* :mod:`.wtf` — who amplifies whom: an account's look-alikes and likely next amplifiers, a publisher's watch list
 
 The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
 reads in :mod:`monitor.alerts.selectors`. ``from monitor import selectors; selectors.ranking(...)`` reads any of
@@ -67,6 +68,15 @@ from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
+from .wtf import (
+    wtf_account,
+    wtf_account_lists,
+    wtf_active_run,
+    wtf_run_progress,
+    wtf_watchlist,
+    wtf_watchlist_publishers,
+    wtf_watchlist_rule,
+)
 
 __all__ = [
     "ACCOUNT_SORTS",
@@ -130,4 +140,11 @@ __all__ = [
     "workspace_counts",
     "workspace_for_user",
     "workspaces_for_user",
+    "wtf_account",
+    "wtf_account_lists",
+    "wtf_active_run",
+    "wtf_run_progress",
+    "wtf_watchlist",
+    "wtf_watchlist_publishers",
+    "wtf_watchlist_rule",
 ]

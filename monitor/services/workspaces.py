@@ -56,6 +56,12 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
             )
             for table in ("influencemaxpartial", "influencemaxseed", "influencemaxresult")
         ),
+        (
+            "wtfentry",
+            "DELETE FROM monitor_wtfentry WHERE result_id IN "
+            "(SELECT id FROM monitor_wtfresult WHERE workspace_id = %s)",
+        ),
+        ("wtfresult", "DELETE FROM monitor_wtfresult WHERE workspace_id = %s"),
         ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),

@@ -30,10 +30,7 @@ def _signature(fn: ast.FunctionDef) -> list[tuple[str, str, str | None]]:
     out = [("positional", p.arg, d) for p, d in zip(positional, pos_defaults)]
     if a.vararg:
         out.append(("*args", a.vararg.arg, None))
-    out += [
-        ("keyword", p.arg, ast.unparse(d) if d is not None else None)
-        for p, d in zip(a.kwonlyargs, a.kw_defaults)
-    ]
+    out += [("keyword", p.arg, ast.unparse(d) if d is not None else None) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
     if a.kwarg:
         out.append(("**kwargs", a.kwarg.arg, None))
     return out

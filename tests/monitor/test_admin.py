@@ -44,6 +44,8 @@ SEARCH = {
     m.InfluenceMaxResult: "102",
     m.InfluenceMaxSeed: lambda seed: str(seed.run_id),
     m.InfluenceMaxPartial: lambda part: str(part.run_id),
+    m.WtfResult: "105",
+    m.WtfEntry: "101",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -87,6 +89,9 @@ def thesis(ws_a, alice, import_files):
         run = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="influence_max", params=params)
         for batch in run.batches.order_by("index")[: 2 if finished else 1]:
             services.compute_batch_run(batch_id=batch.pk)
+    # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
+    wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+    services.compute_batch_run(batch_id=wtf.batches.get().pk)
     return ws_a
 
 
@@ -202,6 +207,8 @@ def test_it_shows_json_fields_pretty_printed_and_computed_fields_read_only(admin
         m.NetworkSummary,
         m.InfluenceMaxResult,
         m.InfluenceMaxSeed,
+        m.WtfResult,
+        m.WtfEntry,
     ],
     ids=lambda v: v.__name__,
 )

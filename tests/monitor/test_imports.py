@@ -11,7 +11,6 @@ from tests.importgraph import import_graph, loops
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def test_it_has_no_import_loops_in_monitor():
     assert loops(import_graph(ROOT / "monitor")) == []
 

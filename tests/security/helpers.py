@@ -50,6 +50,7 @@ class Objects:
     run: int
     rule: object
     alert: int
+    wtf_run: int = 0  # a who-amplifies-whom run (queued)
     tweet: int = 1000
     account: int = 102
     publisher: int = 102
@@ -67,7 +68,13 @@ def objs(ws_a, alice, import_files) -> Objects:
     )
     created = alerts.evaluate_workspace(workspace_id=ws_a.pk)
     assert created, "the rule raised no alert"
-    return Objects(ws=ws_a, collection=c.pk, run=c.compute_runs.get().pk, rule=rule, alert=created[0].pk)
+    from monitor.services import compute_run_start
+
+    # queued, not run: the test's transaction never commits, so its batch is never sent
+    wtf = compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["102"]})
+    return Objects(
+        ws=ws_a, collection=c.pk, run=c.compute_runs.get().pk, rule=rule, alert=created[0].pk, wtf_run=wtf.pk
+    )
 
 
 A_MARKERS = re.compile(r"newsroom|Newsroom")

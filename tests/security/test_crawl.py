@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from frontend.views.alerts import RULE_ACTIONS
 from monitor.alerts.models import Alert, AlertRule
-from monitor.models import Collection
+from monitor.models import Collection, ComputeRun
 
 from .helpers import A_MARKERS, Objects, walk
 
@@ -71,6 +71,13 @@ FILL = {
     "counter-campaign-export": lambda o: [_ws(o) | {"pk": o.run}],
     "neighbourhood": lambda o: [_ws(o) | {"twitter_id": o.account}],
     "neighbourhood-export": lambda o: [_ws(o) | {"twitter_id": o.account, "fmt": f} for f in GRAPH],
+    "account-wtf": lambda o: [_ws(o) | {"twitter_id": o.account}],
+    "account-wtf-export": lambda o: [_ws(o) | {"twitter_id": o.account, "fmt": f} for f in TABLE],
+    "publisher-watchlist": lambda o: [_ws(o) | {"publisher": o.publisher}],
+    "publisher-watchlist-alert": lambda o: [_ws(o) | {"publisher": o.publisher}],
+    "publisher-watchlist-export": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in TABLE],
+    "wtf-progress": lambda o: [_ws(o) | {"pk": o.wtf_run}],
+    "wtf-docs": lambda o: [_ws(o)],
     "alerts": lambda o: [_ws(o)],
     "alert-read": lambda o: [_ws(o) | {"pk": o.alert}],
     "alerts-read-all": lambda o: [_ws(o)],
@@ -89,6 +96,10 @@ FILL = {
     "api:publishers": lambda o: [_ws(o)],
     "api:account": lambda o: [_ws(o) | {"twitter_id": o.account}],
     "api:tweet": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
+    "api:account-wtf": lambda o: [_ws(o) | {"twitter_id": o.account}],
+    "api:account-wtf-export": lambda o: [_ws(o) | {"twitter_id": o.account}],
+    "api:watchlist": lambda o: [_ws(o) | {"publisher": o.publisher}],
+    "api:watchlist-export": lambda o: [_ws(o) | {"publisher": o.publisher}],
     "api:ranking": lambda o: [_ws(o)],
     "api:publisher-ranking": lambda o: [_ws(o) | {"publisher": o.publisher}],
     "api:ranking-export": lambda o: [_ws(o)],
@@ -198,6 +209,8 @@ def test_bob_gets_404_for_every_object_of_workspace_a(client, bob, objs):
     assert rule.is_active and rule.muted_until is None and rule.webhook_secret == objs.rule.webhook_secret
     assert Alert.objects.get(pk=objs.alert).read_at is None
     assert Collection.objects.get(pk=objs.collection).status == Collection.Status.DONE
+    assert list(ComputeRun.objects.filter(algorithm="wtf").values_list("pk", flat=True)) == [objs.wtf_run]
+    assert not AlertRule.objects.exclude(pk=objs.rule.pk).exists()
 
 
 def test_bob_sees_none_of_workspace_a_where_no_object_is_named(client, bob, objs):

@@ -130,3 +130,63 @@ def test_it_raises_nothing_for_a_workspace_without_data(ws_a, alice):
     for kind in Kind.values:
         rule(ws_a, alice, kind)
     assert services.evaluate_workspace(workspace_id=ws_a.pk) == []
+
+
+def _watch_list(ws, run_tasks, publisher: int = 102) -> None:
+    from monitor import services as monitor_services
+
+    run = run_tasks(
+        monitor_services.compute_run_start,
+        workspace=ws,
+        tweet_pks=[],
+        algorithm="wtf",
+        params={"publisher": str(publisher), "spreaders": 5},
+    )
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+
+
+@pytest.fixture
+def d_starts_on_day_2(ws_a, alice, import_files, tmp_path):
+    """The thesis with d's retweet moved from tweet 1000 (day 1) to tweet 2000 (day 2): d starts spreading b on
+    day 2, while e, the other account on b's watch list, spread b on both days."""
+    text = (THESIS / "tweets.csv").read_text()
+    text = text.replace("1001,1000,104,2020-01-01T00:00:01Z,8,d", "2005,2000,104,2020-01-02T00:00:05Z,8,d")
+    (tmp_path / "tweets.csv").write_text(text)
+    c = import_files(ws_a, [tmp_path / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == c.Status.DONE, c.error
+    return ws_a
+
+
+def test_it_fires_watchlist_spreader_when_an_account_on_the_list_starts_spreading(d_starts_on_day_2, alice, run_tasks):
+    ws = d_starts_on_day_2
+    _watch_list(ws, run_tasks)
+    assert [r["screen_name"] for r in selectors.wtf_watchlist(ws, selectors.account_get(ws, 102))["rows"]] == ["e", "d"]
+    r = rule(ws, alice, Kind.WATCHLIST_SPREADER, publisher=selectors.account_get(ws, 102), window_days=1)
+    got = fired(ws, r)
+    assert set(got) == {"d"}  # e spread b on day 1 already: it did not start in the window
+    a = got["d"]
+    assert (a.value, str(a.window_start), str(a.window_end)) == (1.0, "2020-01-02", "2020-01-02")
+    assert a.message == (
+        "@d, on the watch list of @b (a likely next amplifier of @a), started spreading it: 1 cascade in "
+        "2020-01-02..2020-01-02, the first on 2020-01-02"
+    )
+
+
+def test_it_fires_watchlist_spreader_for_every_publisher_with_a_watch_list(d_starts_on_day_2, alice, run_tasks):
+    _watch_list(d_starts_on_day_2, run_tasks)
+    r = rule(d_starts_on_day_2, alice, Kind.WATCHLIST_SPREADER, window_days=1)
+    assert set(fired(d_starts_on_day_2, r)) == {"d"}
+
+
+def test_it_does_not_fire_watchlist_spreader_for_accounts_that_spread_before_the_window(thesis, alice, run_tasks):
+    # d spread b on day 1 only, e on both days: neither starts on day 2
+    _watch_list(thesis, run_tasks)
+    b = selectors.account_get(thesis, 102)
+    assert [r["screen_name"] for r in selectors.wtf_watchlist(thesis, b)["rows"]] == ["e", "d"]
+    assert fired(thesis, rule(thesis, alice, Kind.WATCHLIST_SPREADER, publisher=b, window_days=1)) == {}
+
+
+def test_it_does_not_fire_watchlist_spreader_without_a_watch_list(d_starts_on_day_2, alice):
+    b = selectors.account_get(d_starts_on_day_2, 102)
+    assert fired(d_starts_on_day_2, rule(d_starts_on_day_2, alice, Kind.WATCHLIST_SPREADER, publisher=b)) == {}

@@ -168,9 +168,12 @@ def test_it_records_the_algorithm_of_every_run(ws_a, import_files):
 
 
 def _required_params(name: str, ws) -> dict:
-    """The parameters an algorithm cannot run without (the counter-campaign planner needs its publisher)."""
+    """The parameters an algorithm cannot run without (the counter-campaign planner needs its publisher, who
+    amplifies whom its seed accounts)."""
     if name == "influence_max":
         return {"publisher": ws.accounts.get(twitter_id=102).pk, "k": 2, "evaluate": 200}
+    if name == "wtf":
+        return {"accounts": ["102", "105"]}
     return {}
 
 

@@ -1,0 +1,412 @@
+"""Who amplifies whom (WTF, issue 15; docs/wtf.md) as a compute-run algorithm: for each seed account, the
+personalized-PageRank circle of trust and the Money hub/authority iteration over the workspace's follower graph,
+in one direction or both.
+
+**Parameters** (``ComputeRun.params``): the seeds are either ``accounts`` (Twitter ids, as strings) or the top
+``spreaders`` of a ``publisher`` (its spreaders ranked by total influence, all time, the publisher itself left
+out: the ranking page's order); ``direction`` is ``follows`` (look-alike accounts: Money's hubs), ``followers``
+(likely next amplifiers: its authorities on the reversed graph) or ``both``; ``circle`` is the circle of trust's
+size and ``top`` the K accounts kept per list. A publisher's run is its **watch list**: the union of its top
+spreaders' likely next amplifiers (``monitor.selectors.wtf``).
+
+**The plan.** The seeds are resolved when the run starts (a publisher's spreaders as the ranking has them then)
+and split into batches of :data:`SEEDS_PER_BATCH` (the engine's block: one sparse matrix times a dense block of
+64 seed vectors per iteration), each batch carrying its seeds' ``Account`` pks in ``params["seeds"]``.
+
+**The graph.** Nodes are the workspace's ``Account`` rows (the engine's external ids are their primary keys);
+edges are its follows, follower -> followee. A process reads it once per data version and keeps the newest
+:data:`_GRAPHS_KEEP` (DESIGN §6), so a worker's batches reuse one read, and a GPU worker keeps it resident on the
+device (the engine caches its upload per ``Graph`` object, which this cache keeps alive).
+
+**Cached results.** A result is stored per (seed, direction, circle, top) with the fingerprint of the graph it
+was computed on; a batch whose seed already has a result on the same graph (same fingerprint) reuses it instead
+of computing it again, and says so in the run's notes. Storing does not bump the workspace's data version (that
+would drop every cached ranking for a result no ranking reads): the selectors key their cache on the data
+version *and* the newest result's time (``monitor.selectors.wtf``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.utils import timezone
+
+from compute.backends import is_device_oom
+
+from ..db import copy_out
+from ..models import Account, ComputeBatch, ComputeRun, Workspace, WtfEntry, WtfResult
+from ..models.wtf import DIRECTIONS
+from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_CIRCLE",
+    "DEFAULT_SPREADERS",
+    "DEFAULT_TOP",
+    "MAX_CIRCLE",
+    "MAX_SEEDS",
+    "MAX_TOP",
+    "RUN_DIRECTIONS",
+    "SEEDS_PER_BATCH",
+    "LoadedGraph",
+    "SeedResult",
+    "Wtf",
+    "WtfBatchResult",
+    "load_graph",
+]
+
+#: seeds per batch: the engine's block (``compute.algorithms.wtf.BATCH``), so a batch is one block of products
+SEEDS_PER_BATCH = 64
+RUN_DIRECTIONS = ("both", *DIRECTIONS)
+DEFAULT_CIRCLE = 1000
+DEFAULT_TOP = 20
+DEFAULT_SPREADERS = 20
+MAX_CIRCLE = 100_000
+MAX_TOP = 1000
+MAX_SEEDS = 10 * SEEDS_PER_BATCH  # accounts, or a publisher's spreaders, per run
+PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top")
+
+
+# --- the graph, read once per data version -----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class LoadedGraph:
+    """The workspace's follower graph (``compute.graphs.Graph`` over ``Account`` pks) and its fingerprint."""
+
+    graph: object
+    fingerprint: str
+
+
+_GRAPHS_KEEP = 2  # a worker serves one workspace at a time, mostly; the graph of a big one is most of its memory
+_GRAPHS: OrderedDict[tuple, LoadedGraph] = OrderedDict()
+
+
+def load_graph(ws: Workspace) -> LoadedGraph:
+    """The follower graph of ``ws`` as the data is now, read once per data version by each process. A read:
+    keeping it is this process's memory, not a write."""
+    from ..cache import current_version
+
+    key = (ws.pk, current_version(ws))
+    hit = _GRAPHS.get(key)
+    if hit is not None:
+        _GRAPHS.move_to_end(key)
+        return hit
+    from compute.graphs import graph_from_edges
+
+    with connection.cursor() as cur:
+        src, dst = copy_out(
+            cur,
+            "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s",
+            [ws.pk],
+            [("src", "bigint"), ("dst", "bigint")],
+        )
+    g = graph_from_edges(src, dst)
+    loaded = LoadedGraph(g, _fingerprint(g))
+    _GRAPHS[key] = loaded
+    while len(_GRAPHS) > _GRAPHS_KEEP:
+        _GRAPHS.popitem(last=False)
+    return loaded
+
+
+def _fingerprint(g) -> str:
+    """A name for the graph's content: two reads of the same follows give the same one."""
+    h = hashlib.sha1()
+    for a in (g.ids, g.indptr, g.indices):
+        h.update(np.ascontiguousarray(a, dtype="<i8").tobytes())
+    return h.hexdigest()
+
+
+# --- the result of one batch -------------------------------------------------------------------------------------
+
+
+@dataclass
+class SeedResult:
+    """One seed's result in one direction, its lists as ``Account`` pks, until it is stored."""
+
+    seed: int
+    direction: str
+    in_graph: bool
+    circle_size: int = 0
+    ppr_iterations: int = 0
+    ppr_converged: bool = True
+    money_iterations: int = 0
+    # list name -> (account pks, scores, ppr), in the engine's order
+    lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass
+class WtfBatchResult(BatchOutcome):
+    """A batch's seed results; ``reused`` counts the seeds whose stored result was on the same graph."""
+
+    seeds: list[SeedResult] = field(default_factory=list)
+    fingerprint: str = ""
+    n_nodes: int = 0
+    graph_edges: int = 0
+    backend: str = "cpu"
+    reused: int = 0
+
+
+def _seed_result(rec, g, direction: str) -> SeedResult:
+    """An engine ``Recommendations`` as a :class:`SeedResult` over ``Account`` pks."""
+    ids = np.asarray(g.ids, dtype=np.int64)
+    lists = {}
+    for name in ("relevance", "similarity"):
+        idx = np.asarray(getattr(rec, name), dtype=np.int64)
+        lists[name] = (
+            ids[idx],
+            np.asarray(getattr(rec, f"{name}_score"), dtype=np.float64),
+            np.asarray(getattr(rec, f"{name}_ppr"), dtype=np.float64),
+        )
+    return SeedResult(
+        seed=int(rec.account),
+        direction=direction,
+        in_graph=True,
+        circle_size=len(rec.circle),
+        ppr_iterations=int(rec.iterations),
+        ppr_converged=bool(rec.converged),
+        money_iterations=int(rec.money_iterations),
+        lists=lists,
+    )
+
+
+def _run_engine(g, idx: np.ndarray, *, direction: str, circle: int, top: int, backend: str, res: WtfBatchResult):
+    """The engine on ``backend``; a GPU out of memory is computed again on the CPU, and said so."""
+    from compute.algorithms.wtf import wtf
+
+    try:
+        return wtf(g, idx, direction=direction, circle=circle, top=top, backend=backend)
+    except Exception as exc:
+        if backend != "gpu" or not is_device_oom(exc):
+            raise
+        log.warning("wtf: the GPU ran out of memory for %d seeds; computing them on the CPU", len(idx))
+        res.notes.append(f"the GPU ran out of memory ({direction}): {len(idx)} seed(s) computed on the CPU")
+        res.cpu_fallback.extend(int(s) for s in g.ids[idx])
+        return wtf(g, idx, direction=direction, circle=circle, top=top, backend="cpu")
+
+
+def _check(stop: Stop) -> None:
+    if stop():  # a safe point: nothing of the batch is stored yet
+        raise RunCancelled()
+
+
+def _directions(params: dict) -> list[str]:
+    return list(DIRECTIONS) if params["direction"] == "both" else [params["direction"]]
+
+
+def _twitter_id(raw, name: str) -> str:
+    try:
+        v = int(str(raw).strip())
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: not a Twitter id: {raw!r}") from None
+    if not 0 < v < 2**63:
+        raise ValueError(f"{name}: not a Twitter id: {raw!r}")
+    return str(v)
+
+
+def _int_param(params: dict, name: str, default: int, lo: int, hi: int) -> int:
+    raw = params.get(name, default)
+    if isinstance(raw, bool):
+        raise ValueError(f"{name} must be an integer, not {raw!r}")
+    try:
+        v = int(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, not {raw!r}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi} (got {v})")
+    return v
+
+
+class Wtf(Algorithm):
+    """Look-alike accounts and likely next amplifiers of seed accounts (docs/wtf.md)."""
+
+    name = "wtf"
+    label = "Who amplifies whom"
+
+    def clean_params(self, params: dict) -> dict:
+        unknown = sorted(set(params) - set(PARAMS))
+        if unknown:
+            raise ValueError(f"wtf takes {', '.join(PARAMS)} (unknown: {', '.join(unknown)})")
+        has_accounts, has_publisher = params.get("accounts") is not None, params.get("publisher") is not None
+        if has_accounts == has_publisher:
+            raise ValueError("wtf needs either accounts or a publisher (its top spreaders), not both or neither")
+        out: dict = {}
+        if has_accounts:
+            raw = params["accounts"]
+            if isinstance(raw, (str, int)):
+                raw = [raw]
+            accounts = list(dict.fromkeys(_twitter_id(a, "accounts") for a in raw))
+            if not 1 <= len(accounts) <= MAX_SEEDS:
+                raise ValueError(f"accounts: give 1 to {MAX_SEEDS} accounts (got {len(accounts)})")
+            if "spreaders" in params:
+                raise ValueError("spreaders goes with a publisher, not with accounts")
+            out["accounts"] = accounts
+        else:
+            out["publisher"] = _twitter_id(params["publisher"], "publisher")
+            out["spreaders"] = _int_param(params, "spreaders", DEFAULT_SPREADERS, 1, MAX_SEEDS)
+        direction = params.get("direction") or ("both" if has_accounts else "followers")
+        if direction not in RUN_DIRECTIONS:
+            raise ValueError(f"direction must be one of {', '.join(RUN_DIRECTIONS)} (got {direction!r})")
+        out["direction"] = direction
+        out["circle"] = _int_param(params, "circle", DEFAULT_CIRCLE, 1, MAX_CIRCLE)
+        out["top"] = _int_param(params, "top", DEFAULT_TOP, 1, MAX_TOP)
+        return out
+
+    def seeds(self, run: ComputeRun) -> list[int]:
+        """The run's seed accounts (``Account`` pks, in order): its accounts, or its publisher's top spreaders as
+        the all-time ranking by total influence has them now. A ``ValidationError`` on ``params`` names an
+        account or publisher the workspace does not have."""
+        from .. import selectors
+
+        p, ws = run.params, run.workspace
+        tids = p["accounts"] if "accounts" in p else [p["publisher"]]
+        found = dict(
+            Account.objects.filter(workspace=ws, twitter_id__in=[int(t) for t in tids]).values_list("twitter_id", "pk")
+        )
+        missing = [t for t in tids if int(t) not in found]
+        if missing:
+            what = "accounts" if "accounts" in p else "publisher"
+            raise ValidationError({"params": f"{what}: not in this workspace: {', '.join(missing[:10])}"})
+        if "accounts" in p:
+            return [found[int(t)] for t in tids]
+        pub = found[int(p["publisher"])]
+        publisher = Account.objects.get(pk=pub)
+        rows = selectors.top_spreaders(ws, publisher=publisher, limit=p["spreaders"] + 1)
+        return [r["account"] for r in rows if r["account"] != pub][: p["spreaders"]]
+
+    def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
+        seeds = self.seeds(run)
+        return [
+            PlannedBatch(tweet_pks=[], n_cascades=0, n_nodes=0, params={"seeds": seeds[i : i + SEEDS_PER_BATCH]})
+            for i in range(0, len(seeds), SEEDS_PER_BATCH)
+        ]
+
+    def compute(self, *, run: ComputeRun, batch: ComputeBatch, backend: str, stop: Stop) -> WtfBatchResult:
+        p = run.params
+        res = WtfBatchResult(backend=backend)
+        t = time.perf_counter()
+        loaded = load_graph(run.workspace)
+        g = loaded.graph
+        t = res.tick("load_s", t)
+        res.fingerprint, res.n_nodes, res.graph_edges = loaded.fingerprint, g.n_nodes, g.n_edges
+        if batch.index == 0:
+            res.n_edges = g.n_edges  # counted once into the run: every batch reads the same graph
+        seeds = [int(s) for s in batch.params["seeds"]]
+        directions = _directions(p)
+        same_graph = set(
+            WtfResult.objects.filter(
+                workspace=run.workspace,
+                seed__in=seeds,
+                direction__in=directions,
+                circle=p["circle"],
+                top=p["top"],
+                fingerprint=loaded.fingerprint,
+            ).values_list("seed_id", "direction")
+        )
+        idx_all = g.index_of(np.asarray(seeds, dtype=np.int64))
+        for direction in directions:
+            _check(stop)
+            todo = [(s, i) for s, i in zip(seeds, idx_all.tolist(), strict=True) if (s, direction) not in same_graph]
+            res.reused += len(seeds) - len(todo)
+            outside = [s for s, i in todo if i < 0]
+            res.seeds += [SeedResult(seed=s, direction=direction, in_graph=False) for s in outside]
+            idx = np.asarray([i for _, i in todo if i >= 0], dtype=np.int64)
+            if len(idx):
+                recs = _run_engine(
+                    g, idx, direction=direction, circle=p["circle"], top=p["top"], backend=backend, res=res
+                )
+                res.seeds += [_seed_result(rec, g, direction) for rec in recs]
+            t = res.tick(f"wtf_{direction}_s", t)
+        if res.reused:
+            res.notes.append(
+                f"{res.reused} seed result(s) reused: computed before on the same follower graph with these parameters"
+            )
+        n_outside = sum(1 for s in res.seeds if not s.in_graph)
+        if n_outside:
+            res.notes.append(f"{n_outside} seed result(s) empty: the account has no follow edge in the workspace")
+        _check(stop)
+        return res
+
+    def store(self, *, run: ComputeRun, batch: ComputeBatch, result: BatchOutcome) -> None:
+        assert isinstance(result, WtfBatchResult)
+        if not result.seeds:
+            return
+        p, now = run.params, timezone.now()
+        rows = [
+            WtfResult(
+                workspace_id=run.workspace_id,
+                run_id=run.pk,
+                seed_id=s.seed,
+                direction=s.direction,
+                circle=p["circle"],
+                top=p["top"],
+                in_graph=s.in_graph,
+                circle_size=s.circle_size,
+                ppr_iterations=s.ppr_iterations,
+                ppr_converged=s.ppr_converged,
+                money_iterations=s.money_iterations,
+                n_nodes=result.n_nodes,
+                n_edges=result.graph_edges,
+                fingerprint=result.fingerprint,
+                backend=result.backend,
+                computed_at=now,
+            )
+            for s in result.seeds
+        ]
+        # replace, not add: a recompute (or a batch delivered twice) leaves one result per key
+        WtfResult.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["workspace", "seed", "direction", "circle", "top"],
+            update_fields=[
+                "run",
+                "in_graph",
+                "circle_size",
+                "ppr_iterations",
+                "ppr_converged",
+                "money_iterations",
+                "n_nodes",
+                "n_edges",
+                "fingerprint",
+                "backend",
+                "computed_at",
+            ],
+        )
+        keys = {(s.seed, s.direction) for s in result.seeds}
+        ids = {
+            (seed, d): pk
+            for pk, seed, d in WtfResult.objects.filter(
+                workspace_id=run.workspace_id,
+                seed__in={s for s, _ in keys},
+                circle=p["circle"],
+                top=p["top"],
+            ).values_list("pk", "seed_id", "direction")
+            if (seed, d) in keys
+        }
+        WtfEntry.objects.filter(result_id__in=ids.values()).delete()
+        entries = []
+        for s in result.seeds:
+            for name, (accounts, scores, ppr) in s.lists.items():
+                entries += [
+                    WtfEntry(
+                        result_id=ids[(s.seed, s.direction)],
+                        list=name,
+                        rank=r + 1,
+                        account_id=int(a),
+                        score=float(sc),
+                        ppr=float(pr),
+                    )
+                    for r, (a, sc, pr) in enumerate(zip(accounts.tolist(), scores.tolist(), ppr.tolist(), strict=True))
+                ]
+        WtfEntry.objects.bulk_create(entries, batch_size=5000)
+
+
+WTF = register(Wtf())

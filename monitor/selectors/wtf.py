@@ -1,0 +1,242 @@
+"""Who amplifies whom's reads (docs/wtf.md): an account's look-alike accounts and likely next amplifiers, a
+publisher's watch list, the runs that compute them and their progress.
+
+Results are read through the data-version cache (:mod:`monitor.cache`) with one more key: the time of the
+workspace's newest result (:func:`wtf_marker`, one indexed query). A WTF store does not bump the data version
+(it would drop every cached ranking for tables no ranking reads), so the marker is what makes a new result show
+at once; an import or an influence run bumps the version, which refreshes the watch list's "already spreading"
+column. Which runs are going, and their progress, is read fresh every time.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Max
+
+from ..cache import cached
+from ..models import Account, CascadeInfluence, ComputeBatch, ComputeRun, Workspace, WtfEntry, WtfResult
+
+__all__ = [
+    "PANELS",
+    "wtf_account",
+    "wtf_account_lists",
+    "wtf_active_run",
+    "wtf_marker",
+    "wtf_run_progress",
+    "wtf_watchlist",
+    "wtf_watchlist_publishers",
+    "wtf_watchlist_rule",
+]
+
+#: the account page's two panels: (key, direction, list)
+PANELS = (("lookalikes", "follows", "similarity"), ("amplifiers", "followers", "relevance"))
+ACTIVE = (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
+RECENT_RUNS = 50  # active runs looked at for "is this account being computed" (a workspace runs a few at a time)
+
+
+def wtf_marker(ws: Workspace) -> str:
+    """The time of the workspace's newest stored result ("none" before the first): part of the cache key."""
+    latest = WtfResult.objects.filter(workspace=ws).aggregate(t=Max("computed_at"))["t"]
+    return latest.isoformat() if latest else "none"
+
+
+def _rows(entries) -> list[dict]:
+    return [
+        {
+            "rank": e.rank,
+            "account": e.account_id,
+            "twitter_id": e.account.twitter_id,
+            "screen_name": e.account.screen_name,
+            "score": e.score,
+            "ppr": e.ppr,
+        }
+        for e in entries
+    ]
+
+
+def _latest_results(ws: Workspace, account: Account) -> dict[str, WtfResult]:
+    """The newest result of each direction for ``account`` as the seed."""
+    out: dict[str, WtfResult] = {}
+    for r in WtfResult.objects.filter(workspace=ws, seed=account).select_related("run").order_by("-computed_at"):
+        out.setdefault(r.direction, r)
+    return out
+
+
+def _entries(result: WtfResult, name: str):
+    return (
+        result.entries.filter(list=name)
+        .select_related("account")
+        .only("rank", "score", "ppr", "account_id", "account__twitter_id", "account__screen_name", "result_id")
+        .order_by("rank")
+    )
+
+
+@cached
+def _account_panels(ws: Workspace, account: Account, marker: str) -> dict:
+    latest = _latest_results(ws, account)
+    out = {}
+    for key, direction, name in PANELS:
+        r = latest.get(direction)
+        out[key] = {"result": r, "rows": _rows(_entries(r, name)) if r is not None else []}
+    return out
+
+
+def wtf_account(ws: Workspace, account: Account) -> dict:
+    """The account page's two panels — ``lookalikes`` (similar accounts, walking the accounts it follows) and
+    ``amplifiers`` (relevant accounts, walking its followers) — each ``{"result": WtfResult | None, "rows":
+    [...]}`` from the newest result of that direction, and ``run``: a run computing this account now, if any."""
+    return _account_panels(ws, account, wtf_marker(ws)) | {"run": wtf_active_run(ws, account=account)}
+
+
+@cached
+def _account_lists(ws: Workspace, account: Account, marker: str) -> list[dict]:
+    out = []
+    for direction, r in sorted(_latest_results(ws, account).items()):
+        out.append(
+            {
+                "result": r,
+                "direction": direction,
+                "relevance": _rows(_entries(r, "relevance")),
+                "similarity": _rows(_entries(r, "similarity")),
+            }
+        )
+    return out
+
+
+def wtf_account_lists(ws: Workspace, account: Account) -> list[dict]:
+    """Every list of the account's newest result in each direction (the API and the downloads): ``[{"result",
+    "direction", "relevance": rows, "similarity": rows}, ...]``, ``followers`` before ``follows``."""
+    return _account_lists(ws, account, wtf_marker(ws))
+
+
+def wtf_active_run(ws: Workspace, *, account: Account | None = None, publisher: Account | None = None):
+    """The newest queued or running WTF run of ``account`` (among its ``accounts``) or of ``publisher``'s watch
+    list; None when none is going."""
+    runs = ComputeRun.objects.filter(workspace=ws, algorithm="wtf", status__in=ACTIVE).order_by("-created_at")
+    for r in runs[:RECENT_RUNS]:
+        if account is not None and str(account.twitter_id) in r.params.get("accounts", ()):
+            return r
+        if publisher is not None and r.params.get("publisher") == str(publisher.twitter_id):
+            return r
+    return None
+
+
+def wtf_run_progress(run: ComputeRun) -> dict:
+    """A WTF run's progress as the pages' poller (``progress.js``) reads it."""
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "status_display": run.get_status_display(),
+        "percent": round(100.0 * run.progress, 1),
+        "stage": f"{run.batches_done} of {run.n_batches} batch{'es' if run.n_batches != 1 else ''} of seeds done",
+        "active": run.is_active,
+    }
+
+
+def _watchlist_runs(ws: Workspace, publisher: Account) -> tuple[ComputeRun | None, ComputeRun | None]:
+    """The newest run of the publisher's watch list that walks its spreaders' followers, and the newest one going
+    now (one query)."""
+    runs = ComputeRun.objects.filter(workspace=ws, algorithm="wtf", params__publisher=str(publisher.twitter_id))
+    latest = active = None
+    for r in runs.order_by("-created_at")[:RECENT_RUNS]:
+        if latest is None and r.params.get("direction") in ("followers", "both"):
+            latest = r
+        if active is None and r.status in ACTIVE:
+            active = r
+    return latest, active
+
+
+@cached
+def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) -> dict:
+    seeds: list[int] = []
+    for params in ComputeBatch.objects.filter(run=run).order_by("index").values_list("params", flat=True):
+        seeds += [int(s) for s in params.get("seeds", ())]
+    accounts = Account.objects.only("twitter_id", "screen_name").in_bulk(seeds)
+    results = {
+        r.seed_id: r
+        for r in WtfResult.objects.filter(
+            workspace=ws, seed_id__in=seeds, direction="followers", circle=run.params["circle"], top=run.params["top"]
+        )
+    }
+    spreaders = [
+        {
+            "rank": i + 1,
+            "account": s,
+            "twitter_id": accounts[s].twitter_id,
+            "screen_name": accounts[s].screen_name,
+            "computed": s in results,
+            "in_graph": s in results and results[s].in_graph,
+        }
+        for i, s in enumerate(seeds)
+        if s in accounts
+    ]
+    by_pk = {sp["account"]: sp for sp in spreaders}
+    found: dict[int, dict] = {}
+    entries = (
+        WtfEntry.objects.filter(result__in=list(results.values()), list="relevance")
+        .exclude(account_id=publisher.pk)
+        .select_related("account", "result")
+        .order_by("result__seed_id", "rank")
+    )
+    for e in entries:
+        row = found.setdefault(
+            e.account_id,
+            {
+                "account": e.account_id,
+                "twitter_id": e.account.twitter_id,
+                "screen_name": e.account.screen_name,
+                "score": 0.0,
+                "pointed_by": [],
+            },
+        )
+        row["score"] += e.score
+        sp = by_pk[e.result.seed_id]
+        row["pointed_by"].append(
+            {"twitter_id": sp["twitter_id"], "screen_name": sp["screen_name"], "rank": e.rank, "score": e.score}
+        )
+    spreading = set(
+        CascadeInfluence.objects.filter(publisher=publisher, account_id__in=list(found))
+        .exclude(role=CascadeInfluence.Role.PUBLISHER)
+        .values_list("account_id", flat=True)
+        .distinct()
+    )
+    rows = sorted(found.values(), key=lambda r: (-len(r["pointed_by"]), -r["score"], r["twitter_id"]))
+    for r in rows:
+        r["spreading"] = r["account"] in spreading
+        r["pointed_by"].sort(key=lambda p: (p["rank"], p["twitter_id"]))
+    return {
+        "params": run.params,
+        "spreaders": spreaders,
+        "rows": rows,
+        "computed_at": max((r.computed_at for r in results.values()), default=None),
+    }
+
+
+def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
+    """A publisher's **watch list**: the union of the likely next amplifiers of its top spreaders (the newest
+    run of its watch list), each with the spreaders whose list holds it (``pointed_by``: their rank in that list
+    and score), the summed score, and ``spreading``: whether it has already spread one of the publisher's
+    cascades. Rows are ordered by how many spreaders point to them, then summed score. ``run`` is that run
+    (None: never computed), ``active`` a run of it going now."""
+    run, active = _watchlist_runs(ws, publisher)
+    if run is None:
+        return {"run": None, "active": active, "params": {}, "spreaders": [], "rows": [], "computed_at": None}
+    # the run's batches are part of the key through the marker: each stored batch moves the newest result's time
+    return _watchlist(ws, publisher, run, wtf_marker(ws)) | {"run": run, "active": active}
+
+
+def wtf_watchlist_publishers(ws: Workspace) -> list[Account]:
+    """The publishers of the workspace that have a watch list (a WTF run of their spreaders)."""
+    tids = {
+        p.get("publisher")
+        for p in ComputeRun.objects.filter(workspace=ws, algorithm="wtf").values_list("params", flat=True)
+        if p.get("publisher")
+    }
+    return list(Account.objects.filter(workspace=ws, twitter_id__in=[int(t) for t in tids]).order_by("twitter_id"))
+
+
+def wtf_watchlist_rule(ws: Workspace, user, publisher: Account):
+    """The user's alert rule on ``publisher``'s watch list (the kind the watch list's button subscribes to), if any."""
+    from ..alerts.kinds import WATCHLIST_KIND
+    from ..alerts.models import AlertRule
+
+    return AlertRule.objects.filter(workspace=ws, owner=user, kind=WATCHLIST_KIND, publisher=publisher).first()

@@ -1,0 +1,202 @@
+"""Who amplifies whom's pages over the thesis' worked example: the account page's two panels (not computed, a
+run going with its progress, the lists with their parameters), the publisher page's watch list (who points to
+each account, already spreading or not), its one-click alert rule, the downloads, the method's page, and 404
+for another workspace's objects.
+
+Follows: a<->b, c->a, c->b, d->b, e->b, e->c, f->e. Walking e's follows, a is the account to follow and its
+look-alike; walking a's followers, e and d are its likely next amplifiers (they follow a's followers b and c)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from monitor import services
+from monitor.alerts.models import AlertRule
+from monitor.models import ComputeRun
+from tests.webapp import THESIS
+
+
+@pytest.fixture
+def thesis(ws_a, import_files):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    return ws_a
+
+
+def _account(client, ws, twitter_id: int):
+    r = client.get(reverse("account", kwargs={"ws": ws.slug, "twitter_id": twitter_id}))
+    assert r.status_code == 200
+    return r.content.decode()
+
+
+def _publisher(client, ws, twitter_id: int = 102):
+    r = client.get(reverse("publisher", kwargs={"ws": ws.slug, "publisher": twitter_id}))
+    assert r.status_code == 200
+    return r
+
+
+def test_it_offers_to_compute_both_panels_on_every_account_page(client, alice, thesis):
+    client.force_login(alice)
+    page = _account(client, thesis, 105)
+    assert "Look-alike accounts" in page and "Likely next amplifiers" in page
+    assert page.count("Not computed yet.") == 2
+    assert reverse("wtf-docs", kwargs={"ws": thesis.slug}) in page
+    assert "Compute look-alikes and likely next amplifiers" in page
+    assert "data-progress-url" not in page
+
+
+def test_it_computes_an_accounts_lists_and_shows_them_with_their_parameters(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    url = reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105})
+    r = run_tasks(client.post, url, {"circle": "50", "top": "5"})
+    assert r.status_code == 302 and r["Location"].endswith("/accounts/105/#wtf")
+    run = ComputeRun.objects.get(algorithm="wtf")
+    assert run.params == {"accounts": ["105"], "direction": "both", "circle": 50, "top": 5}
+    assert run.status == "done", run.error
+    r = client.get(reverse("account", kwargs={"ws": thesis.slug, "twitter_id": 105}))
+    panels = r.context["wtf"]
+    assert [e["screen_name"] for e in panels["lookalikes"]["rows"]] == ["a"]
+    assert panels["lookalikes"]["result"].direction == "follows"
+    assert panels["amplifiers"]["result"].direction == "followers"
+    page = r.content.decode()
+    assert "Not computed yet." not in page and "Recompute both lists" in page
+    assert "circle of trust 4 of 50, K = 5" in page  # e's circle: itself, b, c and a
+    assert f"run {run.pk}" in page
+
+
+def test_it_shows_the_progress_of_a_run_going_and_polls_it(client, alice, thesis, django_capture_on_commit_callbacks):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):  # queued, never run
+        client.post(reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105}))
+    run = ComputeRun.objects.get(algorithm="wtf")
+    page = _account(client, thesis, 105)
+    progress = reverse("wtf-progress", kwargs={"ws": thesis.slug, "pk": run.pk})
+    assert f'data-progress-url="{progress}"' in page and "progress.js" in page
+    assert "disabled" in page  # no second run while one is going
+    d = client.get(progress).json()
+    assert d == {
+        "run": run.pk,
+        "status": "queued",
+        "status_display": "Queued",
+        "percent": 0.0,
+        "stage": "0 of 1 batch of seeds done",
+        "active": True,
+    }
+
+
+def test_the_progress_of_another_algorithms_run_is_not_found(client, alice, thesis):
+    client.force_login(alice)
+    influence = ComputeRun.objects.get(workspace=thesis, algorithm="influence")
+    assert client.get(reverse("wtf-progress", kwargs={"ws": thesis.slug, "pk": influence.pk})).status_code == 404
+
+
+def test_it_says_so_when_the_account_has_no_follows(client, alice, thesis, run_tasks):
+    from monitor.models import Account
+
+    Account.objects.create(workspace=thesis, twitter_id=999, screen_name="loner")
+    client.force_login(alice)
+    run_tasks(client.post, reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 999}))
+    assert _account(client, thesis, 999).count("no follow edge in the workspace") == 2
+
+
+def test_it_refuses_bad_parameters_with_a_message(client, alice, thesis):
+    client.force_login(alice)
+    r = client.post(reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105}), {"top": "0"}, follow=True)
+    assert "K: Ensure this value is greater than or equal to 1." in r.content.decode()
+    assert not ComputeRun.objects.filter(algorithm="wtf").exists()
+
+
+def test_the_publisher_page_builds_its_watch_list(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    r = _publisher(client, thesis)
+    assert r.context["watchlist"]["run"] is None and "Compute the watch list" in r.content.decode()
+    url = reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102})
+    r = run_tasks(client.post, url, {"spreaders": "5"})
+    assert r.status_code == 302 and r["Location"].endswith("/publishers/102/#watchlist")
+    r = _publisher(client, thesis)
+    wl = r.context["watchlist"]
+    assert [s["screen_name"] for s in wl["spreaders"]] == ["e", "f", "c", "a", "d"]
+    # a's followers' circle points to e and d (they follow b and c, not a); both spread b already
+    assert [(x["screen_name"], [p["screen_name"] for p in x["pointed_by"]], x["spreading"]) for x in wl["rows"]] == [
+        ("e", ["a"], True),
+        ("d", ["a"], True),
+    ]
+    page = r.content.decode()
+    assert "Already spreads" in page and "Recompute the watch list" in page
+    assert "Alert me when one of them starts spreading" in page
+
+
+def test_the_publisher_page_reads_its_watch_list_in_a_few_queries(
+    client, alice, thesis, run_tasks, django_assert_max_num_queries
+):
+    client.force_login(alice)
+    url = reverse("publisher", kwargs={"ws": thesis.slug, "publisher": 102})
+    run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+    # the page's 15 (test_analyst_pages), and the list's runs, rule, newest result, batches, spreaders, results,
+    # entries and spreading accounts, whatever the list's length: the read cache is off in the tests
+    with django_assert_max_num_queries(15 + 9):
+        assert client.get(url).status_code == 200
+
+
+def test_the_watch_list_subscribes_its_alert_once(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+    url = reverse("publisher-watchlist-alert", kwargs={"ws": thesis.slug, "publisher": 102})
+    client.post(url)
+    client.post(url)
+    rule = AlertRule.objects.get()
+    assert rule.owner == alice and rule.publisher.twitter_id == 102 and rule.name == "Watch list of @b"
+    assert (
+        "You are alerted when an account on this list starts spreading" in _publisher(client, thesis).content.decode()
+    )
+
+
+def test_it_downloads_the_lists_and_the_watch_list(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    run_tasks(client.post, reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 101}))
+    run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+
+    def get(name, fmt, **kw) -> str:
+        r = client.get(reverse(name, kwargs={"ws": thesis.slug, "fmt": fmt, **kw}))
+        assert r.status_code == 200 and "attachment" in r["Content-Disposition"]
+        return b"".join(r.streaming_content).decode()
+
+    rows = list(csv.DictReader(io.StringIO(get("account-wtf-export", "csv", twitter_id=101))))
+    amplifiers = [
+        (r["twitter_id"], r["rank"]) for r in rows if r["direction"] == "followers" and r["list"] == "relevance"
+    ]
+    assert amplifiers == [("105", "1"), ("104", "2")]
+    data = json.loads(get("account-wtf-export", "json", twitter_id=101))
+    assert data["account"] == "101" and {r["direction"] for r in data["results"]} == {"follows", "followers"}
+    wl = list(csv.DictReader(io.StringIO(get("publisher-watchlist-export", "csv", publisher=102))))
+    assert [(r["twitter_id"], r["pointed_by"], r["already_spreading"]) for r in wl] == [
+        ("105", "101:1", "yes"),
+        ("104", "101:2", "yes"),
+    ]
+    data = json.loads(get("publisher-watchlist-export", "json", publisher=102))
+    assert [a["twitter_id"] for a in data["accounts"]] == ["105", "104"] and data["params"]["spreaders"] == 20
+
+
+def test_the_method_page_shows_docs_wtf(client, alice, thesis):
+    client.force_login(alice)
+    r = client.get(reverse("wtf-docs", kwargs={"ws": thesis.slug}))
+    assert r.status_code == 200 and "Money" in r.content.decode()
+
+
+def test_another_workspaces_accounts_are_not_found(client, bob, thesis):
+    client.force_login(bob)
+    for name, kw in (
+        ("account-wtf", {"twitter_id": 105}),
+        ("publisher-watchlist", {"publisher": 102}),
+        ("publisher-watchlist-alert", {"publisher": 102}),
+    ):
+        assert client.post(reverse(name, kwargs={"ws": "lab", **kw})).status_code == 404
+        assert client.post(reverse(name, kwargs={"ws": thesis.slug, **kw})).status_code == 404
+    assert not ComputeRun.objects.filter(algorithm="wtf").exists() and not AlertRule.objects.exists()
+    run = services.compute_run_start(workspace=thesis, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+    assert client.get(reverse("wtf-progress", kwargs={"ws": "lab", "pk": run.pk})).status_code == 404

@@ -1,0 +1,151 @@
+"""Who amplifies whom's reads: the account panels (the newest result of each direction, in rank order), the
+watch list (the union of the spreaders' lists, who points to each, most pointed-to first, already spreading or
+not), the runs going, and the read cache (served from it, and a new result shows at once without a data-version
+bump). Rows are written directly where the engine's numbers do not matter."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from monitor import selectors, services
+from monitor.models import Account, ComputeBatch, ComputeRun, WtfEntry, WtfResult
+from tests.webapp import THESIS
+
+
+@pytest.fixture
+def thesis(ws_a, import_files):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    return ws_a
+
+
+def acc(ws, name: str) -> Account:
+    return Account.objects.get(workspace=ws, screen_name=name)
+
+
+def result(
+    ws, seed: Account, direction: str, lists: dict[str, list[tuple[Account, float]]], *, run=None, top=20, age=0
+):
+    r = WtfResult.objects.create(
+        workspace=ws,
+        run=run,
+        seed=seed,
+        direction=direction,
+        circle=1000,
+        top=top,
+        circle_size=5,
+        fingerprint="f",
+        computed_at=timezone.now() - dt.timedelta(minutes=age),
+    )
+    WtfEntry.objects.bulk_create(
+        WtfEntry(result=r, list=name, rank=i + 1, account=a, score=s, ppr=0.1)
+        for name, rows in lists.items()
+        for i, (a, s) in enumerate(rows)
+    )
+    return r
+
+
+def watchlist_run(ws, publisher: Account, seeds: list[Account], status="done") -> ComputeRun:
+    run = ComputeRun.objects.create(
+        workspace=ws,
+        algorithm="wtf",
+        status=status,
+        n_batches=1,
+        params={
+            "publisher": str(publisher.twitter_id),
+            "spreaders": len(seeds),
+            "direction": "followers",
+            "circle": 1000,
+            "top": 20,
+        },
+    )
+    ComputeBatch.objects.create(run=run, index=0, params={"seeds": [s.pk for s in seeds]})
+    return run
+
+
+def test_the_panels_read_the_newest_result_of_each_direction_in_rank_order(thesis):
+    a, b, c, d, e = (acc(thesis, n) for n in "abcde")
+    result(thesis, e, "follows", {"similarity": [(c, 0.2), (a, 0.5)], "relevance": [(d, 0.9)]}, top=5, age=10)
+    result(thesis, e, "follows", {"similarity": [(b, 0.7), (a, 0.3)]}, top=20, age=1)  # newer, other K
+    result(thesis, e, "followers", {"relevance": [(d, 0.4), (c, 0.3)], "similarity": [(a, 0.1)]})
+    p = selectors.wtf_account(thesis, e)
+    assert [(r["screen_name"], r["rank"]) for r in p["lookalikes"]["rows"]] == [("b", 1), ("a", 2)]
+    assert p["lookalikes"]["result"].top == 20
+    assert [r["screen_name"] for r in p["amplifiers"]["rows"]] == ["d", "c"]  # relevance, not similarity
+    assert p["run"] is None
+    assert selectors.wtf_account(thesis, a) | {"run": None} == {
+        "lookalikes": {"result": None, "rows": []},
+        "amplifiers": {"result": None, "rows": []},
+        "run": None,
+    }
+
+
+def test_the_watch_list_is_the_union_of_the_spreaders_lists_most_pointed_to_first(thesis):
+    a, b, c, d, e, f = (acc(thesis, n) for n in "abcdef")
+    outsider = Account.objects.create(workspace=thesis, twitter_id=999, screen_name="z")
+    run = watchlist_run(thesis, b, [e, f, c])
+    result(thesis, e, "followers", {"relevance": [(outsider, 0.5), (d, 0.4), (b, 0.9)]}, run=run)
+    result(thesis, f, "followers", {"relevance": [(d, 0.3), (a, 0.2)]}, run=run)
+    result(thesis, c, "followers", {"relevance": [(outsider, 0.1)]}, run=run, top=5)  # other K: not this run's
+    result(thesis, c, "follows", {"relevance": [(a, 0.9)]}, run=run)  # other direction: not a watch list
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert wl["run"] == run and wl["active"] is None
+    assert [(s["screen_name"], s["computed"]) for s in wl["spreaders"]] == [("e", True), ("f", True), ("c", False)]
+    got = [
+        (r["screen_name"], [p["screen_name"] for p in r["pointed_by"]], round(r["score"], 6), r["spreading"])
+        for r in wl["rows"]
+    ]
+    # the publisher itself is left out; d is pointed to twice; z and a once, z with the higher score
+    assert got == [("d", ["f", "e"], 0.7, True), ("z", ["e"], 0.5, False), ("a", ["f"], 0.2, True)]
+    assert [p["rank"] for p in wl["rows"][0]["pointed_by"]] == [1, 2]  # d is first in f's list, second in e's
+
+
+def test_the_watch_list_reads_as_many_queries_for_31_accounts_as_for_1(thesis):
+    b, c, d, e, f = (acc(thesis, n) for n in "bcdef")
+    extra = [Account.objects.create(workspace=thesis, twitter_id=900 + i, screen_name=f"x{i}") for i in range(30)]
+
+    def queries(lists_e, lists_f) -> tuple[int, int]:
+        WtfResult.objects.all().delete()
+        run = watchlist_run(thesis, b, [e, f, c])
+        result(thesis, e, "followers", {"relevance": lists_e}, run=run)
+        result(thesis, f, "followers", {"relevance": lists_f}, run=run)
+        with CaptureQueriesContext(connection) as q:
+            wl = selectors.wtf_watchlist(thesis, b)
+        return len(wl["rows"]), len(q.captured_queries)
+
+    one = queries([(d, 0.1)], [])
+    many = queries([(x, 1.0 / (i + 1)) for i, x in enumerate(extra[:20])], [(x, 0.5) for x in extra[10:]] + [(d, 0.1)])
+    assert (one[0], many[0]) == (1, 31)
+    assert one[1] == many[1] <= 9
+
+
+def test_it_finds_the_runs_going_for_an_account_and_a_publisher(thesis, django_capture_on_commit_callbacks):
+    b, e = acc(thesis, "b"), acc(thesis, "e")
+    with django_capture_on_commit_callbacks(execute=False):
+        mine = services.compute_run_start(workspace=thesis, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+        wl = services.compute_run_start(workspace=thesis, tweet_pks=[], algorithm="wtf", params={"publisher": "102"})
+    assert selectors.wtf_active_run(thesis, account=e) == mine
+    assert selectors.wtf_active_run(thesis, account=b) is None
+    assert selectors.wtf_active_run(thesis, publisher=b) == wl
+    assert selectors.wtf_watchlist(thesis, b)["active"] == wl
+    ComputeRun.objects.filter(pk=mine.pk).update(status="done")
+    assert selectors.wtf_active_run(thesis, account=e) is None
+
+
+def test_the_panels_come_from_the_cache_and_a_new_result_shows_at_once(thesis, settings):
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    a, c, e = acc(thesis, "a"), acc(thesis, "c"), acc(thesis, "e")
+    result(thesis, e, "follows", {"similarity": [(a, 0.5)]}, age=5)
+    first = selectors.wtf_account(thesis, e)
+    with CaptureQueriesContext(connection) as q:
+        again = selectors.wtf_account(thesis, e)
+    assert again["lookalikes"]["rows"] == first["lookalikes"]["rows"]
+    assert len(q.captured_queries) == 2  # the newest result's time and the runs going: never cached
+    WtfResult.objects.filter(seed=e).delete()
+    result(thesis, e, "follows", {"similarity": [(c, 0.6)]})  # no data-version bump
+    assert [r["screen_name"] for r in selectors.wtf_account(thesis, e)["lookalikes"]["rows"]] == ["c"]
