@@ -1,5 +1,6 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`). Every model is importable from ``monitor.models``."""
+are a module named after it (:mod:`.influence`); :mod:`.ops` holds heartbeats, the task outbox, API tokens
+and notices. Every model is importable from ``monitor.models``."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from .core import (
     Workspace,
 )
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
+from .ops import ApiToken, Lease, Notice, OutboxTask
 
 __all__ = [
     "Account",
+    "ApiToken",
     "CascadeGraph",
     "CascadeInfluence",
     "Collection",
@@ -34,7 +37,10 @@ __all__ = [
     "FollowerCount",
     "GivenEdge",
     "Label",
+    "Lease",
     "Membership",
+    "Notice",
+    "OutboxTask",
     "Publisher",
     "PublisherDay",
     "Retweet",

@@ -11,6 +11,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.overview` — a workspace's counts and its publishers
 * :mod:`.accounts` — an account's summary and amplification
 * :mod:`.collections`, :mod:`.runs` — uploads and compute runs
+* :mod:`.stalls` — running work whose worker stopped beating its heartbeat; :mod:`.ops` — notices, API tokens
 
 The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
 reads in :mod:`monitor.alerts.selectors`. ``from monitor import selectors; selectors.ranking(...)`` reads any of
@@ -32,13 +33,19 @@ from .accounts import account_amplification, account_summary
 from .collections import collection_files, collection_progress, collection_runs, collections_list
 from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
 from .history import publishers_reach_weeks, rank_history
+from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
 from .overview import publishers_summary, workspace_counts
 from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
+from .stalls import stalled_work
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
 
 __all__ = [
+    "api_token_get",
+    "api_tokens_for_user",
+    "notice_get",
+    "notices_unread",
     "AGGREGATES",
     "BUCKETS",
     "PRESET_DAYS",
@@ -69,6 +76,7 @@ __all__ = [
     "run_batches",
     "run_get",
     "runs_list",
+    "stalled_work",
     "top_spreaders",
     "tweet_get",
     "tweet_participants",
