@@ -274,9 +274,10 @@ SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = env_bool("SPREADWATCH_WEBHOOK_ALLOW_PRIVATE"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        # hashed, expiring, optionally one workspace, void after a password change (monitor/api/auth.py)
+        # hashed, expiring, optionally one workspace, void after a password change (monitor/api/auth.py); first, so
+        # that a refused or missing credential answers 401 with WWW-Authenticate: Token
         "monitor.api.auth.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "monitor.api.auth.TokenScope"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",

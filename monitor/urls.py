@@ -43,3 +43,6 @@ urlpatterns = [
     path("alerts/", include("monitor.alerts.urls")),
     path("", include("frontend.urls")),
 ]
+
+# refusals Django makes before any view (too many files in one upload...) say why, with the limit
+handler400 = "frontend.views.errors.bad_request"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.core.exceptions import TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -22,6 +23,7 @@ from monitor.alerts import services as alert_services
 
 from .. import exports, selectors, services
 from ..services import compute_run_cancel, compute_run_retry
+from ..services.uploads import too_many_files_message
 from .serializers import (
     AccountDetailSerializer,
     AlertRuleCreatedSerializer,
@@ -83,6 +85,10 @@ def collections(request, ws: str):
         qs = selectors.collections_list(workspace, limit=10_000)
         page = pager.paginate_queryset(qs, request)
         return pager.get_paginated_response(CollectionSerializer(page, many=True).data)
+    try:
+        request.data  # noqa: B018 (parsed here: a refusal of the multipart body is answered as a field error)
+    except TooManyFilesSent:
+        raise ValidationError({"files": [too_many_files_message()]}) from None
     # a plain dict, never request.data.copy(): a QueryDict copy deep-copies its values, and an upload above
     # FILE_UPLOAD_MAX_MEMORY_SIZE is an open temporary file, which cannot be copied (a 500 for every large upload)
     if hasattr(request.data, "getlist"):
