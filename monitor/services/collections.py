@@ -237,6 +237,7 @@ def _mark_ingesting(c: Collection) -> bool:
     if not started:
         return False
     c.status, c.started_at, c.error = Collection.Status.INGESTING, now, ""
+    c.refresh_from_db(fields=["attempts"])  # the import saves the whole row at its end: keep the count it has now
     cache.set(progress_key(c.pk), {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
     return True
 
