@@ -29,6 +29,7 @@ __all__ = [
     "DELIVER_WEBHOOK",
     "EVALUATE_ALERTS",
     "INGEST_COLLECTION",
+    "eager",
     "enqueue_on_commit",
     "registered_task",
     "send",
@@ -56,7 +57,8 @@ def enqueue_on_commit(name: str, *args: int) -> None:
     transaction.on_commit(lambda: send(name, *args), robust=True)
 
 
-def _eager() -> bool:
+def eager() -> bool:
+    """Whether tasks run in the calling process (no broker): the demo, most tests."""
     return bool(app.conf.task_always_eager)
 
 
@@ -68,7 +70,7 @@ def _publish(name: str, args: tuple[int, ...]) -> None:
 
 def send(name: str, *args: int) -> bool:
     """Send the task now; when the broker refuses, keep it in the outbox. Returns whether it was sent."""
-    if _eager():
+    if eager():
         registered_task(name).delay(*args)  # runs here: its own errors are its own, not the broker's
         return True
     try:
@@ -109,7 +111,7 @@ def send_outbox(*, limit: int = 500) -> dict[str, int]:
             if row is None:
                 continue  # another sweep has it
             try:
-                if _eager():
+                if eager():
                     registered_task(row.name).delay(*row.args)
                 else:
                     _publish(row.name, tuple(row.args))

@@ -6,85 +6,119 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('monitor', '0007_run_params'),
+        ("monitor", "0007_run_params"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='OutboxTask',
+            name="OutboxTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('args', models.JSONField(default=list)),
-                ('error', models.TextField(blank=True, default='', help_text='why the broker refused it, the last time')),
-                ('attempts', models.IntegerField(default=1, help_text='tries to send it')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_tried_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("args", models.JSONField(default=list)),
+                (
+                    "error",
+                    models.TextField(blank=True, default="", help_text="why the broker refused it, the last time"),
+                ),
+                ("attempts", models.IntegerField(default=1, help_text="tries to send it")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_tried_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['pk'],
+                "ordering": ["pk"],
             },
         ),
         migrations.AddField(
-            model_name='collection',
-            name='attempts',
-            field=models.IntegerField(default=0, help_text='deliveries that started the import (a redelivery adds one)'),
+            model_name="collection",
+            name="attempts",
+            field=models.IntegerField(
+                default=0, help_text="deliveries that started the import (a redelivery adds one)"
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='data_version',
+            model_name="workspace",
+            name="data_version",
             field=models.BigIntegerField(default=0),
         ),
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, default='', max_length=100)),
-                ('key_hash', models.CharField(max_length=64, unique=True)),
-                ('prefix', models.CharField(help_text="the key's first characters, to tell tokens apart", max_length=8)),
-                ('auth_hash', models.CharField(max_length=128)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField()),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(blank=True, help_text='empty: every one', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='monitor.workspace')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(blank=True, default="", max_length=100)),
+                ("key_hash", models.CharField(max_length=64, unique=True)),
+                (
+                    "prefix",
+                    models.CharField(help_text="the key's first characters, to tell tokens apart", max_length=8),
+                ),
+                ("auth_hash", models.CharField(max_length=128)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField()),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="empty: every one",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="monitor.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
+                "ordering": ["-created_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Lease',
+            name="Lease",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('batch', 'Compute batch'), ('import', 'Import')], max_length=8)),
-                ('object_id', models.BigIntegerField(help_text='the ComputeBatch or Collection primary key')),
-                ('holder', models.CharField(help_text='host:pid of the worker process', max_length=200)),
-                ('started_at', models.DateTimeField()),
-                ('beat_at', models.DateTimeField(help_text='last heartbeat')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("batch", "Compute batch"), ("import", "Import")], max_length=8)),
+                ("object_id", models.BigIntegerField(help_text="the ComputeBatch or Collection primary key")),
+                ("holder", models.CharField(help_text="host:pid of the worker process", max_length=200)),
+                ("started_at", models.DateTimeField()),
+                ("beat_at", models.DateTimeField(help_text="last heartbeat")),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('kind', 'object_id'), name='lease_unique_work')],
+                "constraints": [models.UniqueConstraint(fields=("kind", "object_id"), name="lease_unique_work")],
             },
         ),
         migrations.CreateModel(
-            name='Notice',
+            name="Notice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('message', models.TextField()),
-                ('url', models.CharField(blank=True, default='', help_text='the page it is about', max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('read_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='monitor.workspace')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("message", models.TextField()),
+                ("url", models.CharField(blank=True, default="", help_text="the page it is about", max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("read_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="monitor.workspace"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
-                'indexes': [models.Index(fields=['workspace', 'user', 'read_at'], name='notice_unread')],
+                "ordering": ["-created_at", "-pk"],
+                "indexes": [models.Index(fields=["workspace", "user", "read_at"], name="notice_unread")],
             },
         ),
     ]

@@ -86,7 +86,7 @@ def holding(kind: str, pk: int) -> Iterator[None]:
     )
     stop = threading.Event()
     thread = None
-    if not jobs._eager():
+    if not jobs.eager():
         every = max(0.25, stall_seconds() / 4)
         thread = threading.Thread(
             target=_beat_loop, args=(kind, pk, holder, every, stop), name=f"heartbeat-{kind}-{pk}", daemon=True

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('alerts', '0001_initial'),
+        ("alerts", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='attempting_until',
+            model_name="webhookdelivery",
+            name="attempting_until",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]
