@@ -534,6 +534,12 @@ def alert_read(request, ws: str, pk: int):
 # --- API tokens ------------------------------------------------------------------------------------------------
 
 
+def _no_scoped_token(request) -> None:
+    """A token limited to one workspace does not manage the user's other credentials."""
+    if getattr(request.auth, "workspace_id", None) is not None:
+        raise PermissionDenied("a token limited to one workspace cannot list or revoke tokens")
+
+
 @extend_schema(methods=["GET"], responses=ApiTokenSerializer(many=True))
 @extend_schema(
     methods=["POST"],
@@ -545,6 +551,7 @@ def alert_read(request, ws: str, pk: int):
 )
 @api_view(["GET", "POST"])
 def tokens(request):
+    _no_scoped_token(request)
     if request.method == "GET":
         return Response(ApiTokenSerializer(selectors.api_tokens_for_user(request.user), many=True).data)
     if request.auth is not None:  # authenticated by a token, not a session
@@ -568,5 +575,6 @@ def tokens(request):
 @api_view(["DELETE"])
 def token_revoke(request, pk: int):
     """Revoke one of your tokens (it answers 401 from now on)."""
+    _no_scoped_token(request)
     services.api_token_revoke(token=selectors.api_token_get(request.user, pk))
     return Response(status=status.HTTP_204_NO_CONTENT)

@@ -38,6 +38,10 @@ SEARCH = {
     m.CascadeGraph: "1000",
     m.DailyInfluence: "102",
     m.PublisherDay: "b",
+    m.Lease: "worker-host",
+    m.OutboxTask: "ingest",
+    m.ApiToken: "alice",
+    m.Notice: "failed",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -70,6 +74,16 @@ def thesis(ws_a, alice, import_files):
     tweet = m.Tweet.objects.get(workspace=ws_a, tweet_id=1000)
     accounts = {a.screen_name: a for a in m.Account.objects.filter(workspace=ws_a)}
     m.GivenEdge.objects.create(tweet=tweet, src=accounts["b"], dst=accounts["d"])
+    # one row of each operations table (a worker's lease, a kept task, a token, a notice)
+    from django.utils import timezone
+
+    from monitor import services
+
+    now = timezone.now()
+    m.Lease.objects.create(kind="batch", object_id=1, holder="worker-host:42", started_at=now, beat_at=now)
+    m.OutboxTask.objects.create(name="monitor.tasks.ingest_collection", args=[c.pk], error="ConnectionError")
+    services.api_token_create(user=alice, name="feed")
+    m.Notice.objects.create(workspace=ws_a, user=alice, message="Compute run 1 failed")
     return ws_a
 
 

@@ -172,6 +172,7 @@ def test_a_workspace_token_reads_only_its_workspace(alice, ws_a, ws_b):
     assert [w["slug"] for w in api.get("/api/v1/workspaces/").json()] == [ws_a.slug]
     assert api.get(f"/api/v1/workspaces/{ws_a.slug}/collections/").status_code == 200
     assert api.get(f"/api/v1/workspaces/{ws_b.slug}/collections/").status_code == 404  # alice's, not this token's
+    assert api.get("/api/v1/tokens/").status_code == 403  # nor does it manage her other credentials
     _, wide = services.api_token_create(user=alice)
     assert token_client(wide).get(f"/api/v1/workspaces/{ws_b.slug}/collections/").status_code == 200
 
