@@ -75,6 +75,7 @@ urlpatterns = [
     path("w/<slug:ws>/collections/<int:pk>/progress/", collections.collection_progress, name="collection-progress"),
     path("w/<slug:ws>/collections/<int:pk>/cancel/", collections.collection_cancel, name="collection-cancel"),
     path("w/<slug:ws>/collections/<int:pk>/retry/", collections.collection_retry, name="collection-retry"),
+    path("w/<slug:ws>/notices/<int:pk>/dismiss/", collections.notice_dismiss, name="notice-dismiss"),
     path("w/<slug:ws>/runs/", runs.runs, name="runs"),
     path("w/<slug:ws>/runs/new/", runs.recompute, name="recompute"),
     path("w/<slug:ws>/runs/<int:pk>/", runs.run, name="run"),

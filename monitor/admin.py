@@ -35,6 +35,7 @@ from django.utils.text import capfirst
 from . import services
 from .models import (
     Account,
+    ApiToken,
     CascadeGraph,
     CascadeInfluence,
     Collection,
@@ -48,10 +49,13 @@ from .models import (
     InfluenceMaxPartial,
     InfluenceMaxResult,
     InfluenceMaxSeed,
+    Lease,
     Membership,
     NetworkAccount,
     NetworkPartial,
     NetworkSummary,
+    Notice,
+    OutboxTask,
     Publisher,
     PublisherDay,
     Retweet,
@@ -654,3 +658,60 @@ class WtfEntryAdmin(EngineRowsAdmin):
     list_select_related = ("result", "account")
     search_fields = ("=account__twitter_id", "=account__screen_name", "=result__seed__twitter_id")
     raw_id_fields = ("result", "account")
+
+
+# --- operations: heartbeats, the task outbox, API tokens, notices ---------------------------------------------------
+
+
+class _ServiceRowsAdmin(admin.ModelAdmin):
+    """Rows the services write and read (leases, the outbox, notices): viewed here, not added or edited."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Lease)
+class LeaseAdmin(_ServiceRowsAdmin):
+    list_display = ("kind", "object_id", "holder", "started_at", "beat_at")
+    list_filter = ("kind",)
+    search_fields = ("holder",)
+
+
+@admin.register(OutboxTask)
+class OutboxTaskAdmin(_ServiceRowsAdmin):
+    """Tasks the broker refused; beat's send_outbox sends them. Deleting one drops the task for good."""
+
+    list_display = ("name", "args", "attempts", "created_at", "last_tried_at", "error")
+    search_fields = ("name",)
+
+
+@admin.register(Notice)
+class NoticeAdmin(_ServiceRowsAdmin):
+    list_display = ("created_at", "workspace", "user", "message", "read_at")
+    list_select_related = ("workspace", "user")
+    list_filter = ("workspace",)
+    search_fields = ("message", "user__username")
+    raw_id_fields = ("workspace", "user")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are made through the API (their key is shown once, to its user); an operator may revoke them."""
+
+    list_display = ("prefix", "user", "name", "workspace", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_select_related = ("user", "workspace")
+    search_fields = ("prefix", "name", "user__username")
+    raw_id_fields = ("user", "workspace")
+    readonly_fields = ("key_hash", "prefix", "auth_hash", "created_at", "last_used_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset) -> None:
+        for token in queryset:
+            services.api_token_revoke(token=token)

@@ -1,14 +1,16 @@
-"""The data-version read cache: reads that are costly and change only when data is written are cached per
-workspace under a *data version* that those writes bump.
+"""The data-version read cache: reads that are costly and change only when data is written are cached per workspace
+under a *data version* that those writes bump.
 
-Rankings, rank histories and the overview's sums read the daily aggregates, which change only when a compute
-batch commits (or an import or purge changes the counts). Their results are cached per workspace under a
-*data version* that those writes bump (:func:`bump_data_version`), so a cached page is never staler than the
-last commit; the TTL only bounds memory. The workspace's creation time is part of the key, so a recreated
+Rankings, rank histories and the overview's sums read the daily aggregates, which change only when a compute batch
+commits (or an import or purge changes the counts). Their results are cached per workspace under a *data version* that
+those writes bump (:func:`bump_data_version`) in their own transaction: the version lives in the workspace row, and the
+cache keeps a copy of it for ``VERSION_COPY_S`` seconds, dropped when a bump commits. So a cached page is never staler
+than the last commit while Redis is up, and at most ``VERSION_COPY_S`` seconds staler after a bump made while Redis was
+down; the TTL of the cached reads only bounds memory. The workspace's creation time is part of the key, so a recreated
 database (tests, a restored dump) never meets an old entry. ``SPREADWATCH_READ_CACHE_SECONDS=0`` turns it off.
 
 This module is out of ``monitor.selectors`` because bumping the version is a write: services call
-:func:`bump_data_version` on commit, selectors decorate their reads with :func:`cached`.
+:func:`bump_data_version` in their transaction, selectors decorate their reads with :func:`cached`.
 """
 
 from __future__ import annotations
@@ -31,14 +33,25 @@ def _version_key(ws_id: int) -> str:
     return f"sw:data-version:{connection.settings_dict['NAME']}:{ws_id}"
 
 
-def bump_data_version(ws_id: int) -> None:
-    """Called after a write that changes what the cached reads return (on commit)."""
-    from django.core.cache import cache
+# the cache holds a copy of the workspace row's ``data_version`` for this long: a copy that missed a bump (Redis
+# was down when the bump's commit deleted it, or a reader put back the value it read just before the commit) is
+# stale for at most this long, and a page reads the row at most this often
+VERSION_COPY_S = 30
 
-    try:
-        cache.incr(_version_key(ws_id))
-    except ValueError:  # no version yet: nothing cached under the old one either
-        cache.set(_version_key(ws_id), 1, timeout=None)
+
+def bump_data_version(ws_id: int) -> None:
+    """Called inside the transaction of a write that changes what the cached reads return: the new version is
+    committed with the data in PostgreSQL, whatever happens to Redis; the cached copy is dropped on commit."""
+    from django.core.cache import cache
+    from django.db import transaction
+    from django.db.models import F
+
+    from .models import Workspace
+
+    Workspace.objects.filter(pk=ws_id).update(data_version=F("data_version") + 1)
+    key = _version_key(ws_id)
+    # robust: a cache that cannot be reached must not fail the hooks after this one (the copy expires anyway)
+    transaction.on_commit(lambda: cache.delete(key), robust=True)
 
 
 def _cache_arg(v: Any) -> str:
@@ -99,10 +112,17 @@ def cached(fn: Callable) -> Callable:
 
 def current_version(ws: Workspace) -> str:
     """The workspace (its creation time included: a recreated database never meets old entries) and its data
-    version counter."""
+    version: the cached copy, or the row's (PostgreSQL is the truth; the cache only saves the query)."""
     from django.core.cache import cache
 
-    return f"{ws.pk}:{ws.created_at.isoformat()}:{cache.get_or_set(_version_key(ws.pk), 1, timeout=None)}"
+    from .models import Workspace
+
+    key = _version_key(ws.pk)
+    version = cache.get(key)
+    if version is None:
+        version = Workspace.objects.filter(pk=ws.pk).values_list("data_version", flat=True).first() or 0
+        cache.set(key, version, timeout=VERSION_COPY_S)
+    return f"{ws.pk}:{ws.created_at.isoformat()}:{version}"
 
 
 def data_version(ws: Workspace) -> str | None:

@@ -4,23 +4,36 @@ Services never import ``monitor.tasks`` (the tasks import the services: the othe
 loop); they name the task here instead, and the task is looked up in the Celery app's registry, which
 ``MonitorConfig.ready`` fills by importing the task modules. ``task.delay`` keeps the app's settings: in eager
 mode (no broker: ``make demo``, the tests) the task runs in the calling process when the transaction commits,
-and with a broker it is routed to its queue by ``CELERY_TASK_ROUTES`` (ingest, cpu/gpu, default).
+and with a broker it is routed to its queue by ``CELERY_TASK_ROUTES`` (ingest, cpu/gpu, default, webhooks).
+
+**The outbox.** With a broker, a task that cannot be sent (Redis stopped, restarting, out of memory) is written
+to :class:`~monitor.models.OutboxTask` in PostgreSQL instead of being lost after its transaction committed
+(an upload's collection row would otherwise wait "queued" for ever); :func:`send_outbox`, run by beat every few
+seconds, sends what it holds once the broker answers again. Every task is idempotent, so a task sent twice (the
+broker took it and then failed to answer) costs work, not correctness.
 """
 
 from __future__ import annotations
 
+import logging
+
 from celery import Task
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from .celery import app
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "COMPUTE_BATCH",
     "DELIVER_WEBHOOK",
     "EVALUATE_ALERTS",
     "INGEST_COLLECTION",
+    "eager",
     "enqueue_on_commit",
     "registered_task",
+    "send",
+    "send_outbox",
 ]
 
 INGEST_COLLECTION = "monitor.tasks.ingest_collection"
@@ -39,6 +52,78 @@ def registered_task(name: str) -> Task:
 
 def enqueue_on_commit(name: str, *args: int) -> None:
     """Queue the task ``name`` with ``args`` (ids) when the current transaction commits (at once outside one)."""
-    task = registered_task(name)  # looked up now: a wrong name fails in the caller, not in a commit hook
+    registered_task(name)  # looked up now: a wrong name fails in the caller, not in a commit hook
     # robust: in eager mode (no broker) a failing task must not undo the caller's work; it records its error
-    transaction.on_commit(lambda: task.delay(*args), robust=True)
+    transaction.on_commit(lambda: send(name, *args), robust=True)
+
+
+def eager() -> bool:
+    """Whether tasks run in the calling process (no broker): the demo, most tests."""
+    return bool(app.conf.task_always_eager)
+
+
+def _publish(name: str, args: tuple[int, ...]) -> None:
+    task = registered_task(name)
+    # a short retry: the caller is a web request or a task's commit hook; the outbox is the long retry
+    task.apply_async(args, retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5})
+
+
+def send(name: str, *args: int) -> bool:
+    """Send the task now; when the broker refuses, keep it in the outbox. Returns whether it was sent."""
+    if eager():
+        registered_task(name).delay(*args)  # runs here: its own errors are its own, not the broker's
+        return True
+    try:
+        _publish(name, args)
+        return True
+    except Exception as exc:  # kombu and redis-py raise many kinds; any failure to hand it over is kept
+        _keep(name, args, exc)
+        return False
+
+
+def _keep(name: str, args: tuple[int, ...], exc: BaseException) -> None:
+    from .models import OutboxTask
+
+    error = f"{exc.__class__.__name__}: {exc}"[:2000]
+    try:
+        OutboxTask.objects.create(name=name, args=list(args), error=error)
+    except DatabaseError:
+        # broker and database both unreachable: nothing can keep it; the stalled-work sweep still re-queues
+        # batches and imports that no worker holds once they are back
+        log.exception("task %s%s could not be sent (%s) nor kept in the outbox", name, args, error)
+        return
+    log.warning("task %s%s could not be sent (%s): kept in the outbox", name, args, error)
+
+
+def send_outbox(*, limit: int = 500) -> dict[str, int]:
+    """Send the tasks the outbox holds, oldest first (the body of the ``send_outbox`` beat task). Each is
+    deleted in the transaction that sent it, so two sweeps at once never send one twice (``skip_locked``). Stops
+    at the first refusal: the broker is still away, the rest waits for the next sweep."""
+    from django.db.models import F
+
+    from .models import OutboxTask
+
+    sent = left = 0
+    ids = list(OutboxTask.objects.order_by("pk").values_list("pk", flat=True)[:limit])
+    for pk in ids:
+        with transaction.atomic():
+            row = OutboxTask.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+            if row is None:
+                continue  # another sweep has it
+            try:
+                if eager():
+                    registered_task(row.name).delay(*row.args)
+                else:
+                    _publish(row.name, tuple(row.args))
+            except Exception as exc:
+                OutboxTask.objects.filter(pk=pk).update(
+                    attempts=F("attempts") + 1, error=f"{exc.__class__.__name__}: {exc}"[:2000]
+                )
+                left = OutboxTask.objects.count()
+                log.warning("outbox: the broker still refuses (%s); %d tasks wait", exc, left)
+                return {"sent": sent, "left": left}
+            row.delete()
+            sent += 1
+    if sent:
+        log.info("outbox: sent %d kept tasks", sent)
+    return {"sent": sent, "left": OutboxTask.objects.count()}

@@ -56,7 +56,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "monitor.apps.MonitorConfig",
@@ -109,7 +108,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- cache (progress of running imports lives here, so every process sees it) ----------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # an unreachable Redis is a cache miss, not a 500 (monitor/softcache.py): every page answers from PostgreSQL
+    CACHES = {"default": {"BACKEND": "monitor.softcache.SoftRedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": DATA_DIR / "cache"}
@@ -130,6 +130,14 @@ LOGIN_URL = "login"
 AUTHENTICATION_BACKENDS = ["monitor.security.RateLimitedModelBackend"]
 SPREADWATCH_LOGIN_MAX_FAILURES = env_int("SPREADWATCH_LOGIN_MAX_FAILURES", 10)
 SPREADWATCH_LOGIN_WINDOW_S = env_int("SPREADWATCH_LOGIN_WINDOW_S", 15 * 60)
+# ... and for one username from any address (password spraying from many addresses), and for one address over any
+# usernames (one client trying many accounts); API token failures count against the address too (0: no limit)
+SPREADWATCH_LOGIN_MAX_FAILURES_PER_USER = env_int("SPREADWATCH_LOGIN_MAX_FAILURES_PER_USER", 30)
+SPREADWATCH_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("SPREADWATCH_LOGIN_MAX_FAILURES_PER_ADDRESS", 30)
+# password-reset requests: per address and per email address within the login window (0: no limit)
+SPREADWATCH_PASSWORD_RESET_MAX = env_int("SPREADWATCH_PASSWORD_RESET_MAX", 5)
+# REST API tokens (monitor/models/ops.py ApiToken): days until a new token expires
+SPREADWATCH_API_TOKEN_DAYS = env_int("SPREADWATCH_API_TOKEN_DAYS", 90)
 PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -218,18 +226,36 @@ SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # an import or compute batch that writes at least this many rows refreshes the planner statistics of its tables
 SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 
+# stalled work (monitor/services/recovery.py): a worker holding a batch or an import beats a heartbeat every quarter
+# of this; work with no heartbeat for this long has lost its worker and is queued again, at most
+# SPREADWATCH_STALL_MAX_ATTEMPTS deliveries in all (then it fails, saying why, and its analyst gets a notice)
+SPREADWATCH_STALL_SECONDS = env_int("SPREADWATCH_STALL_SECONDS", 60)
+SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
+
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},
     "monitor.tasks.compute_batch": {"queue": SPREADWATCH_COMPUTE_QUEUE},
+    "monitor.tasks.requeue_stalled": {"queue": "default"},
+    "monitor.tasks.send_outbox": {"queue": "default"},
     "monitor.alerts.tasks.evaluate_alerts": {"queue": "default"},
     "monitor.alerts.tasks.evaluate_all": {"queue": "default"},
-    "monitor.alerts.tasks.deliver_webhook": {"queue": "default"},
+    # a queue and worker of their own: a slow receiver never holds a worker that computes or evaluates
+    "monitor.alerts.tasks.deliver_webhook": {"queue": "webhooks"},
 }
-# beat: alert rules are also evaluated on a schedule (rolling windows move even when nothing is computed)
+# beat: alert rules are also evaluated on a schedule (rolling windows move even when nothing is computed); stalled
+# work is re-queued and tasks the broker refused are sent again
 CELERY_BEAT_SCHEDULE = {
     "alerts-evaluate-all": {
         "task": "monitor.alerts.tasks.evaluate_all",
         "schedule": env_int("SPREADWATCH_ALERTS_EVERY_S", 900),
+    },
+    "requeue-stalled": {
+        "task": "monitor.tasks.requeue_stalled",
+        "schedule": max(1, SPREADWATCH_STALL_SECONDS // 4),
+    },
+    "send-outbox": {
+        "task": "monitor.tasks.send_outbox",
+        "schedule": max(1, min(15, SPREADWATCH_STALL_SECONDS // 4)),
     },
 }
 
@@ -242,6 +268,8 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "spreadwatch@localhost")
 SPREADWATCH_BASE_URL = env_str("SPREADWATCH_BASE_URL", "http://127.0.0.1:8000")  # absolute links in emails
+# the whole of one delivery (resolving, connecting, sending, the answer), not each socket read: a receiver that
+# drips its answer is cut off at this many seconds
 SPREADWATCH_WEBHOOK_TIMEOUT = env_int("SPREADWATCH_WEBHOOK_TIMEOUT", 10)
 # webhooks to loopback, link-local, private, multicast and unspecified addresses are refused unless this is true
 # (monitor/security.py: checked when a rule is saved and again at every delivery)
@@ -249,10 +277,12 @@ SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = env_bool("SPREADWATCH_WEBHOOK_ALLOW_PRIVATE"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # hashed, expiring, optionally one workspace, void after a password change (monitor/api/auth.py); first, so
+        # that a refused or missing credential answers 401 with WWW-Authenticate: Token
+        "monitor.api.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "monitor.api.auth.TokenScope"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

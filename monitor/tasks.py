@@ -1,6 +1,9 @@
 """Celery tasks: each takes ids, fetches, and calls one service. All are idempotent, so ``acks_late`` is safe
 (a task redelivered after a worker died redoes the same work and writes the same rows once).
 
+Two beat tasks keep work moving without a human: ``requeue_stalled`` (work whose worker died) and ``send_outbox``
+(tasks the broker refused while it was away).
+
 A task that loses its database connection (PostgreSQL restarted, a failover) is retried with backoff: its
 transaction rolled back, so the retry starts from what is committed. Four minutes of retries; a longer
 outage leaves a batch marked running, and the run can then be cancelled and retried (docs/reliability.md).
@@ -11,6 +14,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from . import jobs, services
+from .services import recovery
 from .services.runs import DB_LOST
 
 RETRY_ON_DB_LOST = {
@@ -32,3 +36,15 @@ def ingest_collection(collection_id: int) -> str:
 def compute_batch(batch_id: int) -> str:
     b = services.compute_batch_run(batch_id=batch_id)
     return b.status
+
+
+@shared_task(name="monitor.tasks.requeue_stalled", acks_late=True)
+def requeue_stalled() -> dict:
+    """Beat: queue again the batches and imports whose worker stopped beating its heartbeat."""
+    return recovery.stalled_requeue()
+
+
+@shared_task(name="monitor.tasks.send_outbox", acks_late=True)
+def send_outbox() -> dict:
+    """Beat: send the tasks the broker refused earlier (``monitor.jobs``)."""
+    return jobs.send_outbox()

@@ -8,6 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from . import health
+from .security import RateLimitedPasswordResetView
 
 _reset = "registration/spreadwatch_password_reset"  # not Django's names: the admin's templates would win
 
@@ -15,7 +16,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path(
         "password-reset/",
-        auth_views.PasswordResetView.as_view(
+        RateLimitedPasswordResetView.as_view(
             template_name=f"{_reset}_form.html",
             email_template_name=f"{_reset}_email.txt",
             subject_template_name=f"{_reset}_subject.txt",
@@ -42,3 +43,6 @@ urlpatterns = [
     path("alerts/", include("monitor.alerts.urls")),
     path("", include("frontend.urls")),
 ]
+
+# refusals Django makes before any view (too many files in one upload...) say why, with the limit
+handler400 = "frontend.views.errors.bad_request"

@@ -15,7 +15,8 @@ Order of the checks:
    ``user_id`` is the tweets CSV; a header naming ``follower_id`` and ``followee_id``, ``#`` comment lines, or
    a first line of two integers is a follows file.
 
-Anything else raises ``ValueError`` saying what the first line looked like.
+A UTF-16 or UTF-32 file raises ``ValueError`` naming its encoding (every format here is UTF-8). Anything else
+raises ``ValueError`` saying what the first line looked like.
 
 The checks themselves are the formats' own hooks (:class:`.registry.Sniff`, beside each reader); this module
 only walks them: path hooks first (by priority), then the JSON hooks on each JSON line, then the line hooks on
@@ -40,6 +41,32 @@ _BY_JSON = [s for s in FORMATS.values() if s.sniff.json]
 _BY_LINE = [s for s in FORMATS.values() if s.sniff.line]
 
 
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
+
+
+def foreign_encoding(head: bytes) -> str | None:
+    """The name of the wide Unicode encoding ``head`` (a file's first bytes) is in, or None. Every format read
+    here is UTF-8 (or ASCII); a UTF-16 file (what some spreadsheets save as "Unicode text") would otherwise be
+    reported by a garbled first line. Found by its byte-order mark, or without one by text whose every other
+    byte is a NUL."""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) >= 8:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            return "UTF-16 (little-endian, no byte-order mark)"
+        if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return "UTF-16 (big-endian, no byte-order mark)"
+    return None
+
+
 def detect_format(path: str | os.PathLike) -> str:
     """The format name (one of :data:`FORMATS`) of the input at ``path``, judged by its content."""
     p = Path(path)
@@ -57,6 +84,12 @@ def detect_format(path: str | os.PathLike) -> str:
     if not p.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     head = head_bytes(p, _HEAD)
+    encoding = foreign_encoding(head)
+    if encoding:
+        raise ValueError(
+            f"{path}: the file is {encoding}, not UTF-8: save it as UTF-8 (in a spreadsheet: CSV UTF-8) and "
+            "upload it again"
+        )
     lines = head.split(b"\n")
     if len(head) == _HEAD and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut short

@@ -10,6 +10,12 @@ PAGE = 50
 
 
 def workspace_context(request: HttpRequest, ws, **kw) -> dict:
-    """The template context of a workspace's page: the workspace, the user's workspaces (the switcher) and
-    ``kw``."""
-    return {"ws": ws, "workspaces": selectors.workspaces_for_user(request.user), **kw}
+    """The template context of a workspace's page: the workspace, the user's workspaces (the switcher), their
+    notices and ``kw``."""
+    return {
+        "ws": ws,
+        "workspaces": selectors.workspaces_for_user(request.user),
+        # what the service must tell the user here (a run or import that failed for good after its workers died)
+        "notices": selectors.notices_unread(request.user, ws),
+        **kw,
+    }

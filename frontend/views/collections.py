@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from monitor import selectors, services
@@ -74,6 +75,7 @@ def collection(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
         progress=selectors.collection_progress(c),
         files=selectors.collection_files(c),
         runs=selectors.collection_runs(c),
+        stalled=selectors.stalled_work(collection=c),
     )
     return render(request, "frontend/collection.html", ctx)
 
@@ -119,3 +121,15 @@ def collection_cancel(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
 @require_POST
 def collection_retry(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
     return _collection_post(request, ws, pk, services.collection_retry, "Import queued again.")
+
+
+@login_required
+@require_POST
+def notice_dismiss(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    """Dismiss one of the user's notices, and go back to the page it was dismissed on (or the overview)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    services.notice_dismiss(notice=selectors.notice_get(request.user, workspace, pk))
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = reverse("overview", kwargs={"ws": workspace.slug})
+    return redirect(back)

@@ -36,7 +36,9 @@ def runs(request: HttpRequest, ws: str) -> HttpResponse:
 def run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
     r = selectors.run_get(workspace, pk)
-    ctx = workspace_context(request, workspace, run=r, batches=selectors.run_batches(r))
+    ctx = workspace_context(
+        request, workspace, run=r, batches=selectors.run_batches(r), stalled=selectors.stalled_work(batches=r.batches)
+    )
     return render(request, "frontend/run.html", ctx)
 
 

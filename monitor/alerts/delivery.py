@@ -13,7 +13,10 @@ byte for byte on every attempt, so a receiver verifies exactly what was signed (
 A 2xx answer is success; anything else (another status, a redirect, a timeout, a refused connection) is
 logged on the row and retried after ``RETRY_BASE_S * 2**(attempts - 1)`` seconds, at most ``MAX_ATTEMPTS``
 attempts in all, then the delivery is ``failed``. Redirects are not followed (the signature is for the
-configured URL). The timeout is ``SPREADWATCH_WEBHOOK_TIMEOUT`` seconds (default 10).
+configured URL). ``SPREADWATCH_WEBHOOK_TIMEOUT`` (default 10 s) is the total time of one attempt, not of each
+socket read: a receiver that drips its answer is cut off then. The POST is made outside any database
+transaction, on the ``webhooks`` queue with a worker of its own (docs/deploy.md), so a slow receiver delays
+only other webhooks.
 
 Before every attempt the URL goes through :func:`monitor.security.check_webhook_url` again (DNS can change
 after the rule was saved), and the connection itself refuses an internal peer address (DNS rebinding): a
@@ -24,12 +27,16 @@ allowed with ``SPREADWATCH_WEBHOOK_ALLOW_PRIVATE``. A host that does not resolve
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import hmac
 import http.client
 import json
 import logging
+import socket
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -37,6 +44,7 @@ import urllib.request
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from monitor.security import (
@@ -56,6 +64,7 @@ RETRY_BASE_S = 30
 SIGNATURE_HEADER = "X-Spreadwatch-Signature"
 DELIVERY_HEADER = "X-Spreadwatch-Delivery"
 LOG_KEEP = 20  # attempts kept in the delivery log
+CLAIM_MARGIN_S = 30  # a claimed attempt's hold lasts its deadline and this much more
 
 
 # --- unsubscribe links --------------------------------------------------------------------------------------
@@ -164,13 +173,14 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 class _GuardedHTTPConnection(http.client.HTTPConnection):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._create_connection = guarded_create_connection  # refuses an internal peer address
+        # refuses an internal peer address, and registers the socket with the delivery's deadline
+        self._create_connection = _watched_connection
 
 
 class _GuardedHTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._create_connection = guarded_create_connection
+        self._create_connection = _watched_connection
 
 
 class _GuardedHTTPHandler(urllib.request.HTTPHandler):
@@ -200,8 +210,76 @@ def _proxied(url: str) -> bool:
     )
 
 
+class _Deadline:
+    """One delivery's total time: a timer shuts the connection's socket down when it is up, which ends whatever
+    read or write is blocked on it (a receiver that answers one byte every few seconds defeats any per-read
+    timeout); each socket operation's own timeout is what is left of it."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.expired = False
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def left(self) -> float:
+        return max(self.at - time.monotonic(), 0.001)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+            if self.expired:
+                self._shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._socks:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Deadline:
+        _deadline.current = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        _deadline.current = None
+
+
+_deadline = threading.local()  # the delivery this thread is making (its connections register with it)
+
+
+def _watched_connection(address, timeout=socket._GLOBAL_DEFAULT_TIMEOUT, source_address=None, **kwargs):
+    d = getattr(_deadline, "current", None)
+    if d is not None:
+        timeout = d.left()
+    sock = guarded_create_connection(address, timeout, source_address, **kwargs)
+    if d is not None:
+        d.watch(sock)
+    return sock
+
+
 def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    """(status code or None, error text) of one POST; raises :class:`Refused` for a refused URL or peer."""
+    """(status code or None, error text) of one POST, all of it within ``timeout`` seconds; raises
+    :class:`Refused` for a refused URL or peer."""
+    with _Deadline(timeout) as deadline:
+        try:
+            return _post_within(url, body, headers, deadline)
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            if deadline.expired:
+                return None, f"no complete answer within {timeout:g} s (the delivery's deadline)"
+            return None, f"{exc.__class__.__name__}: {exc}"
+
+
+def _post_within(url: str, body: bytes, headers: dict[str, str], deadline: _Deadline) -> tuple[int | None, str]:
     try:
         check_webhook_url(url)
     except WebhookHostUnresolved as exc:
@@ -211,8 +289,10 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tup
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     opener = _proxied_opener if _proxied(url) else _opener
     try:
-        with opener.open(req, timeout=timeout) as resp:
+        with opener.open(req, timeout=deadline.left()) as resp:
             resp.read(65536)
+            if deadline.expired:
+                return None, f"no complete answer within {deadline.seconds:g} s (the delivery's deadline)"
             return resp.status, ""
     except urllib.error.HTTPError as exc:
         return exc.code, f"HTTP {exc.code} {exc.reason}"
@@ -220,6 +300,8 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tup
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, WebhookAddressRefused) or isinstance(exc, WebhookAddressRefused):
             raise Refused(str(reason)) from None
+        if deadline.expired:
+            return None, f"no complete answer within {deadline.seconds:g} s (the delivery's deadline)"
         return None, f"{exc.__class__.__name__}: {reason}"
 
 
@@ -235,35 +317,46 @@ def deliver(delivery_id: int) -> WebhookDelivery:
 
 def attempt(delivery_id: int) -> tuple[WebhookDelivery, bool]:
     """Make one attempt at a pending delivery (the body of the ``deliver_webhook`` task). A sent or failed
-    delivery is returned untouched, and so is one another worker is attempting right now (its row is locked):
-    a redelivered task never POSTs twice what was already accepted. Returns (delivery, whether this call
-    made an attempt)."""
+    delivery is returned untouched, and so is one another worker is attempting right now: a redelivered task
+    never POSTs twice what was already accepted. Returns (delivery, whether this call made an attempt).
+
+    Three steps, the POST outside any transaction (a slow receiver must hold no row lock and no database
+    connection's transaction): claim the delivery by setting ``attempting_until`` past the end of this
+    attempt (a conditional UPDATE: one worker wins; a worker that dies mid-attempt leaves a claim that simply
+    expires, and the sweep retries it), POST within the total deadline, record the outcome."""
     timeout = float(getattr(settings, "SPREADWATCH_WEBHOOK_TIMEOUT", 10))
+    now = timezone.now()
+    claim_until = now + dt.timedelta(seconds=timeout + CLAIM_MARGIN_S)
+    claimed = (
+        WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+        .filter(Q(attempting_until__isnull=True) | Q(attempting_until__lte=now))
+        .update(attempting_until=claim_until)
+    )
+    if not claimed:
+        return WebhookDelivery.objects.get(pk=delivery_id), False
+    d = WebhookDelivery.objects.get(pk=delivery_id)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Spreadwatch-Webhook/1",
+        SIGNATURE_HEADER: d.signature,
+        DELIVERY_HEADER: str(d.pk),
+    }
+    refused = False
+    try:
+        code, error = _post(d.url, d.body.encode(), headers, timeout)
+    except Refused as exc:
+        code, error, refused = None, f"refused: {exc}", True
     with transaction.atomic():
-        d = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
-            .first()
-        )
-        if d is None:
-            return WebhookDelivery.objects.get(pk=delivery_id), False
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "Spreadwatch-Webhook/1",
-            SIGNATURE_HEADER: d.signature,
-            DELIVERY_HEADER: str(d.pk),
-        }
-        started = timezone.now()
-        refused = False
-        try:
-            code, error = _post(d.url, d.body.encode(), headers, timeout)
-        except Refused as exc:
-            code, error, refused = None, f"refused: {exc}", True
+        d = WebhookDelivery.objects.select_for_update().get(pk=delivery_id)
+        d.attempting_until = None
+        if d.status != WebhookDelivery.Status.PENDING:
+            d.save(update_fields=["attempting_until"])
+            return d, True  # an admin failed it meanwhile: keep their word
         d.attempts += 1
         d.last_status_code = code
         ok = code is not None and 200 <= code < 300
         d.last_error = "" if ok else (error or f"HTTP {code}")
-        d.log = [*d.log, {"at": started.isoformat(), "status_code": code, "error": d.last_error}][-LOG_KEEP:]
+        d.log = [*d.log, {"at": now.isoformat(), "status_code": code, "error": d.last_error}][-LOG_KEEP:]
         if ok:
             d.status = WebhookDelivery.Status.SENT
             d.sent_at = timezone.now()

@@ -102,12 +102,18 @@ class AlertRule(models.Model):
 
     def clean(self):
         """Refuse a webhook URL that is not http(s) or resolves to an internal address (``monitor.security``);
-        the form and the API show the message on ``webhook_url``."""
+        the form and the API show the message on ``webhook_url``. Only a new or changed URL is checked: a rule
+        whose stored host stopped resolving can still be muted, snoozed or edited in its other fields (each
+        delivery checks the URL again anyway)."""
         super().clean()
         from django.core.exceptions import ValidationError
 
         from monitor.security import validate_webhook_url
 
+        if self.pk is not None:
+            stored = AlertRule.objects.filter(pk=self.pk).values_list("webhook_url", flat=True).first()
+            if stored == self.webhook_url:
+                return
         try:
             validate_webhook_url(self.webhook_url)
         except ValidationError as exc:
@@ -173,6 +179,9 @@ class WebhookDelivery(models.Model):
     last_error = models.TextField(blank=True, default="")
     log = models.JSONField(default=list, blank=True, help_text="one entry per attempt")
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # set while a worker makes an attempt (the POST runs outside any transaction, so no row lock says it): another
+    # delivery of the task leaves it alone until then; a worker that died mid-attempt leaves a claim that expires
+    attempting_until = models.DateTimeField(null=True, blank=True)
     payload = models.JSONField(default=dict)
     body = models.TextField(help_text="the exact bytes sent (signed), UTF-8")
     signature = models.CharField(max_length=80)

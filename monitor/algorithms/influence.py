@@ -30,7 +30,7 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from compute.algorithms.backward import backward
 from compute.algorithms.forward import forward
@@ -582,7 +582,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         )
         from ..cache import bump_data_version
 
-        transaction.on_commit(lambda: bump_data_version(ws))
+        bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             cur.execute(f"DROP TABLE IF EXISTS {tmp}")
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import connection
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -411,8 +411,7 @@ def _store_conclusion(run: ComputeRun, c: Conclusion) -> None:
     InfluenceMaxSeed.objects.bulk_create(InfluenceMaxSeed(run=run, **s) for s in c.seeds)
     from ..cache import bump_data_version
 
-    ws = run.workspace_id
-    transaction.on_commit(lambda: bump_data_version(ws))
+    bump_data_version(run.workspace_id)  # in this transaction: committed with the rows (monitor/cache.py)
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import connection
 
 from compute.algorithms import network as engine
 from compute.graphs import SOURCE_BLOCK, Graph, betweenness_sources, graph_from_edges, interaction_graph, undirected
@@ -454,8 +454,7 @@ def _finish(run: ComputeRun) -> None:
     NetworkPartial.objects.filter(run=run).delete()
     from ..cache import bump_data_version
 
-    ws = run.workspace_id
-    transaction.on_commit(lambda: bump_data_version(ws))
+    bump_data_version(run.workspace_id)  # in this transaction: committed with the rows (monitor/cache.py)
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------------

@@ -461,3 +461,29 @@ PaginatedCollectionList = paginated(CollectionSerializer, "PaginatedCollectionLi
 PaginatedComputeRunList = paginated(ComputeRunSerializer, "PaginatedComputeRunList")
 PaginatedAlertRuleList = paginated(AlertRuleSerializer, "PaginatedAlertRuleList")
 PaginatedAlertList = paginated(AlertSerializer, "PaginatedAlertList")
+
+
+# --- API tokens ----------------------------------------------------------------------------------------------
+
+
+class ApiTokenSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    prefix = serializers.CharField(read_only=True, help_text="the key's first characters")
+    workspace = serializers.SlugField(
+        required=False, allow_null=True, help_text="the one workspace it may read (slug); null: all of yours"
+    )
+    days = serializers.IntegerField(required=False, write_only=True, min_value=1, max_value=366)
+    created_at = serializers.DateTimeField(read_only=True)
+    expires_at = serializers.DateTimeField(read_only=True)
+    last_used_at = serializers.DateTimeField(read_only=True)
+    revoked_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        data["workspace"] = obj.workspace.slug if obj.workspace_id else None
+        return data
+
+
+class ApiTokenCreatedSerializer(ApiTokenSerializer):
+    key = serializers.CharField(read_only=True, help_text="shown this once")

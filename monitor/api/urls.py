@@ -10,6 +10,8 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("tokens/", views.tokens, name="tokens"),
+    path("tokens/<int:pk>/", views.token_revoke, name="token"),
     path("workspaces/", views.workspaces, name="workspaces"),
     path("workspaces/<slug:ws>/collections/", views.collections, name="collections"),
     path("workspaces/<slug:ws>/collections/<int:pk>/", views.collection_detail, name="collection"),

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.core.exceptions import TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.exceptions import NotAcceptable, ValidationError
+from rest_framework.exceptions import NotAcceptable, PermissionDenied, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -22,11 +23,14 @@ from monitor.alerts import services as alert_services
 
 from .. import exports, selectors, services
 from ..services import compute_run_cancel, compute_run_retry
+from ..services.uploads import too_many_files_message
 from .serializers import (
     AccountDetailSerializer,
     AlertRuleCreatedSerializer,
     AlertRuleSerializer,
     AlertSerializer,
+    ApiTokenCreatedSerializer,
+    ApiTokenSerializer,
     CollectionSerializer,
     CollectionUploadSerializer,
     ComputeRunSerializer,
@@ -54,7 +58,10 @@ WINDOW = [
 @extend_schema(responses=WorkspaceSerializer(many=True))
 @api_view(["GET"])
 def workspaces(request):
-    return Response(WorkspaceSerializer(selectors.workspaces_for_user(request.user), many=True).data)
+    qs = selectors.workspaces_for_user(request.user)
+    if getattr(request.auth, "workspace_id", None) is not None:  # a token for one workspace sees only that one
+        qs = qs.filter(pk=request.auth.workspace_id)
+    return Response(WorkspaceSerializer(qs, many=True).data)
 
 
 @extend_schema(
@@ -78,9 +85,17 @@ def collections(request, ws: str):
         qs = selectors.collections_list(workspace, limit=10_000)
         page = pager.paginate_queryset(qs, request)
         return pager.get_paginated_response(CollectionSerializer(page, many=True).data)
-    data = request.data.copy() if hasattr(request.data, "copy") else dict(request.data)
+    try:
+        request.data  # noqa: B018 (parsed here: a refusal of the multipart body is answered as a field error)
+    except TooManyFilesSent:
+        raise ValidationError({"files": [too_many_files_message()]}) from None
+    # a plain dict, never request.data.copy(): a QueryDict copy deep-copies its values, and an upload above
+    # FILE_UPLOAD_MAX_MEMORY_SIZE is an open temporary file, which cannot be copied (a 500 for every large upload)
     if hasattr(request.data, "getlist"):
-        data.setlist("files", request.FILES.getlist("files"))
+        data = {k: request.data.get(k) for k in request.data if k != "files"}
+        data["files"] = request.FILES.getlist("files")
+    else:
+        data = dict(request.data)
     ser = CollectionUploadSerializer(data=data)
     ser.is_valid(raise_exception=True)
     v = ser.validated_data
@@ -514,3 +529,52 @@ def alert_read(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
     alert = alert_selectors.inbox_alert_get(request.user, workspace, pk)
     return Response(AlertSerializer(alert_services.alert_mark_read(alert=alert)).data)
+
+
+# --- API tokens ------------------------------------------------------------------------------------------------
+
+
+def _no_scoped_token(request) -> None:
+    """A token limited to one workspace does not manage the user's other credentials."""
+    if getattr(request.auth, "workspace_id", None) is not None:
+        raise PermissionDenied("a token limited to one workspace cannot list or revoke tokens")
+
+
+@extend_schema(methods=["GET"], responses=ApiTokenSerializer(many=True))
+@extend_schema(
+    methods=["POST"],
+    request=ApiTokenSerializer,
+    responses={201: ApiTokenCreatedSerializer},
+    description="Create a token (from a logged-in session only: a token cannot make tokens). Its key is in this "
+    "answer and nowhere else. It expires after `days` (default SPREADWATCH_API_TOKEN_DAYS) and stops working when "
+    "your password changes.",
+)
+@api_view(["GET", "POST"])
+def tokens(request):
+    _no_scoped_token(request)
+    if request.method == "GET":
+        return Response(ApiTokenSerializer(selectors.api_tokens_for_user(request.user), many=True).data)
+    if request.auth is not None:  # authenticated by a token, not a session
+        raise PermissionDenied("tokens are made from a logged-in session, not with another token")
+    ser = ApiTokenSerializer(data=request.data)
+    ser.is_valid(raise_exception=True)
+    v = ser.validated_data
+    workspace = selectors.workspace_for_user(request.user, v["workspace"]) if v.get("workspace") else None
+    try:
+        token, key = services.api_token_create(
+            user=request.user, workspace=workspace, name=v.get("name", ""), days=v.get("days")
+        )
+    except DjangoValidationError as exc:
+        raise _django_errors(exc) from None
+    data = ApiTokenCreatedSerializer(token).data
+    data["key"] = key
+    return Response(data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(request=None, responses={204: None})
+@api_view(["DELETE"])
+def token_revoke(request, pk: int):
+    """Revoke one of your tokens (it answers 401 from now on)."""
+    _no_scoped_token(request)
+    services.api_token_revoke(token=selectors.api_token_get(request.user, pk))
+    return Response(status=status.HTTP_204_NO_CONTENT)

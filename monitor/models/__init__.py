@@ -1,6 +1,7 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`). Every
-model is importable from ``monitor.models``."""
+are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`);
+:mod:`.ops` holds heartbeats, the task outbox, API tokens and notices. Every model is importable from
+``monitor.models``."""
 
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ from .core import (
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
 from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
+from .ops import ApiToken, Lease, Notice, OutboxTask
 from .wtf import WtfEntry, WtfResult
 
 __all__ = [
     "Account",
+    "ApiToken",
     "CascadeGraph",
     "CascadeInfluence",
     "Collection",
@@ -41,10 +44,13 @@ __all__ = [
     "InfluenceMaxResult",
     "InfluenceMaxSeed",
     "Label",
+    "Lease",
     "Membership",
     "NetworkAccount",
     "NetworkPartial",
     "NetworkSummary",
+    "Notice",
+    "OutboxTask",
     "Publisher",
     "PublisherDay",
     "Retweet",

@@ -38,6 +38,9 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=60, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # bumped in the transaction of every write that changes what the cached reads return (monitor/cache.py): the
+    # read cache's key, kept in PostgreSQL so that a bump made while Redis is down is not lost
+    data_version = models.BigIntegerField(default=0)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
 
     class Meta:
@@ -238,6 +241,7 @@ class Collection(models.Model):
     report = models.JSONField(default=dict, blank=True, help_text="validation report: bad records and notes")
     error = models.TextField(blank=True, default="")
     timings = models.JSONField(default=dict, blank=True)
+    attempts = models.IntegerField(default=0, help_text="deliveries that started the import (a redelivery adds one)")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

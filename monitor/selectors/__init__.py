@@ -15,6 +15,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
 * :mod:`.wtf` — who amplifies whom: an account's look-alikes and likely next amplifiers, a publisher's watch list
+* :mod:`.stalls` — running work whose worker stopped beating its heartbeat; :mod:`.ops` — notices, API tokens
 
 The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
 reads in :mod:`monitor.alerts.selectors`. ``from monitor import selectors; selectors.ranking(...)`` reads any of
@@ -63,10 +64,12 @@ from .network import (
     network_runs,
     network_summary,
 )
+from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
 from .overview import publishers_summary, workspace_counts
 from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
+from .stalls import stalled_work
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
 from .wtf import (
     wtf_account,
@@ -80,6 +83,10 @@ from .wtf import (
 
 __all__ = [
     "ACCOUNT_SORTS",
+    "api_token_get",
+    "api_tokens_for_user",
+    "notice_get",
+    "notices_unread",
     "AGGREGATES",
     "BUCKETS",
     "DIRECTIONS",
@@ -132,6 +139,7 @@ __all__ = [
     "run_batches",
     "run_get",
     "runs_list",
+    "stalled_work",
     "top_spreaders",
     "tweet_get",
     "tweet_participants",

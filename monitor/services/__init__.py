@@ -8,10 +8,14 @@ from .collections import (
     collection_ingest,
     collection_retry,
 )
+from .recovery import notice_dismiss, stalled_requeue
 from .runs import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
+from .tokens import api_token_create, api_token_revoke
 from .workspaces import membership_add, workspace_create, workspace_purge
 
 __all__ = [
+    "api_token_create",
+    "api_token_revoke",
     "collection_cancel",
     "collection_retry",
     "collection_create",
@@ -21,6 +25,8 @@ __all__ = [
     "compute_run_retry",
     "compute_run_start",
     "membership_add",
+    "notice_dismiss",
+    "stalled_requeue",
     "workspace_create",
     "workspace_purge",
 ]

@@ -12,14 +12,16 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from compute.formats import InputError
 
 from .. import jobs
 from ..db import analyze_after_bulk_write
-from ..models import Collection, CollectionFile, Workspace
+from ..models import Collection, CollectionFile, Lease, Workspace
 from .ingest import IngestResult, load_files
+from .recovery import holding
 from .runs import compute_run_start
 from .uploads import Upload, UploadError
 
@@ -149,19 +151,32 @@ def collection_create(
         compute=compute,
     )
     collection.full_clean()
-    with transaction.atomic():
-        collection.save()
-        for f, shown in zip(files, names):
-            cf = CollectionFile(collection=collection, original_name=shown, format="" if format == "auto" else format)
-            if hasattr(f, "read"):
-                cf.size = f.size
-                cf.file.save(shown, f, save=False)
-            else:
-                with open(f, "rb") as fh:
-                    cf.size = Path(f).stat().st_size
-                    cf.file.save(shown, File(fh), save=False)
-            cf.save()
-        jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, collection.pk)
+    saved: list = []
+    try:
+        with transaction.atomic():
+            collection.save()
+            for f, shown in zip(files, names):
+                cf = CollectionFile(
+                    collection=collection, original_name=shown, format="" if format == "auto" else format
+                )
+                if hasattr(f, "read"):
+                    cf.size = f.size
+                    cf.file.save(shown, f, save=False)
+                else:
+                    with open(f, "rb") as fh:
+                        cf.size = Path(f).stat().st_size
+                        cf.file.save(shown, File(fh), save=False)
+                saved.append(cf.file)
+                cf.save()
+            jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, collection.pk)
+    except BaseException:
+        # the rows rolled back: the files already written to the media folder must not stay behind them
+        for stored in saved:
+            try:
+                stored.delete(save=False)
+            except OSError:
+                log.warning("could not delete %s after a failed upload", stored.name, exc_info=True)
+        raise
     return collection
 
 
@@ -171,22 +186,30 @@ def collection_ingest(*, collection_id: int) -> Collection:
     c = Collection.objects.select_related("workspace").get(pk=collection_id)
     if c.status not in (Collection.Status.QUEUED, Collection.Status.INGESTING):
         return c
-    _mark_ingesting(c)
+    if not _mark_ingesting(c):
+        c.refresh_from_db()
+        return c  # another delivery finished it (or it was cancelled) meanwhile
     key = progress_key(c.pk)
     progress = _progress_reporter(c)
     files = [(Path(cf.file.path), cf.original_name, cf.format or "auto") for cf in c.files.all()]
     report: dict = {}
     try:
-        _import(c, files, progress, report)
+        # a heartbeat while it runs: the stalled-work sweep queues it again if this worker dies (recovery.py)
+        with holding(Lease.Kind.IMPORT, c.pk):
+            _import(c, files, progress, report)
     except InputError as exc:
         # strict mode: the first bad record; the transaction rolled back, so nothing was stored
         report.update(
             read={"n_bad": 1, "shown": [exc.record.to_dict()], "by_reason": {exc.record.category: 1}},
             notes=["strict mode: the upload stopped at the first bad record and nothing was stored"],
         )
-        return _failed(c, str(exc), report)
+        return _rejected(c, str(exc), report)
     except UploadError as exc:
-        return _failed(c, str(exc), report)
+        return _rejected(c, str(exc), report)
+    except _Superseded:
+        log.info("collection %s was imported by another delivery meanwhile", c.pk)
+        c.refresh_from_db()
+        return c
     except Cancelled:
         cache.delete(cancel_key(c.pk))
         c.status = Collection.Status.CANCELLED
@@ -204,12 +227,23 @@ def collection_ingest(*, collection_id: int) -> Collection:
     return c
 
 
-def _mark_ingesting(c: Collection) -> None:
-    c.status = Collection.Status.INGESTING
-    c.started_at = timezone.now()
-    c.error = ""
-    c.save(update_fields=["status", "started_at", "error"])
+def _mark_ingesting(c: Collection) -> bool:
+    """Mark the import started (one more attempt); False when it is no longer queued or importing. Conditional:
+    a second delivery waits here for the first's row lock and then finds the import finished, not importing."""
+    now = timezone.now()
+    started = Collection.objects.filter(
+        pk=c.pk, status__in=(Collection.Status.QUEUED, Collection.Status.INGESTING)
+    ).update(status=Collection.Status.INGESTING, started_at=now, error="", attempts=F("attempts") + 1)
+    if not started:
+        return False
+    c.status, c.started_at, c.error = Collection.Status.INGESTING, now, ""
+    c.refresh_from_db(fields=["attempts"])  # the import saves the whole row at its end: keep the count it has now
     cache.set(progress_key(c.pk), {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
+    return True
+
+
+class _Superseded(Exception):
+    """Another delivery of the same import finished it while this one waited for its row lock."""
 
 
 def _progress_reporter(c: Collection) -> Callable[[str, float], None]:
@@ -229,9 +263,11 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
     validation rolls it all back). ``report`` is filled as it goes, for the failure paths too."""
     with transaction.atomic():
         # held until the import commits or rolls back: a cancel tells a live import from a dead one by it
-        locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True)
-        if locked.first() != Collection.Status.INGESTING:
+        locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True).first()
+        if locked == Collection.Status.CANCELLED:
             raise Cancelled()  # marked cancelled as orphaned in the moment before this lock was taken
+        if locked != Collection.Status.INGESTING:
+            raise _Superseded()
         res = load_files(
             files,
             workspace_id=c.workspace_id,
@@ -271,7 +307,7 @@ def _finish_stored(c: Collection, res: IngestResult) -> None:
     """After a stored import: new data for the read cache, and the compute of the cascades it changed."""
     from ..cache import bump_data_version
 
-    transaction.on_commit(lambda: bump_data_version(c.workspace_id))
+    bump_data_version(c.workspace_id)  # in the import's transaction: committed with its rows
     run = None
     if c.compute and res.tweet_pks:
         c.status = Collection.Status.COMPUTING
@@ -290,6 +326,23 @@ def _finish_validation(c: Collection) -> None:
     # nothing is stored from a validation: drop the uploaded files too
     for cf in c.files.all():
         cf.file.delete(save=False)
+
+
+def _rejected(c: Collection, error: str, report: dict) -> Collection:
+    """The upload itself is bad (a bad record in strict mode, an unreadable or refused file): the same files
+    would fail the same way again, so they are deleted rather than kept for a retry (they may be large)."""
+    _failed(c, error, report)
+    _delete_files(c)
+    return c
+
+
+def _delete_files(c: Collection) -> None:
+    for cf in c.files.all():
+        if cf.file:
+            try:
+                cf.file.delete(save=False)
+            except OSError:  # already gone, or the storage is away: the import's outcome stands
+                log.warning("could not delete %s of collection %s", cf.file.name, c.pk, exc_info=True)
 
 
 def _failed(c: Collection, error: str, report: dict) -> Collection:

@@ -26,7 +26,8 @@ from compute.backends import device_name, resolve_backend
 
 from .. import algorithms, jobs
 from ..algorithms import BatchOutcome, RunCancelled
-from ..models import Collection, ComputeBatch, ComputeRun, Tweet, Workspace
+from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
+from .recovery import holding
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +191,9 @@ def compute_batch_run(*, batch_id: int) -> ComputeBatch:
         batch.refresh_from_db()
         return batch
     try:
-        return _compute_and_store(batch, run)
+        # a heartbeat while it runs: the stalled-work sweep queues it again if this worker dies (recovery.py)
+        with holding(Lease.Kind.BATCH, batch.pk):
+            return _compute_and_store(batch, run)
     except RunCancelled:
         log.info("compute batch %s of run %s stopped: the run was cancelled; nothing was stored", batch.pk, run.pk)
         ComputeBatch.objects.filter(pk=batch.pk).exclude(status=ComputeBatch.Status.DONE).update(

@@ -19,7 +19,23 @@ from pathlib import Path
 
 from django.conf import settings
 
-__all__ = ["ARCHIVE_MAX_BYTES", "ARCHIVE_MAX_MEMBERS", "ARCHIVE_MAX_RATIO", "UploadError", "expand_uploads"]
+__all__ = [
+    "ARCHIVE_MAX_BYTES",
+    "ARCHIVE_MAX_MEMBERS",
+    "ARCHIVE_MAX_RATIO",
+    "UploadError",
+    "expand_uploads",
+    "too_many_files_message",
+]
+
+
+def too_many_files_message() -> str:
+    """What an upload of more files than ``DATA_UPLOAD_MAX_NUMBER_FILES`` is told (the web form and the API)."""
+    n = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+    return (
+        f"An upload may hold at most {n} files. Put the files in one zip or tar archive and upload that, "
+        f"or upload them in groups of {n}."
+    )
 
 
 class UploadError(ValueError):

@@ -81,7 +81,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
             out[name] = max(cur.rowcount, 0)
         from ..cache import bump_data_version
 
-        transaction.on_commit(lambda: bump_data_version(ws))
+        bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
     return out

@@ -108,6 +108,22 @@ def faults(request, tmp_path, settings, _eager_celery):
                 return w
 
             @staticmethod
+            def beat(name: str = "beat", **env: str) -> harness.Beat:
+                """``celery beat`` on this Redis, with the environment of :meth:`worker` plus ``env``."""
+                e = {
+                    **os.environ,
+                    "DATABASE_URL": database_url(),
+                    "CELERY_BROKER_URL": redis.url,
+                    "REDIS_URL": redis.cache_url,
+                    "CELERY_TASK_ALWAYS_EAGER": "0",
+                    "FAULTS_DIR": str(marks),
+                    **env,
+                }
+                b = harness.Beat(name, tmp_path, e)
+                started.append(b)
+                return b
+
+            @staticmethod
             def release(marker: str = "") -> None:
                 """Let every paused batch go on, or only the one paused at ``marker``."""
                 (marks / (f"release-{marker}" if marker else "release")).touch()

@@ -202,6 +202,27 @@ class Worker:
         return out
 
 
+class Beat(Worker):
+    """``celery beat`` (the periodic tasks of ``CELERY_BEAT_SCHEDULE``: the stalled-work sweep and the outbox among
+    them), through the same wrapper, with its schedule file in the test's folder."""
+
+    def __init__(self, name: str, folder: Path, env: dict[str, str]):
+        self.name = name
+        self.log = folder / f"{name}.log"
+        argv = [sys.executable, "-m", "tests.faults._worker", "beat", "-s", str(folder / f"{name}-schedule"),
+                "-l", "info"]  # fmt: skip
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def wait_ready(self) -> Beat:
+        def ready():
+            assert self.proc.poll() is None, f"{self.name} exited:\n{self.tail()}"
+            return "Scheduler: Sending due task" in self.text() or "beat: Starting" in self.text()
+
+        wait_for(ready, f"{self.name} to start", START_S, logs=[self])
+        return self
+
+
 def stop_all(workers: list[Worker]) -> None:
     """Cold shutdown (SIGQUIT) of every worker at once: the tests are over, nothing they run matters any more,
     and a warm one costs a second or two each. Killed if that takes over 30 s."""

@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 import networkx as nx
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from monitor import exports, selectors
+from monitor.services import api_token_create
 from tests.webapp import EXPECTED_TOTAL, THESIS
 
 IDS = {"a": 101, "b": 102, "c": 103, "d": 104, "e": 105, "f": 106}
@@ -37,7 +37,7 @@ def loaded(ws_a, import_files):
 @pytest.fixture
 def api(alice):
     c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=alice)[1]}")
     return c
 
 

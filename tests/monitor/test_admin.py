@@ -46,6 +46,10 @@ SEARCH = {
     m.InfluenceMaxPartial: lambda part: str(part.run_id),
     m.WtfResult: "105",
     m.WtfEntry: "101",
+    m.Lease: "worker-host",
+    m.OutboxTask: "ingest",
+    m.ApiToken: "alice",
+    m.Notice: "failed",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -92,6 +96,14 @@ def thesis(ws_a, alice, import_files):
     # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
     wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
     services.compute_batch_run(batch_id=wtf.batches.get().pk)
+    # one row of each operations table (a worker's lease, a kept task, a token, a notice)
+    from django.utils import timezone
+
+    now = timezone.now()
+    m.Lease.objects.create(kind="batch", object_id=1, holder="worker-host:42", started_at=now, beat_at=now)
+    m.OutboxTask.objects.create(name="monitor.tasks.ingest_collection", args=[c.pk], error="ConnectionError")
+    services.api_token_create(user=alice, name="feed")
+    m.Notice.objects.create(workspace=ws_a, user=alice, message="Compute run 1 failed")
     return ws_a
 
 

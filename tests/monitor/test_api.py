@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from monitor.services import api_token_create
 from tests.webapp import EXPECTED_TOTAL, THESIS
 
 
 @pytest.fixture
 def api(alice):
     c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=alice)[1]}")
     return c
 
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from monitor import services
 from monitor.models import ComputeRun
+from monitor.services import api_token_create
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
 
 
 def token_client(user) -> APIClient:
     c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=user)[1]}")
     return c
 
 

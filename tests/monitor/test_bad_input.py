@@ -157,7 +157,8 @@ CASES = [
     Case("csv/one_file_unreadable", "a zip of a good tweets.csv and a ';'-separated notes.csv",
          Whole("cannot tell the format"), _skip(None, None, (("retweets_stored", 1),)), "notes.csv"),
     Case("csv/tab_delimiter.csv", "tab delimiter", Whole("cannot tell the format"), Whole("cannot tell the format")),
-    Case("csv/utf16_bom.csv", "UTF-16 with BOM", Whole("cannot tell the format"), Whole("cannot tell the format")),
+    Case("csv/utf16_bom.csv", "UTF-16 with BOM", Whole("is UTF-16 (little-endian), not UTF-8"),
+         Whole("is UTF-16 (little-endian), not UTF-8")),
     Case("csv/empty.csv", "0 bytes", Whole("empty file"), Whole("empty file")),
     # --- follows CSV / edge list ------------------------------------------------------------------------------
     Case("follows/self_follow.csv", "103 follows 103",

@@ -106,17 +106,19 @@ def test_an_import_that_holds_its_lock_is_only_asked_to_stop(ws_a):
 
 
 def test_an_import_marked_cancelled_before_it_took_its_lock_stores_nothing(ws_a):
-    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
-    real_save = Collection.save
+    from monitor.services import collections as module
 
-    def cancelled_meanwhile(self, *args, **kwargs):  # the reaper lands between 'importing' and the lock
-        real_save(self, *args, **kwargs)
-        if self.status == Collection.Status.INGESTING:
-            Collection.objects.filter(pk=self.pk).update(status=Collection.Status.CANCELLED)
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
+    real_mark = module._mark_ingesting
+
+    def cancelled_meanwhile(collection):  # the reaper lands between 'importing' and the lock
+        started = real_mark(collection)
+        Collection.objects.filter(pk=collection.pk).update(status=Collection.Status.CANCELLED)
+        return started
 
     import unittest.mock
 
-    with unittest.mock.patch.object(Collection, "save", cancelled_meanwhile):
+    with unittest.mock.patch.object(module, "_mark_ingesting", cancelled_meanwhile):
         services.collection_ingest(collection_id=c.pk)
     c.refresh_from_db()
     assert c.status == Collection.Status.CANCELLED

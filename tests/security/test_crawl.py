@@ -33,6 +33,20 @@ def _ws(o):
     return {"ws": o.ws.slug}
 
 
+def _notice(o) -> int:
+    """A notice of alice's in workspace A."""
+    from monitor.models import Notice
+
+    return Notice.objects.create(workspace=o.ws, user=o.rule.owner, message="Newsroom run failed").pk
+
+
+def _token(o) -> int:
+    """An API token of alice's."""
+    from monitor.services import api_token_create
+
+    return api_token_create(user=o.rule.owner, name="Newsroom feed")[0].pk
+
+
 FILL = {
     # --- pages ---
     "overview": lambda o: [_ws(o)],
@@ -78,6 +92,8 @@ FILL = {
     "publisher-watchlist-export": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in TABLE],
     "wtf-progress": lambda o: [_ws(o) | {"pk": o.wtf_run}],
     "wtf-docs": lambda o: [_ws(o)],
+    "notice-dismiss": lambda o: [_ws(o) | {"pk": _notice(o)}],
+    "api:token": lambda o: [{"pk": _token(o)}],
     "alerts": lambda o: [_ws(o)],
     "alert-read": lambda o: [_ws(o) | {"pk": o.alert}],
     "alerts-read-all": lambda o: [_ws(o)],
@@ -119,7 +135,7 @@ FILL = {
     "api:alert-rule": lambda o: [_ws(o) | {"pk": o.rule.pk}],
 }
 # login required, but no object in the URL: bob gets his own view, which must not show A
-NO_OBJECT = {"home": {}, "api:workspaces": {}}
+NO_OBJECT = {"home": {}, "api:workspaces": {}, "api:tokens": {}}
 # anyone may open these (no login), with the reason
 PUBLIC = {
     "login": "the login page",
@@ -197,7 +213,7 @@ def test_bob_gets_404_for_every_object_of_workspace_a(client, bob, objs):
         if 404 not in codes.values():
             leaks.append(f"{url} ({name}): no method answers 404: {codes}")
         # A's ids in B's own URLs are missing, not forbidden
-        if OBJECT_PARAMS & set(kwargs):
+        if OBJECT_PARAMS & set(kwargs) and "ws" in kwargs:
             own = reverse(name, kwargs=kwargs | {"ws": "lab"})
             for m in METHODS:
                 r = _call(client, m, own)
@@ -214,7 +230,11 @@ def test_bob_gets_404_for_every_object_of_workspace_a(client, bob, objs):
 
 
 def test_bob_sees_none_of_workspace_a_where_no_object_is_named(client, bob, objs):
+    from monitor.services import api_token_create
+
     client.force_login(bob)
+    _token(objs)  # alice's, which bob's token list must not show
+    api_token_create(user=bob, name="bob's token for lab")  # his own, which it shows
     for name, kwargs in NO_OBJECT.items():
         r = client.get(reverse(name, kwargs=kwargs), follow=True)  # home redirects to the only workspace
         assert r.status_code == 200, name

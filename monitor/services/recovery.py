@@ -1,0 +1,256 @@
+"""Recovery without a human: heartbeats of the work a worker holds, and the sweep that queues again the work
+whose worker is gone.
+
+**Heartbeats.** :func:`holding` wraps a compute batch and an import: it writes a :class:`~monitor.models.Lease`
+(the worker's host and pid, when it started) and, in a worker process, a thread beats ``beat_at`` every quarter
+of ``SPREADWATCH_STALL_SECONDS`` on its own database connection, whatever the task is doing (a NumPy kernel, a
+COPY, waiting for a lock). The lease is deleted when the work ends, however it ends, in that process.
+
+**The sweep** (:func:`stalled_requeue`, the ``requeue_stalled`` beat task, every quarter of the stall time): a
+batch marked running, or an import marked importing, with no heartbeat for ``SPREADWATCH_STALL_SECONDS`` has
+lost its worker (killed, its machine lost, frozen). Its transaction died with its database connection, so
+nothing of it is stored: it is marked queued again and its task sent again, and the next worker computes it
+from the start. A batch is stored under row locks by the first delivery that gets there (``services.runs``),
+so a worker that was only slow, not dead, and the new delivery never both count it. After
+``SPREADWATCH_STALL_MAX_ATTEMPTS`` deliveries a stalled batch or import fails, saying why, and the analyst who
+started it gets a :class:`~monitor.models.Notice` on the workspace's pages. An import is also checked for its
+row lock, which it holds for its whole transaction: a locked row means its worker is alive, whatever the
+heartbeat says.
+
+In eager mode (no broker: the demo, most tests) the work runs inside the request that queued it, so there is no
+thread and nothing to sweep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import OuterRef, Q, Subquery
+from django.urls import reverse
+from django.utils import timezone
+
+from .. import jobs
+from ..models import Collection, ComputeBatch, ComputeRun, Lease, Notice
+
+log = logging.getLogger(__name__)
+
+__all__ = ["holding", "notice_create", "notice_dismiss", "stall_seconds", "stalled_requeue"]
+
+
+def stall_seconds() -> float:
+    return float(getattr(settings, "SPREADWATCH_STALL_SECONDS", 60))
+
+
+def max_attempts() -> int:
+    return int(getattr(settings, "SPREADWATCH_STALL_MAX_ATTEMPTS", 3))
+
+
+def holder_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# --- heartbeats --------------------------------------------------------------------------------------------------
+
+
+def _beat_loop(kind: str, pk: int, holder: str, every: float, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(every):
+            try:
+                Lease.objects.filter(kind=kind, object_id=pk, holder=holder).update(beat_at=timezone.now())
+            except DatabaseError:
+                # the database is away: the task itself will notice; a missed beat only risks a redundant re-queue
+                log.warning("heartbeat of %s %s failed", kind, pk, exc_info=True)
+                connection.close()
+    finally:
+        connection.close()  # this thread's own connection
+
+
+@contextlib.contextmanager
+def holding(kind: str, pk: int) -> Iterator[None]:
+    """Hold ``kind`` ``pk`` (a :class:`Lease`) while the block runs, beating its heartbeat from a thread."""
+    holder = holder_name()
+    now = timezone.now()
+    Lease.objects.bulk_create(
+        [Lease(kind=kind, object_id=pk, holder=holder, started_at=now, beat_at=now)],
+        update_conflicts=True,
+        unique_fields=["kind", "object_id"],
+        update_fields=["holder", "started_at", "beat_at"],
+    )
+    stop = threading.Event()
+    thread = None
+    if not jobs.eager():
+        every = max(0.25, stall_seconds() / 4)
+        thread = threading.Thread(
+            target=_beat_loop, args=(kind, pk, holder, every, stop), name=f"heartbeat-{kind}-{pk}", daemon=True
+        )
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(timeout=30)
+        with contextlib.suppress(DatabaseError):  # the database may be the reason the block ended
+            Lease.objects.filter(kind=kind, object_id=pk, holder=holder).delete()
+
+
+# --- notices -----------------------------------------------------------------------------------------------------
+
+
+def notice_create(*, workspace_id: int, user_id: int | None, message: str, url: str = "") -> Notice | None:
+    """A notice for ``user_id`` in the workspace (none for work nobody started, e.g. a run from a script)."""
+    if user_id is None:
+        return None
+    return Notice.objects.create(workspace_id=workspace_id, user_id=user_id, message=message, url=url)
+
+
+def notice_dismiss(*, notice: Notice) -> None:
+    Notice.objects.filter(pk=notice.pk, read_at__isnull=True).update(read_at=timezone.now())
+
+
+# --- the sweep ---------------------------------------------------------------------------------------------------
+
+
+def _beat_of(kind: str):
+    return Subquery(Lease.objects.filter(kind=kind, object_id=OuterRef("pk")).values("beat_at")[:1])
+
+
+def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
+    """Queue again (or fail, after too many attempts) every batch and import whose worker stopped beating."""
+    now = now or timezone.now()
+    cutoff = now - dt.timedelta(seconds=stall_seconds())
+    out = {"batches_requeued": 0, "batches_failed": 0, "imports_requeued": 0, "imports_failed": 0}
+    stale = Q(beat__lt=cutoff) | Q(beat__isnull=True, started_at__lt=cutoff)
+    batches = (
+        ComputeBatch.objects.filter(status=ComputeBatch.Status.RUNNING, started_at__lt=cutoff)
+        .annotate(beat=_beat_of(Lease.Kind.BATCH))
+        .filter(stale)
+        .values_list("pk", flat=True)
+    )
+    for pk in list(batches):
+        outcome = _requeue_batch(pk, cutoff, now)
+        if outcome:
+            out[f"batches_{outcome}"] += 1
+    imports = (
+        Collection.objects.filter(status=Collection.Status.INGESTING, started_at__lt=cutoff)
+        .annotate(beat=_beat_of(Lease.Kind.IMPORT))
+        .filter(stale)
+        .values_list("pk", flat=True)
+    )
+    for pk in list(imports):
+        outcome = _requeue_import(pk, cutoff, now)
+        if outcome:
+            out[f"imports_{outcome}"] += 1
+    if any(out.values()):
+        log.warning("stalled work: %s", out)
+    return out
+
+
+def _age(beat: dt.datetime | None, started: dt.datetime | None, now: dt.datetime) -> int:
+    since = beat or started or now
+    return int((now - since).total_seconds())
+
+
+def _lease(kind: str, pk: int) -> Lease | None:
+    return Lease.objects.filter(kind=kind, object_id=pk).first()
+
+
+def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None:
+    with transaction.atomic():
+        # the lock order of the runner and of cancel: the run, then its batch
+        run_pk = ComputeBatch.objects.filter(pk=pk).values_list("run_id", flat=True).first()
+        run = ComputeRun.objects.select_for_update(of=("self",)).select_related("workspace").filter(pk=run_pk).first()
+        batch = ComputeBatch.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+        if run is None or batch is None or batch.status != ComputeBatch.Status.RUNNING:
+            return None  # it finished, was cancelled, or a worker is storing it right now (locked)
+        lease = _lease(Lease.Kind.BATCH, pk)
+        if lease is not None and lease.beat_at >= cutoff:
+            return None  # it beat again in the meantime
+        age = _age(lease.beat_at if lease else None, batch.started_at, now)
+        who = f"its worker ({lease.holder})" if lease else "its worker"
+        Lease.objects.filter(kind=Lease.Kind.BATCH, object_id=pk).delete()
+        if batch.attempts >= max_attempts():
+            msg = (
+                f"{who} stopped responding (no heartbeat for {age} s) on each of its {batch.attempts} attempts; "
+                "nothing of it was stored"
+            )
+            batch.status, batch.error, batch.finished_at = ComputeBatch.Status.FAILED, msg, now
+            batch.save(update_fields=["status", "error", "finished_at"])
+            if run.status in (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING):
+                run.status, run.error, run.finished_at = ComputeRun.Status.FAILED, f"batch {batch.index}: {msg}", now
+                run.save(update_fields=["status", "error", "finished_at"])
+                if run.collection_id:  # its import is stored: the collection is done, its run failed
+                    Collection.objects.filter(pk=run.collection_id, status=Collection.Status.COMPUTING).update(
+                        status=Collection.Status.DONE, finished_at=now
+                    )
+                notice_create(
+                    workspace_id=run.workspace_id,
+                    user_id=run.created_by_id,
+                    message=f"Compute run {run.pk} failed: batch {batch.index}: {msg}. Retry it from its page.",
+                    url=reverse("run", kwargs={"ws": run.workspace.slug, "pk": run.pk}),
+                )
+            log.error("compute batch %s of run %s failed: %s", pk, run.pk, msg)
+            return "failed"
+        batch.status, batch.started_at = ComputeBatch.Status.QUEUED, None
+        batch.save(update_fields=["status", "started_at"])
+        if len(run.notes) < 50:
+            run.notes.append(
+                f"batch {batch.index}: queued again at {now:%H:%M:%S} UTC: {who} stopped responding "
+                f"(no heartbeat for {age} s), attempt {batch.attempts} of {max_attempts()}"
+            )
+            run.save(update_fields=["notes"])
+        jobs.enqueue_on_commit(jobs.COMPUTE_BATCH, pk)
+    log.warning("compute batch %s of run %s queued again: no heartbeat for %d s", pk, run.pk, age)
+    return "requeued"
+
+
+def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None:
+    with transaction.atomic():
+        # an import holds its row lock for its whole transaction: a row we cannot lock has a live worker
+        c = (
+            Collection.objects.select_for_update(skip_locked=True)
+            .select_related("workspace")
+            .filter(pk=pk, status=Collection.Status.INGESTING)
+            .first()
+        )
+        if c is None:
+            return None
+        lease = _lease(Lease.Kind.IMPORT, pk)
+        if lease is not None and lease.beat_at >= cutoff:
+            return None
+        age = _age(lease.beat_at if lease else None, c.started_at, now)
+        who = f"its worker ({lease.holder})" if lease else "its worker"
+        Lease.objects.filter(kind=Lease.Kind.IMPORT, object_id=pk).delete()
+        if c.attempts >= max_attempts():
+            c.status = Collection.Status.FAILED
+            c.error = (
+                f"{who} stopped responding (no heartbeat for {age} s) on each of its {c.attempts} attempts; "
+                "nothing of it was stored. Retry it once the ingest workers are healthy."
+            )
+            c.finished_at = now
+            c.save(update_fields=["status", "error", "finished_at"])
+            notice_create(
+                workspace_id=c.workspace_id,
+                user_id=c.uploaded_by_id,
+                message=f"The import of {c.name} failed: {c.error}",
+                url=reverse("collection", kwargs={"ws": c.workspace.slug, "pk": c.pk}),
+            )
+            log.error("import of collection %s failed: %s", pk, c.error)
+            return "failed"
+        c.status = Collection.Status.QUEUED
+        c.error = (
+            f"queued again at {now:%H:%M:%S} UTC: {who} stopped responding (no heartbeat for {age} s), "
+            f"attempt {c.attempts} of {max_attempts()}"
+        )
+        c.save(update_fields=["status", "error"])
+        jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, pk)
+    log.warning("import of collection %s queued again: no heartbeat for %d s", pk, age)
+    return "requeued"
