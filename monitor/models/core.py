@@ -377,3 +377,4 @@ class ComputeBatch(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="computebatch_unique_index")]
         ordering = ["run", "index"]
+        verbose_name_plural = "compute batches"
