@@ -3,6 +3,7 @@ are a module named after it (:mod:`.influence`). Every model is importable from 
 
 from __future__ import annotations
 
+from ..numbers import account_display
 from .core import (
     Account,
     Collection,
@@ -23,6 +24,7 @@ from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, Publisher
 
 __all__ = [
     "Account",
+    "account_display",
     "CascadeGraph",
     "CascadeInfluence",
     "Collection",

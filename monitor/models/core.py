@@ -24,6 +24,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from ..algorithms.base import choices as algorithm_choices
+from ..numbers import account_display
 
 
 def bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
@@ -80,7 +81,7 @@ class Account(models.Model):
         indexes = [models.Index(fields=["workspace", "screen_name"], name="account_by_screen_name")]
 
     def __str__(self) -> str:
-        return f"@{self.screen_name}" if self.screen_name else str(self.twitter_id)
+        return account_display(self.twitter_id, self.screen_name)
 
 
 class FollowerCount(models.Model):
