@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from .views import accounts, alerts, cascades, collections, exports, overview, rankings, runs
+from .views import accounts, alerts, cascades, collections, exports, help, overview, rankings, runs
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -14,6 +14,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", overview.home, name="home"),
+    path("help/", help.help_page, name="help"),
     path("w/<slug:ws>/", overview.overview, name="overview"),
     path("w/<slug:ws>/ranking/", rankings.ranking, name="ranking"),
     path("w/<slug:ws>/ranking/export.<tablefmt:fmt>", exports.ranking_export, name="ranking-export"),

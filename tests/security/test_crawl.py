@@ -96,6 +96,7 @@ PUBLIC = {
     "password_reset_confirm": "the uid+token in the URL is the capability",
     "password_reset_complete": "a static confirmation",
     "healthz": "the health check: says only ok/fail per dependency",
+    "help": "the help page: explains the measure and the API, holds no data",
     "api:schema": "the OpenAPI schema: describes the API, holds no data",
     "api:docs": "Swagger UI over the schema",
     "api:redoc": "Redoc over the schema",
