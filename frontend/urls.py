@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
-from .views import accounts, alerts, cascades, collections, exports, help, overview, rankings, runs
+from .views import accounts, alerts, cascades, collections, exports, help, overview, rankings, runs, search
 
 register_converter(exports.TableFormat, "tablefmt")
 register_converter(exports.GraphFormat, "graphfmt")
@@ -28,6 +28,8 @@ urlpatterns = [
         name="publisher-network",
     ),
     path("w/<slug:ws>/accounts/<int:twitter_id>/", accounts.account, name="account"),
+    path("w/<slug:ws>/accounts/<str:screen_name>/", search.account_by_name, name="account-by-name"),
+    path("w/<slug:ws>/search/", search.search, name="search"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/", cascades.tweet, name="tweet"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/graph.<graphfmt:fmt>", exports.tweet_graph, name="tweet-graph"),
     path("w/<slug:ws>/tweets/<int:tweet_id>/explore/", cascades.cascade, name="cascade"),

@@ -36,6 +36,7 @@ from .overview import publishers_summary, workspace_counts
 from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
+from .search import SearchResult, account_by_screen_name, search
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
 
 __all__ = [
@@ -46,8 +47,10 @@ __all__ = [
     "TIMELINE_POINTS",
     "RankingPage",
     "RankingPageData",
+    "SearchResult",
     "Window",
     "account_amplification",
+    "account_by_screen_name",
     "account_get",
     "account_summary",
     "bucket_for",
@@ -69,6 +72,7 @@ __all__ = [
     "run_batches",
     "run_get",
     "runs_list",
+    "search",
     "top_spreaders",
     "tweet_get",
     "tweet_participants",

@@ -52,6 +52,7 @@ class Objects:
     alert: int
     tweet: int = 1000
     account: int = 102
+    account_name: str = "b"
     publisher: int = 102
 
 

@@ -42,6 +42,8 @@ FILL = {
     "publisher-export": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in TABLE],
     "publisher-network": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in GRAPH],
     "account": lambda o: [_ws(o) | {"twitter_id": o.account}],
+    "account-by-name": lambda o: [_ws(o) | {"screen_name": o.account_name}],
+    "search": lambda o: [_ws(o)],
     "tweet": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
     "tweet-graph": lambda o: [_ws(o) | {"tweet_id": o.tweet, "fmt": f} for f in GRAPH],
     "cascade": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
@@ -102,7 +104,7 @@ PUBLIC = {
     "api:redoc": "Redoc over the schema",
     "alerts:unsubscribe": "the token in the URL is the capability (email one-click unsubscribe, RFC 8058)",
 }
-OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher"}
+OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher", "screen_name"}
 METHODS = ("get", "post", "patch", "delete")
 
 
