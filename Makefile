@@ -1,5 +1,5 @@
 # Spreadwatch. A fresh machine needs two commands: `make demo` (the app with sample data on
-# http://127.0.0.1:8000) and `make test` (the whole suite against real PostgreSQL and Redis).
+# http://127.0.0.1:8000, or HOST=addr:port) and `make test` (the whole suite against real PostgreSQL and Redis).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -27,7 +27,7 @@ venv: $(VENV)/.installed-test
 demo: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_setup --host $(HOST)
 	$(PY) manage.py runserver $(HOST)
 
 ## Serve again without re-importing.

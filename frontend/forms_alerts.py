@@ -33,7 +33,11 @@ class AlertRuleForm(_ParamFields):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=AlertRule.Kind.choices)
     publisher = forms.ChoiceField(
-        required=False, help_text="Rank within one publisher's cascades, or over every publisher of the workspace."
+        required=False,
+        help_text="Rank within one publisher's cascades, or over every publisher of the workspace. "
+        "Type a screen name or an id in the box above the list to narrow it.",
+        # picker.js adds a filter box: a workspace may have hundreds of publishers
+        widget=forms.Select(attrs={"data-searchable": "publishers"}),
     )
     inbox = forms.BooleanField(required=False, initial=True, label="In-app inbox")
     email = forms.BooleanField(required=False, label="Email me")
@@ -54,7 +58,7 @@ class AlertRuleForm(_ParamFields):
             .order_by("account__screen_name", "account__twitter_id")
         )
         self.fields["publisher"].choices = [("", "Any publisher")] + [
-            (str(a.twitter_id), f"@{a.screen_name}" if a.screen_name else str(a.twitter_id))
+            (str(a.twitter_id), f"@{a.screen_name} ({a.twitter_id})" if a.screen_name else str(a.twitter_id))
             for a in (p.account for p in pubs)
         ]
 

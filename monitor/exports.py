@@ -23,6 +23,7 @@ from django.db.models import Count, Q, Sum
 
 from . import selectors
 from .models import Account, CascadeGraph, CascadeInfluence, Label, Tweet, Workspace
+from .numbers import csv_number
 from .selectors.network import accounts_of, network_account_rows
 
 CONTENT_TYPES = {
@@ -98,7 +99,8 @@ def ranking_csv(
     sort: str | None = None,
     chunk: int = 5000,
 ) -> Iterator[str]:
-    """Every ranked account as CSV: a header, then one chunk of rows per page of the ranking."""
+    """Every ranked account as CSV: a header, then one chunk of rows per page of the ranking. Scores have six
+    significant digits (:func:`csv_number`: what a spreadsheet shows anyway); the JSON export has every digit."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(RANKING_COLUMNS)
@@ -114,9 +116,9 @@ def ranking_csv(
                     r["rank"],
                     int(r["twitter_id"]),
                     _csv_text(r["screen_name"] or ""),
-                    repr(r["total"]),
-                    repr(r["mean"]),
-                    repr(r["participation"]),
+                    csv_number(r["total"]),
+                    csv_number(r["mean"]),
+                    csv_number(r["participation"]),
                     r["cascades"],
                     page.unit,
                 ]
@@ -320,6 +322,8 @@ def _cascade(tweet: Tweet) -> _Graph:
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     publisher_pk = tweet.author_id
     seen: dict[int, int] = {}  # Account pk -> Twitter id
+    # a cascade without follower counts used n_v = 1 for everyone: not a count to hand on as data
+    counts_known = tweet.unit != "retweeters"
 
     def nodes():
         rows = (
@@ -330,6 +334,8 @@ def _cascade(tweet: Tweet) -> _Graph:
         for pk, tid, name, influence, followers, role in rows.iterator(chunk_size=XML_CHUNK):
             seen[pk] = tid
             attrs = {"influence": influence, "followers": followers, "role": role, "is_publisher": pk == publisher_pk}
+            if not counts_known:
+                del attrs["followers"]
             yield str(tid), name or str(tid), attrs
         yield from _missing_nodes(
             set(np.unique(np.concatenate([src, dst])).tolist()),
@@ -606,6 +612,7 @@ __all__ = [
     "TABLE_FORMATS",
     "cascade_gexf",
     "cascade_graphml",
+    "csv_number",
     "filename",
     "network_accounts_csv",
     "network_subgraph",

@@ -283,9 +283,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "monitor.api.auth.TokenScope"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "monitor.api.paging.Pagination",  # page_size/page or limit/offset, at most 1000
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "monitor.api.schema.AutoSchema",  # a summary for every operation
 }
 
 SPECTACULAR_SETTINGS = {

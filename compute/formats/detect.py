@@ -32,7 +32,68 @@ from pathlib import Path
 from ._io import head_bytes
 from .registry import FORMATS
 
-__all__ = ["detect_format", "FORMATS"]
+__all__ = ["detect_format", "not_text_reason", "FORMATS"]
+
+#: what a binary file is, by its first bytes (the common ones uploaded by mistake); else "a binary file"
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0", "an old Microsoft Office file (.xls, .doc)"),
+    (b"SQLite format 3", "an SQLite database"),
+    (b"\x7fELF", "a program"),
+    (b"MZ", "a Windows program"),
+    (b"Rar!", "a RAR archive (not read: use zip or tar)"),
+    (b"7z\xbc\xaf", "a 7-Zip archive (not read: use zip or tar)"),
+    (b"PAR1", "a Parquet file"),
+)
+_TEXT_SAMPLE = 64 * 1024
+_READS = (
+    "tweets CSV, follows CSV or edge list, Twitter API v1.1 or v2 JSON lines (UTF-8 text, may be gzip, bzip2 or "
+    "xz compressed), Twitter15/16 trees, TUDataset or Spreadwatch .npz (in a zip or tar archive)"
+)
+
+
+def not_text_reason(head: bytes, *, strong_only: bool = False) -> str | None:
+    """Why the first bytes of a (decompressed) file are not text this application can read, in plain words, or
+    None when they are UTF-8 text. Binary files are named by their magic number where it is a common one;
+    UTF-16/32 text and other encodings are told to be saved as UTF-8.
+
+    ``strong_only``: only what no reader could make sense of line by line (a known binary kind, UTF-16/32, a
+    tenth of NUL bytes), for a file whose text format the analyst chose: a few stray control or Latin-1 bytes
+    are then bad records of their lines, as the readers report them."""
+    sample = head[:_TEXT_SAMPLE]
+    if not sample:
+        return None
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+                      (b"\xfe\xff", "UTF-16")):  # fmt: skip
+        if sample.startswith(bom):
+            return f"this is {name} text; save it as UTF-8 and upload it again"
+    for magic, name in _MAGIC:
+        if sample.startswith(magic):
+            return f"this is {name}, not data Spreadwatch reads ({_READS})"
+    half_nul = sample[1::2].count(0) > len(sample) // 4 or sample[0::2].count(0) > len(sample) // 4
+    if half_nul and sample.count(0) < len(sample) * 3 // 4:  # NULs in every other byte, not everywhere
+        return "this looks like UTF-16 text without a byte-order mark; save it as UTF-8 and upload it again"
+    nul = sample.count(0)
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 13))
+    if nul > len(sample) // 10 or (not strong_only and (nul or control > len(sample) // 20)):
+        return f"this is a binary file, not text: Spreadwatch reads {_READS}"
+    if strong_only:
+        return None
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(sample) - 3 and exc.reason == "unexpected end of data":
+            return None  # a character cut by the sample's end
+        line = sample.count(b"\n", 0, exc.start) + 1
+        return (
+            f"this text is not UTF-8 (byte 0x{sample[exc.start]:02x} on line {line}; probably Latin-1 or "
+            "Windows-1252): save it as UTF-8 and upload it again"
+        )
+    return None
+
 
 _HEAD = 1 << 20
 _MAX_LINES = 200
@@ -122,7 +183,12 @@ def detect_format(path: str | os.PathLike) -> str:
         raise ValueError(f"{path}: JSON lines, but not recognisably Twitter API v1.1 or v2 tweets")
     if first_line is None:
         raise ValueError(f"{path}: empty file, cannot tell its format")
+    reason = not_text_reason(head)
+    if reason is not None:
+        # say what the file is rather than print its first "line" in mojibake
+        raise ValueError(f"{path}: cannot tell the format: {reason}")
     raise ValueError(
-        f"{path}: cannot tell the format from the first line {first_line[:80].decode('utf-8', 'replace')!r}; "
-        f"pass format= one of {', '.join(FORMATS)}"
+        f"{path}: cannot tell the format from the first line {first_line[:80].decode('utf-8', 'replace')!r}: "
+        f"it is none of what Spreadwatch reads ({_READS}); if it is one of them, choose its format "
+        f"({', '.join(FORMATS)})"
     )

@@ -7,13 +7,14 @@ in UTC. Status: :func:`badge`. Charts: :func:`day_bars`, an inline SVG bar chart
 from __future__ import annotations
 
 import datetime as dt
-import math
 
 from django import template
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+
+from monitor.numbers import account_display, readable
 
 register = template.Library()
 
@@ -24,27 +25,21 @@ register = template.Library()
 @register.filter
 def influence(value) -> str:
     """An influence score or aggregate, rounded to what is worth reading: ``73,165``, ``734``, ``53.8``, ``4.21``,
-    ``0.867``, ``0.0012``; the exact value is one hover away where the template puts it in a ``title``."""
-    if value is None or value == "":
-        return "–"
+    ``0.867``, ``0.0012`` (``monitor.numbers.readable``, which the alert texts use too); the exact value is one
+    hover away where the template puts it in a ``title``."""
+    return readable(value)
+
+
+@register.filter
+def followers(value, unit: str = "followers") -> str:
+    """``n_v|followers:tweet.unit``: the follower count the measure used, or ``unknown`` where the data carried
+    none (the cascade's unit is then "retweeters": every n_v is 1, which is not anyone's follower count)."""
+    if unit == "retweeters" or value is None or value == "":
+        return "unknown"
     try:
-        x = float(value)
+        return intcomma(round(float(value)))
     except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(x):
-        return "–"
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 100:
-        return intcomma(round(x))
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 1:
-        return f"{x:.2f}"
-    if a >= 0.01:
-        return f"{x:.3f}"
-    return f"{x:.2g}"
+        return "unknown"
 
 
 @register.filter
@@ -204,7 +199,7 @@ def account_link(context, twitter_id, screen_name=""):
     from django.urls import reverse
 
     ws = context.get("ws")
-    shown = f"@{screen_name}" if screen_name else str(twitter_id)
+    shown = account_display(twitter_id, screen_name)
     if ws is None:
         return shown
     url = reverse("account", kwargs={"ws": ws.slug, "twitter_id": twitter_id})

@@ -119,6 +119,7 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         form=form,
         publisher=account,
         page=shown.page,
+        own_reach=shown.own_reach,
         window=window,
         preset=preset,
         span=span,

@@ -190,6 +190,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["status", "next_attempt_at"], name="webhook_due")]
+        verbose_name_plural = "webhook deliveries"
 
     def __str__(self) -> str:
         return f"delivery {self.pk} ({self.status})"

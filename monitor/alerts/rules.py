@@ -32,6 +32,7 @@ from django.db.models import Count, Min, Sum
 
 from monitor import selectors
 from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
+from monitor.numbers import account_display, readable
 
 from .kinds import KINDS
 from .models import AlertRule
@@ -69,13 +70,14 @@ def windows(rule: AlertRule) -> tuple[selectors.Window, selectors.Window] | None
 
 
 def _scope(rule: AlertRule) -> str:
-    return f"@{rule.publisher.screen_name or rule.publisher.twitter_id}" if rule.publisher_id else "all publishers"
+    return account_name(rule.publisher) if rule.publisher_id else "all publishers"
 
 
-def _name(row_or_account) -> str:
+def account_name(row_or_account) -> str:
+    """An account as the alert texts name it: ``@screen_name``, else its bare Twitter id."""
     if isinstance(row_or_account, dict):
-        return f"@{row_or_account['screen_name'] or row_or_account['twitter_id']}"
-    return f"@{row_or_account.screen_name or row_or_account.twitter_id}"
+        return account_display(row_or_account["twitter_id"], row_or_account["screen_name"])
+    return account_display(row_or_account.twitter_id, row_or_account.screen_name)
 
 
 def _span(w: selectors.Window) -> str:
@@ -120,8 +122,8 @@ def top_k(rule: AlertRule) -> list[Candidate]:
             window_end=cur.end,
             value=r["score"],
             rank=r["rank"],
-            message=f"{_name(r)} entered the top {rule.k} for {_scope(rule)} ({rule.aggregate}): rank {r['rank']}, "
-            f"{r['score']:g} in {_span(cur)}",
+            message=f"{account_name(r)} entered the top {rule.k} for {_scope(rule)} ({rule.aggregate}): "
+            f"rank {r['rank']}, {readable(r['score'])} in {_span(cur)}",
         )
         for r in now
         if r["account"] not in before
@@ -145,8 +147,8 @@ def influence_threshold(rule: AlertRule) -> list[Candidate]:
                 window_end=cur.end,
                 value=r["score"],
                 rank=r["rank"],
-                message=f"{_name(r)}'s influence for {_scope(rule)} ({rule.aggregate}) is {r['score']:g} in "
-                f"{_span(cur)}, above {rule.threshold:g}",
+                message=f"{account_name(r)}'s influence for {_scope(rule)} ({rule.aggregate}) is "
+                f"{readable(r['score'])} in {_span(cur)}, above {readable(rule.threshold)}",
             )
         )
     return out
@@ -172,7 +174,7 @@ def rank_rise(rule: AlertRule) -> list[Candidate]:
                 previous_value=p["score"],
                 rank=r["rank"],
                 previous_rank=p["rank"],
-                message=f"{_name(r)} rose {p['rank'] - r['rank']} places for {_scope(rule)} ({rule.aggregate}): "
+                message=f"{account_name(r)} rose {p['rank'] - r['rank']} places for {_scope(rule)} ({rule.aggregate}): "
                 f"rank {p['rank']} in {_span(prev)} -> {r['rank']} in {_span(cur)}",
             )
         )
@@ -209,8 +211,8 @@ def cascade_reach(rule: AlertRule) -> list[Candidate]:
                 window_start=day,
                 window_end=day,
                 value=float(t.reach),
-                message=f"a cascade of {_name(t.author)} (tweet {t.tweet_id}, {day:%Y-%m-%d}) reached {t.reach:g} "
-                f"{t.unit}, above {rule.reach:g}",
+                message=f"a cascade of {account_name(t.author)} (tweet {t.tweet_id}, {day:%Y-%m-%d}) reached "
+                f"{readable(t.reach)} {t.unit}, above {readable(rule.reach)}",
             )
         )
     return out
@@ -241,8 +243,8 @@ def false_spreader(rule: AlertRule) -> list[Candidate]:
             window_start=cur.start,
             window_end=cur.end,
             value=float(r["n"]),
-            message=f"{_name(accounts[r['account_id']])} spread {r['n']} cascades labelled false for {_scope(rule)} "
-            f"in {_span(cur)} (at least {rule.count})",
+            message=f"{account_name(accounts[r['account_id']])} spread {r['n']} cascades labelled false for "
+            f"{_scope(rule)} in {_span(cur)} (at least {rule.count})",
         )
         for r in found
     ]
@@ -272,14 +274,15 @@ def watchlist_spreader(rule: AlertRule) -> list[Candidate]:
         )
         for r in found:
             w = watched[r["account_id"]]
-            by = ", ".join(_name(p) for p in w["pointed_by"][:3]) + (", ..." if len(w["pointed_by"]) > 3 else "")
+            by = ", ".join(account_name(p) for p in w["pointed_by"][:3]) + (", ..." if len(w["pointed_by"]) > 3 else "")
             out.append(
                 Candidate(
                     account_id=r["account_id"],
                     window_start=cur.start,
                     window_end=cur.end,
                     value=float(r["n"]),
-                    message=f"{_name(w)}, on the watch list of {_name(publisher)} (a likely next amplifier of {by}), "
+                    message=f"{account_name(w)}, on the watch list of {account_name(publisher)} "
+                    f"(a likely next amplifier of {by}), "
                     f"started spreading it: {r['n']} cascade{'s' if r['n'] != 1 else ''} in {_span(cur)}, the first "
                     f"on {r['first']:%Y-%m-%d}",
                 )

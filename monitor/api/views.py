@@ -14,7 +14,6 @@ from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import NotAcceptable, PermissionDenied, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
@@ -24,6 +23,8 @@ from monitor.alerts import services as alert_services
 from .. import exports, selectors, services
 from ..services import compute_run_cancel, compute_run_retry
 from ..services.uploads import too_many_files_message
+from .paging import MAX_PAGE_SIZE, Pagination, page_bounds, page_of
+from .paging import PARAMETERS as PAGINATION
 from .serializers import (
     AccountDetailSerializer,
     AlertRuleCreatedSerializer,
@@ -45,33 +46,37 @@ from .serializers import (
     WorkspaceSerializer,
 )
 
-PAGINATION = [
-    OpenApiParameter("limit", int, description="page size"),
-    OpenApiParameter("offset", int, description="rows to skip"),
-]
 WINDOW = [
     OpenApiParameter("from", OpenApiTypes.DATE, description="first UTC day of the window (YYYY-MM-DD)"),
     OpenApiParameter("to", OpenApiTypes.DATE, description="last UTC day of the window (YYYY-MM-DD)"),
 ]
 
 
-@extend_schema(responses=WorkspaceSerializer(many=True))
+@extend_schema(
+    summary="List your workspaces",
+    parameters=PAGINATION,
+    responses=WorkspaceSerializer(many=True),
+    description="The workspaces you are a member of (every workspace for a superuser), a plain list.",
+)
 @api_view(["GET"])
 def workspaces(request):
     qs = selectors.workspaces_for_user(request.user)
     if getattr(request.auth, "workspace_id", None) is not None:  # a token for one workspace sees only that one
         qs = qs.filter(pk=request.auth.workspace_id)
-    return Response(WorkspaceSerializer(qs, many=True).data)
+    rows = page_of(list(qs), request, default=MAX_PAGE_SIZE)
+    return Response(WorkspaceSerializer(rows, many=True).data)
 
 
 @extend_schema(
     methods=["GET"],
+    summary="List the collections",
     operation_id="workspaces_collections_list",
     parameters=PAGINATION,
     responses=PaginatedCollectionList,
 )
 @extend_schema(
     methods=["POST"],
+    summary="Upload a collection",
     request={"multipart/form-data": CollectionUploadSerializer},
     responses={201: CollectionSerializer},
     description="Upload files (repeat `files`); the import (and compute) start when the request commits.",
@@ -81,7 +86,7 @@ def workspaces(request):
 def collections(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
-        pager = LimitOffsetPagination()
+        pager = Pagination()
         qs = selectors.collections_list(workspace, limit=10_000)
         page = pager.paginate_queryset(qs, request)
         return pager.get_paginated_response(CollectionSerializer(page, many=True).data)
@@ -116,23 +121,28 @@ def collections(request, ws: str):
     return Response(CollectionSerializer(c).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema(responses=CollectionSerializer)
+@extend_schema(summary="Read a collection: status, progress, counts, report", responses=CollectionSerializer)
 @api_view(["GET"])
 def collection_detail(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
     return Response(CollectionSerializer(selectors.collection_get(workspace, pk)).data)
 
 
-@extend_schema(operation_id="workspaces_runs_list", parameters=PAGINATION, responses=PaginatedComputeRunList)
+@extend_schema(
+    summary="List the compute runs",
+    operation_id="workspaces_runs_list",
+    parameters=PAGINATION,
+    responses=PaginatedComputeRunList,
+)
 @api_view(["GET"])
 def runs(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
-    pager = LimitOffsetPagination()
+    pager = Pagination()
     page = pager.paginate_queryset(selectors.runs_list(workspace, limit=10_000), request)
     return pager.get_paginated_response(ComputeRunSerializer(page, many=True).data)
 
 
-@extend_schema(responses=ComputeRunSerializer)
+@extend_schema(summary="Read a compute run", responses=ComputeRunSerializer)
 @api_view(["GET"])
 def run_detail(request, ws: str, pk: int):
     workspace = selectors.workspace_for_user(request.user, ws)
@@ -150,6 +160,7 @@ def _run_action(request, ws: str, pk: int, action) -> Response:
 
 
 @extend_schema(
+    summary="Cancel a compute run",
     request=None,
     responses={200: ComputeRunSerializer, 400: OpenApiResponse(description="the run is not queued or running")},
     description="Cancel a queued or running run: finished batches keep their results, a batch still computing "
@@ -161,6 +172,7 @@ def run_cancel(request, ws: str, pk: int):
 
 
 @extend_schema(
+    summary="Retry a compute run",
     request=None,
     responses={200: ComputeRunSerializer, 400: OpenApiResponse(description="the run is not failed or cancelled")},
     description="Queue the unfinished batches of a failed or cancelled run again.",
@@ -197,11 +209,11 @@ def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
 
 
 @extend_schema(
+    summary="Rank the accounts by influence (all publishers, or one publisher's spreaders)",
     parameters=[
         OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
         *WINDOW,
-        OpenApiParameter("limit", int, description="1 to 1000 (default 50)"),
-        OpenApiParameter("offset", int),
+        *PAGINATION,
     ],
     responses=RankingPageSerializer,
 )
@@ -212,8 +224,7 @@ def ranking(request, ws: str, publisher: int | None = None):
     aggregate = request.query_params.get("aggregate", "total")
     if aggregate not in selectors.AGGREGATES:
         raise ValidationError({"aggregate": f"must be one of {', '.join(selectors.AGGREGATES)}"})
-    limit = _int_param(request, "limit", 50, 1, 1000)
-    offset = _int_param(request, "offset", 0, 0, 10**9)
+    limit, offset = page_bounds(request)
     page = selectors.ranking(
         workspace, publisher=acc, aggregate=aggregate, window=_window(request), limit=limit, offset=offset
     )
@@ -334,14 +345,16 @@ def _ref(account) -> dict:
 
 
 @extend_schema(
-    parameters=[OpenApiParameter("limit", int, description="1 to 10000 (default 1000)")],
+    summary="List the publishers",
+    parameters=PAGINATION,
     responses=PublisherSerializer(many=True),
-    description="The workspace's publishers with computed tweets and their reach, busiest first.",
+    description="The workspace's publishers with computed tweets and their reach, busiest first; a plain list "
+    f"({MAX_PAGE_SIZE} rows unless `page_size` says fewer).",
 )
 @api_view(["GET"])
 def publishers(request, ws: str):
     workspace = selectors.workspace_for_user(request.user, ws)
-    limit = _int_param(request, "limit", 1000, 1, 10_000)
+    limit, offset = page_bounds(request, default=MAX_PAGE_SIZE)
     rows = [
         {
             "account": {"twitter_id": str(r["twitter_id"]), "screen_name": r["screen_name"]},
@@ -350,12 +363,12 @@ def publishers(request, ws: str):
             "first_day": r["first"],
             "last_day": r["last"],
         }
-        for r in selectors.publishers_summary(workspace, limit=limit)
+        for r in selectors.publishers_summary(workspace, limit=limit, offset=offset)
     ]
     return Response(PublisherSerializer(rows, many=True).data)
 
 
-@extend_schema(parameters=WINDOW, responses=AccountDetailSerializer)
+@extend_schema(summary="Read an account's influence", parameters=WINDOW, responses=AccountDetailSerializer)
 @api_view(["GET"])
 def account_detail(request, ws: str, twitter_id: int):
     """An account's influence per publisher and per day (in the window), its most influential cascades, its
@@ -403,7 +416,7 @@ def account_detail(request, ws: str, twitter_id: int):
     return Response(AccountDetailSerializer(data).data)
 
 
-@extend_schema(responses=TweetDetailSerializer)
+@extend_schema(summary="Read a cascade: participants and spreading edges", responses=TweetDetailSerializer)
 @api_view(["GET"])
 def tweet_detail(request, ws: str, tweet_id: int):
     """One cascade: the tweet's facts, every participant with its influence and role, and the spreading edges
@@ -446,17 +459,23 @@ def _django_errors(exc: DjangoValidationError) -> ValidationError:
 
 @extend_schema(
     methods=["GET"],
+    summary="List your alert rules",
     operation_id="workspaces_alerts_rules_list",
     parameters=PAGINATION,
     responses=PaginatedAlertRuleList,
 )
-@extend_schema(methods=["POST"], request=AlertRuleSerializer, responses={201: AlertRuleCreatedSerializer})
+@extend_schema(
+    methods=["POST"],
+    summary="Create an alert rule",
+    request=AlertRuleSerializer,
+    responses={201: AlertRuleCreatedSerializer},
+)
 @api_view(["GET", "POST"])
 def alert_rules(request, ws: str):
     """The caller's alert rules in the workspace; POST creates one (its webhook secret is returned this once)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
-        pager = LimitOffsetPagination()
+        pager = Pagination()
         qs = alert_selectors.rules_for_owner(request.user, workspace).order_by("pk")
         page = pager.paginate_queryset(qs, request)
         return pager.get_paginated_response(AlertRuleSerializer(page, many=True).data)
@@ -477,9 +496,14 @@ def alert_rules(request, ws: str):
     return Response(AlertRuleCreatedSerializer(rule).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema(methods=["GET"], responses=AlertRuleSerializer)
-@extend_schema(methods=["PATCH"], request=AlertRuleSerializer, responses=AlertRuleSerializer)
-@extend_schema(methods=["DELETE"], responses={204: None})
+@extend_schema(methods=["GET"], summary="Read an alert rule", responses=AlertRuleSerializer)
+@extend_schema(
+    methods=["PATCH"],
+    summary="Change, mute or snooze an alert rule",
+    request=AlertRuleSerializer,
+    responses=AlertRuleSerializer,
+)
+@extend_schema(methods=["DELETE"], summary="Delete an alert rule", responses={204: None})
 @api_view(["GET", "PATCH", "DELETE"])
 def alert_rule_detail(request, ws: str, pk: int):
     """One of the caller's rules. PATCH changes parameters, scope and channels; ``is_active`` mutes or unmutes it
@@ -509,6 +533,7 @@ def alert_rule_detail(request, ws: str, pk: int):
 
 
 @extend_schema(
+    summary="List your alerts",
     parameters=[*PAGINATION, OpenApiParameter("unread", bool, description="only the unread alerts")],
     responses=PaginatedAlertList,
 )
@@ -517,12 +542,12 @@ def alerts(request, ws: str):
     """The caller's inbox in the workspace (alerts of their rules with the inbox on), newest first."""
     workspace = selectors.workspace_for_user(request.user, ws)
     unread = request.query_params.get("unread", "").lower() in ("1", "true", "yes")
-    pager = LimitOffsetPagination()
+    pager = Pagination()
     page = pager.paginate_queryset(alert_selectors.inbox_for_user(request.user, workspace, unread_only=unread), request)
     return pager.get_paginated_response(AlertSerializer(page, many=True).data)
 
 
-@extend_schema(request=None, responses=AlertSerializer)
+@extend_schema(summary="Mark an alert read", request=None, responses=AlertSerializer)
 @api_view(["POST"])
 def alert_read(request, ws: str, pk: int):
     """Mark one alert of the caller's inbox as read (idempotent)."""

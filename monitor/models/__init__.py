@@ -5,6 +5,7 @@ are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.ne
 
 from __future__ import annotations
 
+from ..numbers import account_display
 from .core import (
     Account,
     Collection,
@@ -30,6 +31,7 @@ from .wtf import WtfEntry, WtfResult
 __all__ = [
     "Account",
     "ApiToken",
+    "account_display",
     "CascadeGraph",
     "CascadeInfluence",
     "Collection",

@@ -24,6 +24,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from ..algorithms.base import choices as algorithm_choices
+from ..numbers import account_display
 
 
 def bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> models.ForeignKey:
@@ -83,7 +84,7 @@ class Account(models.Model):
         indexes = [models.Index(fields=["workspace", "screen_name"], name="account_by_screen_name")]
 
     def __str__(self) -> str:
-        return f"@{self.screen_name}" if self.screen_name else str(self.twitter_id)
+        return account_display(self.twitter_id, self.screen_name)
 
 
 class FollowerCount(models.Model):
@@ -381,3 +382,4 @@ class ComputeBatch(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="computebatch_unique_index")]
         ordering = ["run", "index"]
+        verbose_name_plural = "compute batches"

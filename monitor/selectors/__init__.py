@@ -69,6 +69,7 @@ from .overview import publishers_summary, workspace_counts
 from .ranking_page import RankingPageData, ranking_page
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
+from .search import SearchResult, account_by_screen_name, search
 from .stalls import stalled_work
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
 from .wtf import (
@@ -98,8 +99,10 @@ __all__ = [
     "RankingPage",
     "RankingPageData",
     "Subgraph",
+    "SearchResult",
     "Window",
     "account_amplification",
+    "account_by_screen_name",
     "account_get",
     "account_summary",
     "bucket_for",
@@ -140,6 +143,7 @@ __all__ = [
     "run_get",
     "runs_list",
     "stalled_work",
+    "search",
     "top_spreaders",
     "tweet_get",
     "tweet_participants",

@@ -10,7 +10,7 @@ from django.db import connection
 
 from ..cache import cached
 from ..models import Account, Workspace
-from .rankings import AGGREGATES
+from .rankings import AGGREGATES, without_publisher
 from .windows import ALL_TIME, Window, as_date, daily_where, data_span, period_sql
 
 
@@ -124,6 +124,7 @@ def rank_history(
     labels: list[str] | None = None,
     top: int = 10,
     bucket: str = "week",
+    spreaders_only: bool = False,
 ) -> dict:
     """The rank of the window's top ``top`` accounts (by ``aggregate``, as :func:`ranking` orders them) in each
     day, week (from Monday) or month of the window: what a bump chart draws.
@@ -134,6 +135,8 @@ def rank_history(
     ``total`` within a period (T is the same for everyone); its values divide by the period's T. One query
     (two for ``mean``) whatever the window.
 
+    ``spreaders_only`` (with a publisher): the publisher's own rows are left out, as :func:`ranking` does.
+
     Returns ``{"bucket", "periods": [date], "ranked": [accounts ranked per period], "series": [{"account",
     "twitter_id", "screen_name", "rank" (over the window), "ranks": [int | None], "scores": [float | None]}]}``.
     """
@@ -142,8 +145,10 @@ def rank_history(
     period = period_sql(bucket)
     where, params = daily_where(ws, publisher, window, labels)
     where_sql = " AND ".join(where)
+    di_where, di_params = without_publisher(where, params, publisher) if spreaders_only else (where, params)
+    di_sql = " AND ".join(di_where)
     with connection.cursor() as cur:
-        cur.execute(_history_sql(period, where_sql, aggregate), [*params, *params, int(top)])
+        cur.execute(_history_sql(period, di_sql, aggregate), [*di_params, *di_params, int(top)])
         found = [_HistoryRow(*row) for row in cur.fetchall()]
     periods, ranked, pos = _periods(found)
     tweets_per_period = _tweets_per_period(period, where_sql, params) if aggregate == "mean" and found else {}

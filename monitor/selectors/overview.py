@@ -20,13 +20,13 @@ def workspace_counts(ws: Workspace) -> dict:
 
 
 @cached
-def publishers_summary(ws: Workspace, *, limit: int = 100) -> list[dict]:
+def publishers_summary(ws: Workspace, *, limit: int = 100, offset: int = 0) -> list[dict]:
     """Publishers with their computed tweets and reach, busiest first (one query)."""
     rows = (
         PublisherDay.objects.filter(workspace=ws)
         .values("publisher", "publisher__twitter_id", "publisher__screen_name")
         .annotate(tweets=Sum("tweets"), reach=Sum("reach"), first=Min("day"), last=Max("day"))
-        .order_by("-tweets", "-reach", "publisher__twitter_id")[:limit]
+        .order_by("-tweets", "-reach", "publisher__twitter_id")[offset : offset + limit]
     )
     return [
         {

@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from ..models import Account, Label, Workspace
+from ..numbers import account_display
 from .history import rank_history
 from .rankings import RankingPage, ranking, reach_by_label, top_spreaders
 from .windows import Window, bucket_for
@@ -21,6 +22,7 @@ class RankingPageData:
 
     page: RankingPage  # rows carry ``share``: their total over ``reach``
     n_pages: int
+    own_reach: dict | None  # one publisher: its tweets (T) and their reach, apart from its spreaders' ranking
     label_names: list[str]  # the names of the filter's labels
     reach: float  # the reach the shares divide: of the filter's labels
     split: list[dict]  # reach_by_label rows with ``name`` and ``selected`` (in the filter)
@@ -49,7 +51,12 @@ def ranking_page(
     history_requested: bool,
 ) -> RankingPageData:
     """The ranking of ``publisher`` (None: every publisher) over ``window`` for the page ``page_no``, with what
-    the page draws beside it (``bucket``: as the form asked, ``auto`` included)."""
+    the page draws beside it (``bucket``: as the form asked, ``auto`` included).
+
+    For one publisher the ranking, the chart and the false claims' spreaders are of the accounts that spread
+    its tweets: its own influence is its tweets' reach (every spreader's share divides it), shown apart as
+    ``own_reach`` rather than as "#1 with 100 %"."""
+    spreaders_only = publisher is not None
     page = ranking(
         ws,
         publisher=publisher,
@@ -59,6 +66,7 @@ def ranking_page(
         sort=sort,
         limit=page_size,
         offset=(page_no - 1) * page_size,
+        spreaders_only=spreaders_only,
     )
     # the split of the reach by label (whatever the filter), and the reach the shares divide: the filter's labels
     label_names = dict(Label.choices)
@@ -83,14 +91,24 @@ def ranking_page(
             labels=labels or None,
             top=top,
             bucket=bucket,
+            spreaders_only=spreaders_only,
         )
     false_tweets = sum(r["tweets"] or 0 for r in split if r["label"] == Label.FALSE)
     false_top = (
-        top_spreaders(ws, publisher=publisher, window=window, labels=[Label.FALSE], limit=5) if false_tweets else []
+        top_spreaders(
+            ws, publisher=publisher, window=window, labels=[Label.FALSE], limit=5, spreaders_only=spreaders_only
+        )
+        if false_tweets
+        else []
     )
     return RankingPageData(
         page=page,
         n_pages=max(1, -(-page.total_rows // page_size)),
+        own_reach=(
+            {"tweets": page.tweets, "reach": reach, "per_tweet": reach / page.tweets if page.tweets else None}
+            if spreaders_only
+            else None
+        ),
         label_names=[label_names[k] for k in labels],
         reach=reach,
         split=split,
@@ -119,7 +137,7 @@ def _chart(history: dict | None, aggregate: str, unit: str) -> dict | None:
         "ranked": history["ranked"],
         "series": [
             {
-                "name": f"@{s['screen_name']}" if s["screen_name"] else str(s["twitter_id"]),
+                "name": account_display(s["twitter_id"], s["screen_name"]),
                 "rank": s["rank"],
                 "ranks": s["ranks"],
                 "scores": s["scores"],

@@ -37,6 +37,7 @@ def ranking(
     limit: int = 50,
     offset: int = 0,
     sort: str | None = None,
+    spreaders_only: bool = False,
 ) -> RankingPage:
     """Accounts ranked by combined influence over the window's computed tweets (of one publisher, or of all
     publishers of the workspace). Four or five queries whatever the page size: T, the page with the number of
@@ -46,7 +47,10 @@ def ranking(
     workspace.
 
     ``sort`` orders the rows by another column than ``aggregate`` (one of :data:`SORTS`; ``cascades`` is T_v,
-    ties by total); ``score`` stays the aggregate's value."""
+    ties by total); ``score`` stays the aggregate's value.
+
+    ``spreaders_only`` (with a publisher): the publisher's own row is left out, so the ranking is of the
+    accounts that spread its tweets; its own influence is its tweets' reach (:func:`reach_by_label`)."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
     sort = sort or aggregate
@@ -58,6 +62,8 @@ def ranking(
     if labels:
         days = days.filter(label__in=labels)
     where, params = daily_where(ws, publisher, window, labels)
+    if spreaders_only:
+        where, params = without_publisher(where, params, publisher)
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
     snap = _all_time(ws) if publisher is None and covers_all_time(ws, window) else None
     if snap is not None:
@@ -191,6 +197,14 @@ def reach_by_label(ws: Workspace, *, publisher: Account | None = None, window: W
     return rows
 
 
+def without_publisher(where: list[str], params: list, publisher: Account | None) -> tuple[list[str], list]:
+    """A read of the daily influence (``d``) of one publisher's tweets less the publisher's own rows: its
+    spreaders. (Not for ``monitor_publisherday``, which has no account.)"""
+    if publisher is None:
+        return where, params
+    return [*where, "d.account_id <> %s"], [*params, publisher.pk]
+
+
 def _count_ranked(where: list[str], params: list) -> int:
     """Ranked accounts when the page asked for is past the end (so the page query returned no row)."""
     with connection.cursor() as cur:
@@ -220,6 +234,7 @@ def top_spreaders(
     window: Window = ALL_TIME,
     labels: list[str] | None = None,
     limit: int = 5,
+    spreaders_only: bool = False,
 ) -> list[dict]:
     """The ``limit`` accounts with the most total influence over the window's tweets with these labels (one
     query, or the all-time snapshot across publishers; the order of :func:`ranking` by ``total``): e.g. who
@@ -240,6 +255,8 @@ def top_spreaders(
             for i, (pk, total, tv) in enumerate(found)
         ]
     where, params = daily_where(ws, publisher, window, labels)
+    if spreaders_only:
+        where, params = without_publisher(where, params, publisher)
     with connection.cursor() as cur:
         cur.execute(
             f"""SELECT d.account_id, a.twitter_id, a.screen_name, SUM(d.influence), SUM(d.cascades)

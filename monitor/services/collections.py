@@ -101,6 +101,10 @@ def collection_retry(*, collection: Collection) -> Collection:
     so a retry after a partial failure stores each record once)."""
     if collection.status not in (Collection.Status.FAILED, Collection.Status.CANCELLED):
         raise ValidationError(f"only a failed or cancelled import can be retried, not a {collection.status} one")
+    if (collection.report or {}).get("files_unreadable"):
+        raise ValidationError(
+            "the uploaded files cannot be read, so a retry would fail the same way: upload corrected files"
+        )
     missing = [
         cf.original_name for cf in collection.files.all() if not cf.file or not cf.file.storage.exists(cf.file.name)
     ]
@@ -205,6 +209,9 @@ def collection_ingest(*, collection_id: int) -> Collection:
         )
         return _rejected(c, str(exc), report)
     except UploadError as exc:
+        # the files themselves cannot be read (not data, an unknown format, a refused archive): the same files
+        # would fail the same way, so the page offers an upload of corrected files instead of a retry
+        report["files_unreadable"] = True
         return _rejected(c, str(exc), report)
     except _Superseded:
         log.info("collection %s was imported by another delivery meanwhile", c.pk)

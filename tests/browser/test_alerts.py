@@ -68,7 +68,7 @@ def test_it_alerts_by_inbox_email_and_webhook_when_an_upload_puts_accounts_in_th
     page.goto(reverse("alert-rules", kwargs={"ws": ws_a.slug}) + "new/")
     field(page, "Name").fill("b top 3")
     field(page, "Kind").select_option("top_k")
-    field(page, "Publisher").select_option(label="@b")
+    field(page, "Publisher").select_option(label="@b (102)")
     field(page, "K").fill("3")
     field(page, "Email me").check()
     field(page, "Webhook URL").fill(webhook.url)

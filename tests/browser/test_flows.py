@@ -14,7 +14,8 @@ from tests.webapp import THESIS
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WORKED_EXAMPLE = [THESIS / "tweets.csv", THESIS / "follows.csv"]
-EXPECTED = [("@b", 118.0), ("@e", 96.0), ("@f", 64.0), ("@c", 32.0), ("@a", 16.0), ("@d", 8.0)]
+# b's page ranks the accounts that spread b's tweets; b's own reach (118) is shown apart from them
+EXPECTED = [("@e", 96.0), ("@f", 64.0), ("@c", 32.0), ("@a", 16.0), ("@d", 8.0)]
 
 
 @pytest.fixture
@@ -60,6 +61,7 @@ def test_it_uploads_the_worked_example_and_ranks_publisher_b(page, login, ws_a):
     page.goto(f"/w/{ws_a.slug}/publishers/102/")
     expect(page.get_by_role("heading", level=1)).to_contain_text("Spreaders of")
     assert ranking_rows(page) == EXPECTED
+    expect(page.locator("section.own-reach")).to_contain_text("118")
     screenshot(page, "publisher-ranking")
 
     page.goto(f"/w/{ws_a.slug}/")

@@ -50,9 +50,9 @@ def _names(rows) -> list[str]:
 
 
 def test_it_filters_the_ranking_by_truth_label(client, alice, labelled):
+    # the publisher page ranks b's spreaders: b's own reach is shown apart (test_publisher_reach.py)
     every = _page(client, alice, labelled)
     assert {r["screen_name"]: r["total"] for r in _rows(every)} == {
-        "b": 118.0,
         "e": 96.0,
         "f": 64.0,
         "c": 32.0,
@@ -62,7 +62,6 @@ def test_it_filters_the_ranking_by_truth_label(client, alice, labelled):
     false = _page(client, alice, labelled, {"labels": "false"})
     assert {r["screen_name"]: r["total"] for r in _rows(false)} == {
         "a": 15.0,
-        "b": 63.0,
         "c": 28.0,
         "d": 8.0,
         "e": 48.0,
@@ -74,7 +73,8 @@ def test_it_filters_the_ranking_by_truth_label(client, alice, labelled):
     # several labels at once: false + the other tweet's label is everything again
     other = Tweet.objects.get(workspace=labelled, tweet_id=2000).label
     both = _page(client, alice, labelled, {"labels": ["false", other]})
-    assert {r["screen_name"]: r["total"] for r in _rows(both)}["b"] == 118.0
+    assert {r["screen_name"]: r["total"] for r in _rows(both)}["e"] == 96.0
+    assert both.context["own_reach"]["reach"] == pytest.approx(118.0)
 
 
 def test_it_says_when_a_label_filter_matches_nothing(client, alice, labelled):
@@ -95,10 +95,10 @@ def test_it_shows_each_accounts_share_of_the_publishers_reach(client, alice, lab
     r = _page(client, alice, labelled)
     assert r.context["reach"] == pytest.approx(118.0)  # 63 + 55: the reach of tweets 1000 and 2000
     share = {x["screen_name"]: x["share"] for x in _rows(r)}
-    assert share["b"] == pytest.approx(1.0)
+    assert "b" not in share  # the publisher's own reach (100 % of it) is shown apart
     assert share["e"] == pytest.approx(96 / 118)
     html = r.content.decode()
-    assert "Share of reach" in html and "81.4 %" in html and "100 %" in html
+    assert "Share of reach" in html and "81.4 %" in html
     # the label filter divides by the reach of the false tweets only
     false = _page(client, alice, labelled, {"labels": "false"})
     assert false.context["reach"] == pytest.approx(63.0)
@@ -107,30 +107,28 @@ def test_it_shows_each_accounts_share_of_the_publishers_reach(client, alice, lab
 
 def test_it_sorts_by_a_clicked_column_and_keeps_the_filters_in_the_links(client, alice, labelled):
     by_total = _rows(_page(client, alice, labelled))
-    assert _names(by_total) == list("befcad")
+    assert _names(by_total) == list("efcad")
     r = _page(client, alice, labelled, {"sort": "cascades"})
     rows = _rows(r)
     # d took part in one cascade, everyone else in two: d is last, the others by total
     assert [(x["screen_name"], x["cascades"]) for x in rows] == [
-        ("b", 2),
         ("e", 2),
         ("f", 2),
         ("c", 2),
         ("a", 2),
         ("d", 1),
     ]
-    assert [x["rank"] for x in rows] == [1, 2, 3, 4, 5, 6]
-    # participation = Σ / T_v: b 59, e 48, f 32, c 16, and a tie a = d = 8 broken by first appearance
+    assert [x["rank"] for x in rows] == [1, 2, 3, 4, 5]
+    # participation = Σ / T_v: e 48, f 32, c 16, and a tie a = d = 8 broken by first appearance
     part = _rows(_page(client, alice, labelled, {"aggregate": "participation"}))
-    assert [(x["screen_name"], x["participation"]) for x in part][:4] == [
-        ("b", 59.0),
+    assert [(x["screen_name"], x["participation"]) for x in part][:3] == [
         ("e", 48.0),
         ("f", 32.0),
         ("c", 16.0),
     ]
     a, d = (Account.objects.get(workspace=labelled, screen_name=n) for n in "ad")
-    assert _names(part)[4:] == (["a", "d"] if a.pk < d.pk else ["d", "a"])
-    assert {x["screen_name"]: x["participation"] for x in part}["d"] == 8.0 == part[4]["participation"]
+    assert _names(part)[3:] == (["a", "d"] if a.pk < d.pk else ["d", "a"])
+    assert {x["screen_name"]: x["participation"] for x in part}["d"] == 8.0 == part[3]["participation"]
     # the headers are links that keep the filters; the sorted one says so
     html = _page(client, alice, labelled, {"labels": "false", "sort": "cascades", "top": "5"}).content.decode()
     head = html[html.index("<thead>", html.index('class="striped ranking"')) :]
@@ -182,7 +180,7 @@ def test_it_draws_the_rank_chart_from_a_data_island_with_a_table_fallback(client
     island = re.search(r'<script id="rank-data" type="application/json">(.*?)</script>', html, re.S).group(1)
     data = json.loads(island)
     assert data["periods"] == ["2020-01-01", "2020-01-02"] and data["bucket"] == "day"
-    assert [s["name"] for s in data["series"]] == ["@b", "@e", "@f", "@c", "@a"]
+    assert [s["name"] for s in data["series"]] == ["@e", "@f", "@c", "@a", "@d"]  # b's spreaders
     assert data["series"][0]["ranks"] == [1, 1]
     assert "vendor/chart.umd.min.js" in html and "rank-chart.js" in html
     fallback = html[html.index('<details class="chart-table">') :]
@@ -202,11 +200,11 @@ def test_it_splits_the_reach_by_truth_label(client, alice, labelled, b):
     assert "Reach by truth label" in html and 'class="label-split"' in html
     # who carries the false claims: the top 5 of tweet 1000
     assert [(x["screen_name"], x["total"]) for x in r.context["false_top"]] == [
-        ("b", 63.0),
         ("e", 48.0),
         ("f", 32.0),
         ("c", 28.0),
         ("a", 15.0),
+        ("d", 8.0),
     ]
     assert "Who carries the false claims" in html
 

@@ -53,6 +53,7 @@ class Objects:
     wtf_run: int = 0  # a who-amplifies-whom run (queued)
     tweet: int = 1000
     account: int = 102
+    account_name: str = "b"
     publisher: int = 102
 
 

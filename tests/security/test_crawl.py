@@ -56,6 +56,8 @@ FILL = {
     "publisher-export": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in TABLE],
     "publisher-network": lambda o: [_ws(o) | {"publisher": o.publisher, "fmt": f} for f in GRAPH],
     "account": lambda o: [_ws(o) | {"twitter_id": o.account}],
+    "account-by-name": lambda o: [_ws(o) | {"screen_name": o.account_name}],
+    "search": lambda o: [_ws(o)],
     "tweet": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
     "tweet-graph": lambda o: [_ws(o) | {"tweet_id": o.tweet, "fmt": f} for f in GRAPH],
     "cascade": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
@@ -145,13 +147,14 @@ PUBLIC = {
     "password_reset_confirm": "the uid+token in the URL is the capability",
     "password_reset_complete": "a static confirmation",
     "healthz": "the health check: says only ok/fail per dependency",
+    "help": "the help page: explains the measure and the API, holds no data",
     "api:schema": "the OpenAPI schema: describes the API, holds no data",
     "api:docs": "Swagger UI over the schema",
     "api:redoc": "Redoc over the schema",
     "docs": "the method pages of docs/ (network.md...): the repository's own documentation, no data",
     "alerts:unsubscribe": "the token in the URL is the capability (email one-click unsubscribe, RFC 8058)",
 }
-OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher"}
+OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher", "screen_name"}
 METHODS = ("get", "post", "patch", "delete")
 
 

@@ -22,10 +22,7 @@
     return colours[n.role] || "#777";
   }
   var maxInf = data.nodes.reduce(function (m, n) { return Math.max(m, n.inf); }, 1);
-  function fmt(x) {
-    if (x === null || x === undefined) return "–";
-    return x >= 100 ? Math.round(x).toLocaleString() : (Math.round(x * 100) / 100).toLocaleString();
-  }
+  var fmt = window.Spreadwatch.readable;  // numbers.js: the pages' one number format
   function dur(s) {
     if (s === null || s === undefined) return "–";
     if (s < 120) return Math.round(s) + " s";
@@ -59,7 +56,7 @@
   function show(node) {
     var d = node.data();
     tip.innerHTML = "";
-    var lines = [d.label, "influence " + fmt(d.inf) + " " + data.unit, "own followers " + fmt(d.n),
+    var lines = [d.label, "influence " + fmt(d.inf) + " " + data.unit, data.unit === "retweeters" ? "followers unknown" : "own followers " + window.Spreadwatch.count(d.n),
       "role " + d.role, d.role === "publisher" ? "published the tweet" : "retweeted after " + dur(d.delay)];
     lines.forEach(function (t, i) {
       var line = document.createElement(i === 0 ? "strong" : "div");
@@ -134,7 +131,7 @@
     });
     var top = document.createElementNS(ns, "text");
     top.setAttribute("x", pad); top.setAttribute("y", pad - 10);
-    top.textContent = total.toLocaleString() + " retweets";
+    top.textContent = window.Spreadwatch.count(total) + " retweets";
     svg.appendChild(top);
   }
 })();

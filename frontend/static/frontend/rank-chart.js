@@ -31,14 +31,7 @@
   var periodName = { day: "Day", week: "Week starting (Monday)", month: "Month" }[data.bucket] || "Period";
   var labels = data.periods.map(function (p) { return data.bucket === "month" ? p.slice(0, 7) : p; });
 
-  function fmt(x) {
-    if (x === null || x === undefined) return "–";
-    var a = Math.abs(x);
-    if (a >= 100) return Math.round(x).toLocaleString("en");
-    if (a >= 10) return x.toFixed(1);
-    if (a >= 1) return x.toFixed(2);
-    return x.toPrecision(2);
-  }
+  var fmt = window.Spreadwatch.readable;  // numbers.js: the pages' one number format
 
   Chart.defaults.font.family = font;
   Chart.defaults.color = text;

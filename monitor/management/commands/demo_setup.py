@@ -20,6 +20,16 @@ from monitor.models import Collection, Membership, Workspace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "sample"
 GENERATED_RETWEETS = 20_000
+DEFAULT_HOST = "127.0.0.1:8000"
+
+
+def serve_url(host: str) -> str:
+    """The address ``runserver HOST`` answers on, as a browser opens it: ``HOST`` is ``[addr:]port`` as
+    runserver reads it (a bare port listens on 127.0.0.1)."""
+    host = (host or DEFAULT_HOST).strip()
+    if host.isdigit():
+        host = f"127.0.0.1:{host}"
+    return f"http://{host}/"
 
 
 class Command(BaseCommand):
@@ -28,6 +38,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--username", default="analyst")
         parser.add_argument("--password", default="", help="default: a new random one, printed")
+        parser.add_argument(
+            "--host", default=DEFAULT_HOST, help="[addr:]port the server will listen on (make demo's HOST): printed"
+        )
         parser.add_argument("--retweets", type=int, default=GENERATED_RETWEETS, help="size of the generated sample")
 
     def handle(self, *args, **o):
@@ -65,7 +78,7 @@ class Command(BaseCommand):
 
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Spreadwatch demo is ready."))
-        self.stdout.write("  open     http://127.0.0.1:8000/")
+        self.stdout.write(f"  open     {serve_url(o['host'])}")
         self.stdout.write(f"  user     {user.username}")
         self.stdout.write(f"  password {password}")
         self.stdout.write(f"  data     {settings.DATABASES['default']['NAME']}")

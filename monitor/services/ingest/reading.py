@@ -18,7 +18,9 @@ from compute.formats import (
     iter_tweets,
     read,
 )
+from compute.formats._io import head_bytes
 from compute.formats._report import BadRecord
+from compute.formats.detect import not_text_reason
 
 from ..uploads import UploadError
 from .stager import Stager
@@ -31,6 +33,12 @@ def detect(path: Path, shown: str, fmt: str) -> str:
     if fmt not in ("", AUTO):
         if fmt not in FORMATS:
             raise UploadError(f"{shown}: unknown format {fmt!r}; want one of {', '.join(FORMATS)}")
+        if FORMATS[fmt].streams and path.is_file():
+            # a text format chosen for a binary or wrongly encoded file: say what the file is, once, rather
+            # than a bad record (in mojibake) for each of its "lines"
+            reason = not_text_reason(head_bytes(path, 1 << 16), strong_only=True)
+            if reason is not None:
+                raise UploadError(f"{shown}: {reason}")
         return fmt
     try:
         return detect_format(path)
