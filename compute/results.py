@@ -162,11 +162,13 @@ def complete_forward(
 __all__ += [  # extended here so the WTF section stays in one place
     "BATCH",
     "WTF_DIRECTIONS",
+    "RANK_SLACK",
     "MoneyScores",
     "PageRank",
     "Recommendations",
     "check_wtf",
     "circle_of_trust",
+    "rank_key",
     "recommendations",
     "walk_adjacency",
 ]
@@ -311,18 +313,31 @@ def walk_adjacency(g, direction: str) -> tuple[tuple[np.ndarray, np.ndarray], tu
     return (forward, backward) if direction == "follows" else (backward, forward)
 
 
+#: the ranks compare values rounded to 40 significant bits (``rank_key``): the engines add in different orders,
+#: so values that are equal in exact arithmetic (accounts in the same position, which social graphs have in
+#: thousands) can differ in their last bits, and ranking the raw values would break such ties differently
+#: per engine. A candidate filter must let through values down to ``1 - RANK_SLACK`` times its threshold.
+RANK_SLACK = 2.0**-39
+
+
+def rank_key(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to 40 significant bits: what the rankings compare (ties then go by user id)."""
+    mantissa, exponent = np.frexp(np.asarray(values, dtype=np.float64))
+    return np.ldexp(np.round(mantissa * 2.0**40) / 2.0**40, exponent)
+
+
 def _ranked(nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Order of ``nodes`` by value descending, then node index (= user id: ids are ascending) ascending."""
-    return np.lexsort((nodes, -values))
+    """Order of ``nodes`` by :func:`rank_key` descending, then node index (= user id: ids are ascending)."""
+    return np.lexsort((nodes, -rank_key(values)))
 
 
 def circle_of_trust(
     nodes: np.ndarray, ppr: np.ndarray, seed: int, seed_ppr: float, circle: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The circle of trust from candidates: the seed plus the ``circle - 1`` other accounts of highest PPR > 0,
-    sorted by PPR descending then user id. ``nodes``/``ppr`` must hold every account whose PPR is at least the
-    ``(circle - 1)``-th largest among the non-seed accounts (a superset is fine: the engines pass what a
-    threshold lets through, the seed included or not)."""
+    sorted by PPR (:func:`rank_key`) descending then user id. ``nodes``/``ppr`` must hold every account whose PPR
+    is at least ``1 - RANK_SLACK`` times the ``(circle - 1)``-th largest among the non-seed accounts (a superset
+    is fine: the engines pass what a threshold lets through, the seed included or not)."""
     nodes = np.asarray(nodes, dtype=np.int64)
     ppr = np.asarray(ppr, dtype=np.float64)
     keep = (nodes != seed) & (ppr > 0)
@@ -350,13 +365,14 @@ def recommendations(
     ppr_stats: tuple[int, bool, float],
     circle: tuple[np.ndarray, np.ndarray],
     money: MoneyScores,
+    linked: np.ndarray,
     top: int,
     ppr_of: Callable[[np.ndarray], np.ndarray],
 ) -> Recommendations:
-    """Assemble one seed's :class:`Recommendations`: both top-``top`` lists exclude the seed and the accounts it
-    links to in ``direction`` (its row of :func:`walk_adjacency`); ``ppr_of(nodes)`` gives their PPR."""
-    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
-    excluded = np.concatenate([[seed], out_idx[out_ptr[seed] : out_ptr[seed + 1]]]).astype(np.int64)
+    """Assemble one seed's :class:`Recommendations`: both top-``top`` lists exclude the seed and ``linked``, the
+    accounts it links to in ``direction`` (its row of :func:`walk_adjacency`); ``ppr_of(nodes)`` gives their
+    PPR."""
+    excluded = np.concatenate([[seed], np.asarray(linked, dtype=np.int64)])
     rel = _top(money.authorities, money.relevance, excluded, top, ppr_of)
     sim = _top(money.hubs, money.similarity, excluded, top, ppr_of)
     iterations, converged, delta = ppr_stats

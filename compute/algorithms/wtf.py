@@ -31,6 +31,7 @@ from ..backends import resolve_backend
 from ..graphs import Graph
 from ..results import (
     BATCH,
+    RANK_SLACK,
     WTF_DIRECTIONS,
     MoneyScores,
     PageRank,
@@ -241,7 +242,8 @@ def personalized_pagerank_cpu(
 
 
 def _circle_candidates(x: np.ndarray, seed: int, circle: int) -> np.ndarray:
-    """Nodes whose PPR reaches the (circle - 1)-th largest non-seed value (ties all kept), seed excluded."""
+    """Nodes whose PPR reaches the (circle - 1)-th largest non-seed value, less the ranking's slack (ties and
+    near-ties all kept), seed excluded."""
     pos = np.flatnonzero(x > 0)
     pos = pos[pos != seed]
     want = circle - 1
@@ -251,7 +253,7 @@ def _circle_candidates(x: np.ndarray, seed: int, circle: int) -> np.ndarray:
         return pos[:0]
     vals = x[pos]
     kth = np.partition(vals, len(vals) - want)[len(vals) - want]
-    return pos[vals >= kth]
+    return pos[vals >= kth * (1.0 - RANK_SLACK)]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -339,6 +341,7 @@ def wtf_cpu(
     max_iter: int,
 ) -> list[Recommendations]:
     walk = _walk(g, direction)
+    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
     out: list[Recommendations] = []
     for lo in range(0, len(seeds), BATCH):
         block = seeds[lo : lo + BATCH]
@@ -356,6 +359,7 @@ def wtf_cpu(
                     ppr_stats=(iterations[j], converged[j], delta[j]),
                     circle=(members, ppr),
                     money=scores,
+                    linked=out_idx[out_ptr[seed] : out_ptr[seed + 1]],
                     top=top,
                     ppr_of=col.__getitem__,
                 )

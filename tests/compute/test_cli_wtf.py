@@ -8,6 +8,7 @@ import numpy as np
 
 from compute.algorithms.wtf import wtf
 from compute.graphs import graph_from_edges
+from compute.results import rank_key
 
 from .test_cli import run_cli
 
@@ -36,7 +37,7 @@ def test_it_prints_one_json_object_per_account_as_the_issue_asks(tmp_path):
         assert isinstance(row["iterations"], int) and len(row["circle"]) == 20
         for key, value in (("circle", "ppr"), ("relevance", "score"), ("similarity", "score")):
             assert all(isinstance(r["user_id"], str) and set(r) >= {"user_id", value} for r in row[key])
-            assert row[key] == sorted(row[key], key=lambda r: (-r[value], int(r["user_id"])))
+            assert row[key] == sorted(row[key], key=lambda r: (-rank_key(r[value]), int(r["user_id"])))
 
 
 def test_it_prints_a_table(tmp_path):
