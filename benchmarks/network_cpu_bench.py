@@ -70,7 +70,7 @@ def _prepare(analysis: str, lib: str, g, samples: int):
     from compute.algorithms import network as net
     from compute.graphs import betweenness_sources, ordered_components, undirected
 
-    directed = analysis in ("components", "scc", "conversations")
+    directed = analysis in ("components", "scc", "conversations", "undirected-view", "neighbourhood")
     u = None if directed else undirected(g)
     if analysis in ("betweenness", "betweenness-exact"):
         if analysis == "betweenness":
