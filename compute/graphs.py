@@ -44,6 +44,7 @@ __all__ = [
     "check_samples",
     "check_seed",
     "check_sources",
+    "clustering_from_triangles",
     "follower_graph",
     "graph_from_edges",
     "interaction_graph",
@@ -683,6 +684,20 @@ def betweenness_grid(g: Graph) -> np.ndarray:
     exp = np.ceil(np.log2(np.maximum(nc, 2.0) ** 2))
     q = np.ldexp(1.0, (exp - 52).astype(np.int64))
     return q[comps.labels] if len(comps.labels) else np.zeros(0)
+
+
+def clustering_from_triangles(u: Graph, tri: np.ndarray) -> Clustering:
+    """Clustering from the triangles through each node of the undirected view ``u`` (both engines end here).
+    networkx's arithmetic exactly: ``2 T / (d (d - 1))`` per node and ``sum 2 T / sum d (d - 1)`` overall, from
+    integers (each division is correctly rounded, as Python's int / int is)."""
+    d = u.out_degree.astype(np.int64)
+    pairs = d * (d - 1)
+    local = np.zeros(u.n_nodes, dtype=np.float64)
+    nz = tri > 0
+    local[nz] = (2 * tri[nz]).astype(np.float64) / pairs[nz].astype(np.float64)
+    t = int((2 * tri).sum())
+    transitivity = 0.0 if t == 0 else t / int(pairs.sum())
+    return Clustering(local=local, triangles=tri, transitivity=transitivity)
 
 
 def top_overlap(a: np.ndarray, b: np.ndarray, percent: float) -> float:
