@@ -68,9 +68,9 @@ def _prepare(analysis: str, lib: str, g, samples: int):
     """(callable running the analysis, checksum of its result as a function of the return value)."""
     from compute.algorithms import _network_kernels as kernels
     from compute.algorithms import network as net
-    from compute.graphs import betweenness_sources, ordered_components, undirected
+    from compute.graphs import betweenness_sources, clustering_from_triangles, ordered_components, undirected
 
-    directed = analysis in ("components", "scc", "conversations")
+    directed = analysis in ("components", "scc", "conversations", "undirected-view", "neighbourhood")
     u = None if directed else undirected(g)
     if analysis in ("betweenness", "betweenness-exact"):
         if analysis == "betweenness":
@@ -99,7 +99,7 @@ def _prepare(analysis: str, lib: str, g, samples: int):
         if analysis == "kcore":
             return (lambda: kernels.core_numbers(u.indptr, u.indices)), lambda r: [int(r.sum()), int(r.max())]
         if analysis == "clustering":
-            return (lambda: net.clustering_from_triangles(u, kernels.triangles(u.indptr, u.indices))), lambda r: [
+            return (lambda: clustering_from_triangles(u, kernels.triangles(u.indptr, u.indices))), lambda r: [
                 round(float(r.local.sum()), 6),
                 round(r.transitivity, 12),
             ]

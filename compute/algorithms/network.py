@@ -42,6 +42,7 @@ from ..graphs import (
     check_samples,
     check_seed,
     check_sources,
+    clustering_from_triangles,
     ordered_components,
     reciprocal,
     subgraph,
@@ -261,19 +262,6 @@ def clustering_cpu(g: Graph) -> Clustering:
     u = undirected(g)
     tri = kernels.triangles(u.indptr, u.indices).astype(np.int64)
     return clustering_from_triangles(u, tri)
-
-
-def clustering_from_triangles(u: Graph, tri: np.ndarray) -> Clustering:
-    """networkx's arithmetic exactly: ``2 T / (d (d - 1))`` per node and ``sum 2 T / sum d (d - 1)`` overall, from
-    integers (each division is correctly rounded, as Python's int / int is)."""
-    d = u.out_degree.astype(np.int64)
-    pairs = d * (d - 1)
-    local = np.zeros(u.n_nodes, dtype=np.float64)
-    nz = tri > 0
-    local[nz] = (2 * tri[nz]).astype(np.float64) / pairs[nz].astype(np.float64)
-    t = int((2 * tri).sum())
-    transitivity = 0.0 if t == 0 else t / int(pairs.sum())
-    return Clustering(local=local, triangles=tri, transitivity=transitivity)
 
 
 def betweenness_cpu(g: Graph, *, samples: int = 0, seed: int = 0) -> Betweenness:
