@@ -210,13 +210,18 @@ def _ppr_block(walk: _Walk, seeds: np.ndarray, damping: float, tol: float, max_i
     delta = np.full(k, np.inf)
     active = cols
     while len(active):
-        cur = x[:, active]  # a C-ordered copy of the moving columns
+        full = len(active) == k
+        # the moving columns, C-ordered: a gather then reads one contiguous row (indexing columns gives F order)
+        cur = x if full else np.ascontiguousarray(x[:, active])
         nxt = walk.pull(cur * walk.inv_out[:, None])
         lost = _column_sums(cur[walk.dangling]) if len(walk.dangling) else np.zeros(len(active))
         nxt *= damping
         nxt[seeds[active], np.arange(len(active))] += damping * lost + (1.0 - damping)
         change = _column_sums(np.abs(nxt - cur))
-        x[:, active] = nxt
+        if full:
+            x = nxt
+        else:
+            x[:, active] = nxt
         iterations[active] += 1
         delta[active] = change
         done = change < tol

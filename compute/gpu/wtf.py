@@ -442,12 +442,13 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
     col = col.ravel()
     auth_seed, authorities = keys // n, keys % n
     n_auth = len(keys)
-    d_in = cp.bincount(col, minlength=n_auth).astype(cp.float64)
+    d_in = cp.bincount(col, minlength=n_auth).astype(cp.float64) if m else cp.zeros(0, dtype=cp.float64)
     b = _Csr(row_ptr, col.astype(cp.int32))
     n_hubs = len(hubs)
     pairs = cp.sort(col.astype(cp.int64) * n_hubs + owner)  # (authority, hub): each row's hubs ascending
     bt_ptr = cp.zeros(n_auth + 1, dtype=cp.int64)
-    bt_ptr[1:] = cp.cumsum(cp.bincount(col, minlength=n_auth))
+    if m:
+        bt_ptr[1:] = cp.cumsum(cp.bincount(col, minlength=n_auth))
     bt = _Csr(bt_ptr, (pairs % n_hubs).astype(cp.int32))
     del pairs
     inv_out = cp.where(d_out > 0, 1.0 / cp.maximum(d_out, 1), 0.0)[:, None]
