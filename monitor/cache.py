@@ -15,6 +15,7 @@ This module is out of ``monitor.selectors`` because bumping the version is a wri
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import time
@@ -50,8 +51,16 @@ def bump_data_version(ws_id: int) -> None:
 
     Workspace.objects.filter(pk=ws_id).update(data_version=F("data_version") + 1)
     key = _version_key(ws_id)
+
+    def forget() -> None:
+        with contextlib.suppress(Exception):  # a cache that cannot be reached: its copy expires by itself
+            cache.delete(key)
+
+    # now, so that what this transaction reads next sees the new version, and again on commit, for the
+    # processes that re-read the old one from the database in between
+    forget()
     # robust: a cache that cannot be reached must not fail the hooks after this one (the copy expires anyway)
-    transaction.on_commit(lambda: cache.delete(key), robust=True)
+    transaction.on_commit(forget, robust=True)
 
 
 def _cache_arg(v: Any) -> str:

@@ -10,10 +10,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from .. import selectors, services
+from .paging import Pagination
 from .serializers import (
     ComputeRunSerializer,
     CounterCampaignRunSerializer,
@@ -89,10 +89,11 @@ def plan_data(ws, run) -> dict | None:
 )
 @api_view(["GET", "POST"])
 def counter_campaign_runs(request, ws: str, publisher: int):
+    """A publisher's counter-campaign plans (GET, paged), or start one (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     account = selectors.account_get(workspace, publisher)
     if request.method == "GET":
-        pager = LimitOffsetPagination()
+        pager = Pagination()
         page = pager.paginate_queryset(
             selectors.influence_max_runs(workspace, publisher=account, limit=10_000), request
         )

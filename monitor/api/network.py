@@ -10,12 +10,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from .. import selectors, services
 from ..algorithms.network import GRAPHS, GraphSpec
 from ..selectors.network import ACCOUNT_COLUMNS, accounts_of
+from .paging import Pagination
 from .serializers import (
     ComputeRunSerializer,
     NeighbourhoodSerializer,
@@ -50,9 +50,10 @@ def _account(r: dict) -> dict:
 )
 @api_view(["GET", "POST"])
 def network_runs(request, ws: str):
+    """The network analytics runs of a workspace (GET, paged), or start one (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
-        pager = LimitOffsetPagination()
+        pager = Pagination()
         page = pager.paginate_queryset(selectors.network_runs(workspace, limit=10_000), request)
         return pager.get_paginated_response(ComputeRunSerializer(page, many=True).data)
     ser = NetworkRunStartSerializer(data=request.data)

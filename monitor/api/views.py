@@ -576,6 +576,7 @@ def _no_scoped_token(request) -> None:
 )
 @api_view(["GET", "POST"])
 def tokens(request):
+    """The user's API tokens (GET), or create one (POST; the key is shown once)."""
     _no_scoped_token(request)
     if request.method == "GET":
         return Response(ApiTokenSerializer(selectors.api_tokens_for_user(request.user), many=True).data)

@@ -126,6 +126,7 @@ def _run(run):
 )
 @api_view(["GET", "POST"])
 def account_wtf(request, ws: str, twitter_id: int):
+    """An account's look-alikes and likely next amplifiers (GET), or compute them (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     acc = selectors.account_get(workspace, twitter_id)
     if request.method == "POST":
@@ -146,6 +147,7 @@ def account_wtf(request, ws: str, twitter_id: int):
 )
 @api_view(["GET", "POST"])
 def publisher_watchlist(request, ws: str, publisher: int):
+    """A publisher's watch list of likely next amplifiers (GET), or compute it (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     acc = selectors.account_get(workspace, publisher)
     if request.method == "POST":

@@ -91,6 +91,7 @@ class NetworkSummary(models.Model):
     fingerprint = models.CharField(max_length=64, help_text="the graph the run computed (sha1 of its arrays)")
 
     class Meta:
+        verbose_name_plural = "network summaries"
         constraints = [
             models.CheckConstraint(
                 condition=Q(n_nodes__gte=0, n_edges__gte=0, n_undirected_edges__gte=0),

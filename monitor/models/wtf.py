@@ -80,6 +80,7 @@ class WtfEntry(models.Model):
     ppr = models.FloatField(default=0.0)
 
     class Meta:
+        verbose_name_plural = "WTF entries"
         constraints = [
             # also the index that reads a result's list in order
             models.UniqueConstraint(fields=["result", "list", "rank"], name="wtfentry_unique_rank"),
