@@ -182,7 +182,11 @@ _local = LocMemCache("spreadwatch-rate-limits", {"TIMEOUT": 900, "OPTIONS": {"MA
 
 
 def _hash_key(kind: str, *parts: str) -> str:
-    raw = "\x00".join(parts).encode()
+    # the database's name is part of it, as for the other shared keys: two deployments (or test runs) sharing a
+    # Redis must not count each other's failures
+    from django.db import connection
+
+    raw = "\x00".join((connection.settings_dict["NAME"], *parts)).encode()
     return f"spreadwatch:{kind}:" + hashlib.sha256(raw).hexdigest()
 
 

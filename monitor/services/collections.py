@@ -36,12 +36,14 @@ __all__ = [
 ]
 
 
+# the database's name is part of the keys: two databases sharing one Redis (two deployments, or two test runs)
+# have collections with the same ids, and one's cancel must not stop the other's import (it did, in test runs)
 def progress_key(collection_id: int) -> str:
-    return f"spreadwatch:collection-progress:{collection_id}"
+    return f"spreadwatch:{connection.settings_dict['NAME']}:collection-progress:{collection_id}"
 
 
 def cancel_key(collection_id: int) -> str:
-    return f"spreadwatch:collection-cancel:{collection_id}"
+    return f"spreadwatch:{connection.settings_dict['NAME']}:collection-cancel:{collection_id}"
 
 
 class Cancelled(Exception):
