@@ -168,3 +168,20 @@ def total_by_name(ws, publisher=None) -> dict[str, float]:
 
     page = selectors.ranking(ws, publisher=publisher, aggregate="total", limit=1000)
     return {r["screen_name"] or str(r["twitter_id"]): r["total"] for r in page.rows}
+
+
+def token_client(user):
+    """An API client that authenticates as ``user`` with a fresh token of the token service."""
+    from rest_framework.test import APIClient
+
+    from monitor.services import api_token_create
+
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=user)[1]}")
+    return c
+
+
+@pytest.fixture
+def api(alice):
+    """alice's API client (token authentication)."""
+    return token_client(alice)

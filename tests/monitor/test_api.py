@@ -2,18 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-from rest_framework.test import APIClient
-
-from monitor.services import api_token_create
 from tests.webapp import EXPECTED_TOTAL, THESIS
-
-
-@pytest.fixture
-def api(alice):
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=alice)[1]}")
-    return c
 
 
 def test_it_refuses_anonymous_callers(client, ws_a):

@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 
 from monitor.models import ComputeRun
-from tests.monitor.test_api_v1 import base, token_client
-from tests.webapp import THESIS
-
-
-@pytest.fixture
-def api(alice):
-    return token_client(alice)
+from tests.monitor.test_api_v1 import base
+from tests.webapp import THESIS, token_client
 
 
 @pytest.fixture

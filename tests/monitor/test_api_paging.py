@@ -6,20 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from monitor.alerts import services as alerts
 from monitor.api.paging import MAX_PAGE_SIZE
 from monitor.selectors import account_get
-from monitor.services import api_token_create
 from tests.webapp import THESIS
-
-
-@pytest.fixture
-def api(alice):
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=alice)[1]}")
-    return c
 
 
 @pytest.fixture

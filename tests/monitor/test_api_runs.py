@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from monitor import services
 from monitor.models import ComputeRun
-from monitor.services import api_token_create
-from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
-
-
-def token_client(user) -> APIClient:
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=user)[1]}")
-    return c
+from tests.webapp import EXPECTED_TOTAL, THESIS, token_client, total_by_name
 
 
 @pytest.fixture

@@ -5,23 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from monitor.alerts import services as alerts
 from monitor.alerts.models import Alert, AlertRule
-from monitor.services import api_token_create
-from tests.webapp import THESIS
-
-
-def token_client(user) -> APIClient:
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=user)[1]}")
-    return c
-
-
-@pytest.fixture
-def api(alice):
-    return token_client(alice)
+from tests.webapp import THESIS, token_client
 
 
 @pytest.fixture
