@@ -1,6 +1,7 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
 are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`);
-:mod:`.ops` holds heartbeats, the task outbox, API tokens and notices. Every model is importable from
+:mod:`.ops` holds heartbeats, the task outbox, API tokens and notices; :mod:`.stream` the live stream's
+records and tokens. Every model is importable from
 ``monitor.models``."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, Publisher
 from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
 from .ops import ApiToken, Lease, Notice, OutboxTask
+from .stream import StreamEvent, StreamToken
 from .wtf import WtfEntry, WtfResult
 
 __all__ = [
@@ -56,6 +58,8 @@ __all__ = [
     "Publisher",
     "PublisherDay",
     "Retweet",
+    "StreamEvent",
+    "StreamToken",
     "Tweet",
     "Workspace",
     "WtfEntry",
