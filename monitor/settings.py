@@ -215,6 +215,11 @@ SPREADWATCH_COMPUTE_QUEUE = env_choice(
 # one batch per ~1M participants: per-batch work (loading follows, refreshing the touched aggregates) repeats
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
+# the workers a run's batches are spread over (one per GPU, or the CPU worker processes): with more than one,
+# batches shrink to about total / (4 x workers) participants, never below SPREADWATCH_BATCH_MIN_NODES, and are
+# queued largest first (compute/batching.py)
+SPREADWATCH_RUN_WORKERS = env_int("SPREADWATCH_RUN_WORKERS", 1)
+SPREADWATCH_BATCH_MIN_NODES = env_int("SPREADWATCH_BATCH_MIN_NODES", 50_000)
 SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "attach"))
 # a network run splits its betweenness sources into batches of at most this many blocks of 64 sources
 # (compute.graphs.SOURCE_BLOCK), so several workers share them; fewer, bigger batches load the graph less often

@@ -35,6 +35,7 @@ from django.db import connection
 from compute.algorithms.backward import backward
 from compute.algorithms.forward import forward
 from compute.backends import free_device_memory, is_device_oom
+from compute.batching import plan_batches
 from compute.build import build_cascades
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
@@ -174,25 +175,6 @@ def _stage_ids(cur, prefix: str, ids) -> str:
 
 
 # --- planning ------------------------------------------------------------------------------------------------
-
-
-def plan_batches(sizes: dict[int, int], budget: int) -> list[list[int]]:
-    """Group tweet pks (``sizes``: pk -> participants) into batches of at most ``budget`` participants,
-    largest first; a cascade larger than the budget gets a batch of its own."""
-    order = sorted(sizes, key=lambda k: (-sizes[k], k))
-    batches: list[list[int]] = []
-    cur: list[int] = []
-    used = 0
-    for pk in order:
-        n = sizes[pk]
-        if cur and used + n > budget:
-            batches.append(cur)
-            cur, used = [], 0
-        cur.append(pk)
-        used += n
-    if cur:
-        batches.append(cur)
-    return batches
 
 
 def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
@@ -684,7 +666,12 @@ class Influence(Algorithm):
         sizes = _cascade_sizes(tweet_pks) if tweet_pks else {}
         return [
             PlannedBatch(tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))
-            for pks in plan_batches(sizes, settings.SPREADWATCH_BATCH_NODES)
+            for pks in plan_batches(
+                sizes,
+                settings.SPREADWATCH_BATCH_NODES,
+                workers=settings.SPREADWATCH_RUN_WORKERS,
+                min_nodes=settings.SPREADWATCH_BATCH_MIN_NODES,
+            )
         ]
 
     def compute(self, *, run: ComputeRun, batch: ComputeBatch, backend: str, stop: Stop) -> BatchResult:

@@ -21,6 +21,18 @@ def test_it_plans_batches_largest_first_under_the_budget():
     assert sorted(pk for b in plan for pk in b) == [1, 2, 3, 4, 5]
 
 
+def test_a_run_for_several_workers_is_cut_into_smaller_batches_with_the_same_result(
+    ws_a, import_files, run_tasks, settings
+):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == "done"
+    assert run.batches.count() == 2  # the thesis' two cascades: one each, not one batch for both
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
 def test_it_recomputes_the_whole_workspace_with_another_orphan_policy(ws_a, import_files, run_tasks):
     import_files(ws_a, [THESIS / "tweets.csv"])  # no follows: every retweeter is an orphan
     assert set(CascadeInfluence.objects.filter(tweet__workspace=ws_a).values_list("role", flat=True)) == {
