@@ -11,7 +11,8 @@ from monitor import selectors
 
 from .base import workspace_context
 
-EXPLORER_LIMIT = 150  # nodes drawn by default: beyond that a layered drawing stops being readable on one screen
+EXPLORER_LIMIT = 20_000  # nodes drawn by default (WebGL: every node of cascades up to this size)
+EXPLORER_MAX = 50_000  # the most a reader may ask for with ?limit=
 
 
 @login_required
@@ -26,14 +27,14 @@ def tweet(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
-    """The cascade explorer: one tweet's spreading graph drawn as a layered DAG flowing to the publisher.
+    """The cascade explorer: one tweet's spreading graph drawn with WebGL around the publisher.
 
     Large cascades are cut to the ``limit`` most influential participants (the publisher always stays) and
     the edges among them; the page says how many nodes and edges are hidden."""
     workspace = selectors.workspace_for_user(request.user, ws)
     t = selectors.tweet_get(workspace, tweet_id)
     try:
-        limit = min(max(int(request.GET.get("limit", EXPLORER_LIMIT)), 10), 5000)
+        limit = min(max(int(request.GET.get("limit", EXPLORER_LIMIT)), 10), EXPLORER_MAX)
     except ValueError:
         return HttpResponse("limit: not an integer", status=400, content_type="text/plain")
     data = selectors.cascade_explorer_data(workspace, t, limit=limit)

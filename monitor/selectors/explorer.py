@@ -54,11 +54,12 @@ def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     mask = np.isin(src, kept) & np.isin(dst, kept)
     t0 = tweet.created_at
-    times = Retweet.objects.filter(tweet=tweet)
+    # every retweet's delay (one query: the timeline needs them all, the drawn nodes theirs)
     delays = {
         acc: (when - t0).total_seconds()
-        for acc, when in times.filter(retweeter_id__in=kept.tolist()).values_list("retweeter_id", "created_at")
+        for acc, when in Retweet.objects.filter(tweet=tweet).values_list("retweeter_id", "created_at")
     }
+    x, y = _positions(keep, kept, src[mask], dst[mask], pub)
     return {
         "tweet": str(tweet.tweet_id),
         "label": tweet.label,
@@ -72,13 +73,33 @@ def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
                 "n": n["followers"],
                 "role": n["role"],
                 "delay": 0.0 if n["account_id"] == pub else delays.get(n["account_id"]),
+                "x": x[i],
+                "y": y[i],
             }
-            for n in keep
+            for i, n in enumerate(keep)
         ],
         "edges": np.stack([src[mask], dst[mask]], axis=1).tolist(),
         "hidden": {"nodes": max(n_nodes - len(keep), 0), "edges": int(len(src) - mask.sum())},
-        "timeline": _timeline(np.array([(w - t0).total_seconds() for w in times.values_list("created_at", flat=True)])),
+        "timeline": _timeline(np.fromiter(delays.values(), dtype=np.float64, count=len(delays))),
     }
+
+
+def _positions(keep: list[dict], kept, src, dst, pub: int) -> tuple[list[float], list[float]]:
+    """Where the explorer draws each kept node: :func:`compute.drawing.radial_layout` (the publisher in the
+    centre, each level a band around it), rounded to what a screen shows."""
+    import numpy as np
+
+    from compute.drawing import radial_layout
+
+    if not keep:
+        return [], []
+    index = {int(pk): i for i, pk in enumerate(kept.tolist())}
+    root = index.get(pub, 0)
+    s = np.array([index[int(v)] for v in src.tolist()], dtype=np.int64)
+    d = np.array([index[int(v)] for v in dst.tolist()], dtype=np.int64)
+    weight = np.array([n["influence"] or 0.0 for n in keep], dtype=np.float64)
+    x, y = radial_layout(len(keep), s, d, root, weight=weight)
+    return np.round(x, 2).tolist(), np.round(y, 2).tolist()
 
 
 def _timeline(delays, points: int = TIMELINE_POINTS) -> dict:

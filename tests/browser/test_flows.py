@@ -97,19 +97,19 @@ def test_it_adds_dropped_files_to_the_upload_form(page, login, ws_a):
 def test_it_draws_the_cascade_and_shows_a_node_s_influence_on_hover(page, login, loaded):
     login()
     page.goto(f"/w/{loaded.slug}/tweets/1000/explore/")
-    page.wait_for_function("() => window.spreadwatchCascade && window.spreadwatchCascade.nodes().length > 0")
+    page.wait_for_function("() => window.spreadwatchCascade && window.spreadwatchCascade.graph.order > 0")
     cy = "window.spreadwatchCascade"
-    assert page.evaluate(f"{cy}.nodes().length") == 6
-    assert page.evaluate(f"{cy}.edges().length") == 7
-    labels = sorted(page.evaluate(f"{cy}.nodes().map(n => n.data('label'))"))
+    assert page.evaluate(f"{cy}.graph.order") == 6
+    assert page.evaluate(f"{cy}.graph.size") == 7
+    labels = sorted(page.evaluate(f"{cy}.graph.mapNodes((id, a) => a.label)"))
     assert labels == ["@a", "@b", "@c", "@d", "@e", "@f"]
     # every drawn node lies inside the visible graph area
     box = page.locator("#cy").bounding_box()
-    positions = page.evaluate(f"{cy}.nodes().map(n => n.renderedPosition())")
+    positions = page.evaluate(f"{cy}.graph.mapNodes(id => {cy}.position(id))")
     assert all(0 <= p["x"] <= box["width"] and 0 <= p["y"] <= box["height"] for p in positions), positions
     tip = page.locator("#cy-tip")
     expect(tip).to_be_hidden()
-    pos = page.evaluate(f"{cy}.nodes().filter(n => n.data('label') === '@e')[0].renderedPosition()")
+    pos = page.evaluate(f"{cy}.position({cy}.nodeByLabel('@e'))")
     page.mouse.move(box["x"] + pos["x"], box["y"] + pos["y"])
     expect(tip).to_be_visible()
     expect(tip).to_contain_text("influence")
@@ -120,7 +120,7 @@ def test_it_draws_the_cascade_and_shows_a_node_s_influence_on_hover(page, login,
     expect(tip).to_be_hidden()
     # colour by the time of the retweet: d retweeted first (dark), f last (light); the legend follows
     page.get_by_label("Colour by").select_option("time")
-    colours = page.evaluate(f"Object.fromEntries({cy}.nodes().map(n => [n.data('label'), n.data('colour')]))")
+    colours = page.evaluate(f"Object.fromEntries({cy}.graph.mapNodes((id, a) => [a.label, a.color]))")
     assert colours["@d"] != colours["@f"] and colours["@b"] == "#c0392b", colours
     expect(page.locator('[data-legend="time"]')).to_be_visible()
     expect(page.locator('[data-legend="role"]')).to_be_hidden()

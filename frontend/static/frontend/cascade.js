@@ -1,14 +1,19 @@
-/* The cascade explorer: draws the spreading graph (cytoscape + dagre, vendored) and the retweet timeline.
-   Data comes from the page (json_script "cascade-data"): nodes {id, tid, name, inf, n, role, delay},
-   edges [src, dst] (src could have seen the tweet from dst), hidden counts, timeline {n, points: [[delay s, retweets so far], ...]}. */
+/* The cascade explorer: draws the spreading graph with WebGL (sigma.js on graphology, vendored) and the retweet
+   timeline. Data comes from the page (json_script "cascade-data"): nodes {id, tid, name, inf, n, role, delay, x, y}
+   with x, y from the server's radial layout (compute/drawing.py: the publisher in the centre, each level a band
+   around it), edges [src, dst] (src could have seen the tweet from dst), hidden counts, timeline {n, points}.
+   Every node is drawn (tens of thousands stay smooth); the top accounts by influence always carry a label, the
+   others show theirs when zoomed in or hovered. */
 (function () {
   "use strict";
   var el = document.getElementById("cascade-data");
-  if (!el || !window.cytoscape) return;
+  var container = document.getElementById("cy");
+  if (!el || !container || !window.Sigma || !window.graphology) return;
   var data = JSON.parse(el.textContent);
   var colours = { publisher: "#c0392b", spreader: "#e67e22", leaf: "#2e86c1", orphan: "#95a5a6" };
   var labelColours = { "false": "#c62828", "true": "#2e7d32", unverified: "#b26a00", "non-rumor": "#1769aa",
     unknown: "#6c757d" };
+  var LABELLED = 25;  // accounts labelled at every zoom: the most influential
   var maxDelay = data.nodes.reduce(function (m, n) { return Math.max(m, n.delay || 0); }, 1);
   function timeColour(delay) {
     // early (dark blue) to late (light yellow): when each account joined the cascade
@@ -30,76 +35,164 @@
     if (s < 172800) return (s / 3600).toFixed(1) + " h";
     return (s / 86400).toFixed(1) + " days";
   }
-  var elements = data.nodes.map(function (n) {
-    return { data: { id: String(n.id), label: n.name ? "@" + n.name : n.tid, tid: n.tid, inf: n.inf, n: n.n,
-      role: n.role, delay: n.delay, size: 12 + 48 * Math.sqrt(n.inf / maxInf), colour: colours[n.role] || "#777" } };
+  function labelOf(n) { return n.name ? "@" + n.name : n.tid; }
+
+  var byId = {};
+  var topNodes = data.nodes.slice().sort(function (a, b) { return b.inf - a.inf; }).slice(0, LABELLED);
+  var labelled = {};
+  topNodes.forEach(function (n) { labelled[n.id] = true; });
+  var graph = new window.graphology.Graph({ type: "directed", multi: false, allowSelfLoops: false });
+  data.nodes.forEach(function (n) {
+    byId[String(n.id)] = n;
+    graph.addNode(String(n.id), {
+      x: n.x, y: n.y, label: labelOf(n), size: 2.5 + 12 * Math.sqrt(Math.max(n.inf, 0) / maxInf),
+      color: colours[n.role] || "#777", forceLabel: !!labelled[n.id] || n.role === "publisher",
+      zIndex: n.role === "publisher" ? 2 : (labelled[n.id] ? 1 : 0)
+    });
   });
-  data.edges.forEach(function (e, i) {
-    elements.push({ data: { id: "e" + i, source: String(e[0]), target: String(e[1]) } });
+  // thousands of edges into the publisher would paint a solid disc: big graphs get faint, thin lines
+  var many = data.edges.length > 2000;
+  var edgeStyle = many ? { size: 0.25, color: "rgba(140,152,166,0.18)" } : { size: 0.6, color: "#b8c2cc" };
+  data.edges.forEach(function (e) {
+    var s = String(e[0]), d = String(e[1]);
+    if (graph.hasNode(s) && graph.hasNode(d) && !graph.hasEdge(s, d)) graph.addEdge(s, d, Object.assign({}, edgeStyle));
   });
-  var cy = window.cytoscape({
-    container: document.getElementById("cy"),
-    elements: elements,
-    style: [
-      { selector: "node", style: { "background-color": "data(colour)", width: "data(size)", height: "data(size)",
-        label: "data(label)", "font-size": 9, "text-valign": "bottom", "text-margin-y": 3, color: "#555",
-        "min-zoomed-font-size": 7 } },
-      { selector: "edge", style: { width: 1, "line-color": "#b8c2cc", "target-arrow-color": "#b8c2cc",
-        "target-arrow-shape": "triangle", "arrow-scale": 0.7, "curve-style": "bezier", opacity: 0.8 } },
-      { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
-      { selector: ".faded", style: { opacity: 0.15 } }
-    ],
-    // top to bottom into the publisher: cascades are shallow and wide, so ranks laid out as rows fit a screen
-    layout: { name: "dagre", rankDir: "TB", nodeSep: 4, rankSep: 70, edgeSep: 2, animate: false }
-  });
+
+  var css = getComputedStyle(document.documentElement);
+  var focus = null;  // the highlighted account: its paths in and out stay lit
+  var lit = null;
+  var renderer;
+  try {
+    renderer = new window.Sigma(graph, container, {
+    defaultEdgeType: many ? "line" : "arrow",
+    labelFont: css.getPropertyValue("--pico-font-family-sans-serif").trim() || "system-ui, sans-serif",
+    labelSize: 11,
+    labelColor: { color: "#444" },
+    labelRenderedSizeThreshold: 9,  // others' labels appear once zoomed in far enough
+    zIndex: true,
+    minCameraRatio: 0.02,
+    maxCameraRatio: 4,
+    nodeReducer: function (node, attrs) {
+      if (!lit || lit[node]) return node === focus ? Object.assign({}, attrs, { highlighted: true, forceLabel: true }) : attrs;
+      return Object.assign({}, attrs, { color: "#e3e7ec", label: "", forceLabel: false, zIndex: -1 });
+    },
+    edgeReducer: function (edge, attrs) {
+      if (!lit) return attrs;
+      var ends = graph.extremities(edge);
+      return lit[ends[0]] && lit[ends[1]] ? Object.assign({}, attrs, { color: "#7b8794", size: 1 }) : Object.assign({}, attrs, { hidden: true });
+    }
+    });
+  } catch (err) {
+    // no WebGL (an old browser, or disabled): say so instead of an empty box; the tweet page lists everyone
+    container.textContent = "This browser cannot draw the graph (it needs WebGL). The tweet page lists every participant with its numbers.";
+    container.classList.add("no-webgl");
+    return;
+  }
+
   var tip = document.getElementById("cy-tip");
-  function show(node) {
-    var d = node.data();
+  function show(id) {
+    var d = byId[id];
     tip.innerHTML = "";
-    var lines = [d.label, "influence " + fmt(d.inf) + " " + data.unit, data.unit === "retweeters" ? "followers unknown" : "own followers " + window.Spreadwatch.count(d.n),
+    var lines = [labelOf(d), "influence " + fmt(d.inf) + " " + data.unit,
+      data.unit === "retweeters" ? "followers unknown" : "own followers " + window.Spreadwatch.count(d.n),
       "role " + d.role, d.role === "publisher" ? "published the tweet" : "retweeted after " + dur(d.delay)];
     lines.forEach(function (t, i) {
       var line = document.createElement(i === 0 ? "strong" : "div");
       line.textContent = t;
       tip.appendChild(line);
     });
-    var p = node.renderedPosition();
-    tip.style.left = (p.x + 14) + "px";
-    tip.style.top = (p.y + 8) + "px";
+    var p = position(id);
     tip.hidden = false;
+    // beside the node, but never past the drawing's right edge (a phone's screen is narrow)
+    tip.style.left = Math.max(0, Math.min(p.x + 14, container.clientWidth - tip.offsetWidth - 2)) + "px";
+    tip.style.top = (p.y + 8) + "px";
   }
-  cy.on("mouseover", "node", function (e) { show(e.target); });
-  cy.on("mouseout", "node", function () { tip.hidden = true; });
-  cy.on("tap", "node", function (e) {
-    // highlight the account's paths: what flowed into it and where it went
-    var n = e.target;
-    cy.elements().addClass("faded");
-    n.predecessors().add(n.successors()).add(n).removeClass("faded");
-    show(n);
-  });
-  cy.on("tap", function (e) { if (e.target === cy) { cy.elements().removeClass("faded"); tip.hidden = true; } });
-  cy.on("dbltap", "node", function (e) {
-    var path = window.location.pathname.replace(/tweets\/\d+\/explore\/?$/, "accounts/" + e.target.data("tid") + "/");
+  function position(id) {
+    // where the node is on screen, in pixels from the drawing's top left corner
+    var a = graph.getNodeAttributes(id);
+    return renderer.graphToViewport({ x: a.x, y: a.y });
+  }
+  function paths(id) {
+    // what flowed into the account (the accounts that saw it from them, transitively) and where it went
+    var seen = {};
+    seen[id] = true;
+    [["inNeighbors"], ["outNeighbors"]].forEach(function (dir) {
+      var stack = [id];
+      while (stack.length) {
+        var v = stack.pop();
+        graph[dir[0]](v).forEach(function (w) { if (!seen[w]) { seen[w] = true; stack.push(w); } });
+      }
+    });
+    return seen;
+  }
+  function highlight(id) {
+    focus = id;
+    lit = id === null ? null : paths(id);
+    renderer.refresh({ skipIndexation: true });
+  }
+  function centreOn(id) {
+    var d = renderer.getNodeDisplayData(id);
+    if (d) renderer.getCamera().animate({ x: d.x, y: d.y, ratio: Math.min(renderer.getCamera().ratio, 0.25) }, { duration: 300 });
+  }
+  renderer.on("enterNode", function (e) { show(e.node); container.style.cursor = "pointer"; });
+  renderer.on("leaveNode", function () { if (focus === null) tip.hidden = true; container.style.cursor = ""; });
+  renderer.on("clickNode", function (e) { highlight(e.node); show(e.node); });
+  renderer.on("clickStage", function () { highlight(null); tip.hidden = true; });
+  renderer.on("doubleClickNode", function (e) {
+    e.preventSigmaDefault();
+    var path = window.location.pathname.replace(/tweets\/\d+\/explore\/?$/, "accounts/" + byId[e.node].tid + "/");
     window.location.assign(path);
   });
+  // the tooltip of the lit account follows it when the camera moves or the drawing is resized
+  renderer.on("afterRender", function () { if (focus !== null && !tip.hidden) show(focus); });
+
   // keyboard: arrows pan, +/- zoom, 0 fits
-  document.getElementById("cy").addEventListener("keydown", function (ev) {
-    var step = 40, z = cy.zoom();
-    var moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-    if (moves[ev.key]) { cy.panBy({ x: moves[ev.key][0], y: moves[ev.key][1] }); ev.preventDefault(); }
-    else if (ev.key === "+" || ev.key === "=") { cy.zoom({ level: z * 1.2, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }); }
-    else if (ev.key === "-") { cy.zoom({ level: z / 1.2, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }); }
-    else if (ev.key === "0") { cy.fit(undefined, 20); }
+  container.addEventListener("keydown", function (ev) {
+    var cam = renderer.getCamera(), state = cam.getState(), step = 0.08 * state.ratio;
+    var moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+    if (moves[ev.key]) { cam.setState({ x: state.x + moves[ev.key][0], y: state.y + moves[ev.key][1] }); ev.preventDefault(); }
+    else if (ev.key === "+" || ev.key === "=") { cam.animatedZoom({ duration: 150 }); ev.preventDefault(); }
+    else if (ev.key === "-") { cam.animatedUnzoom({ duration: 150 }); ev.preventDefault(); }
+    else if (ev.key === "0") { cam.animatedReset({ duration: 150 }); ev.preventDefault(); }
   });
-  window.spreadwatchCascade = cy;  // for the browser tests
+
+  // find an account: @name or id, exact first, then a prefix; centres on it and lights its paths
+  var form = document.getElementById("find-account");
+  if (form) {
+    var input = form.querySelector("input"), said = document.getElementById("find-result");
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var q = input.value.trim().replace(/^@/, "").toLowerCase();
+      if (!q) return;
+      var exact = null, prefix = null;
+      data.nodes.forEach(function (n) {
+        var name = (n.name || "").toLowerCase();
+        if (!exact && (name === q || n.tid === q)) exact = n;
+        if (!prefix && (name.indexOf(q) === 0 || n.tid.indexOf(q) === 0)) prefix = n;
+      });
+      var hit = exact || prefix;
+      if (!hit) {
+        said.textContent = "No account matching “" + input.value.trim() + "” in this cascade" +
+          (data.hidden.nodes ? " (" + window.Spreadwatch.count(data.hidden.nodes) + " participants are not drawn)." : ".");
+        return;
+      }
+      said.textContent = "Found " + labelOf(hit) + ": influence " + fmt(hit.inf) + " " + data.unit + ".";
+      var id = String(hit.id);
+      highlight(id);
+      centreOn(id);
+      setTimeout(function () { show(id); }, 320);
+    });
+  }
+
+  window.spreadwatchCascade = {  // for the browser tests
+    sigma: renderer, graph: graph, position: position,
+    nodeByLabel: function (label) { return graph.findNode(function (n, a) { return a.label === label; }); }
+  };
   var modeSelect = document.getElementById("colour-mode");
   if (modeSelect) {
     modeSelect.addEventListener("change", function () {
       var mode = modeSelect.value;
-      cy.nodes().forEach(function (node) {
-        var n = data.nodes.find(function (x) { return String(x.id) === node.id(); });
-        node.data("colour", colourOf(n, mode));
-      });
+      graph.forEachNode(function (id) { graph.setNodeAttribute(id, "color", colourOf(byId[id], mode)); });
       document.querySelectorAll("[data-legend]").forEach(function (el) { el.hidden = el.dataset.legend !== mode; });
     });
   }
