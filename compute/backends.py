@@ -85,6 +85,14 @@ def _gpu_impl_present() -> bool:
     return True
 
 
+def _physical_gpu(visible: int) -> str:
+    """The machine's number of the ``visible``-th GPU this process sees: a worker pinned with
+    ``CUDA_VISIBLE_DEVICES=1`` computes on its device 0, which is the machine's GPU 1 (the run page and the
+    scale-out benchmark tell the workers apart by it)."""
+    ids = [p.strip() for p in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if p.strip()]
+    return ids[visible] if visible < len(ids) else str(visible)
+
+
 def device_name(backend: str) -> str:
     """What a batch computed on ``backend`` (``"cpu"`` or ``"gpu"``) ran on, for a run's record."""
     if backend == "gpu":
@@ -93,7 +101,7 @@ def device_name(backend: str) -> str:
 
             dev = cupy.cuda.Device()
             name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
-            return f"GPU {dev.id}: {name.decode() if isinstance(name, bytes) else name}"
+            return f"GPU {_physical_gpu(dev.id)}: {name.decode() if isinstance(name, bytes) else name}"
         except Exception as exc:  # pragma: no cover - depends on the machine
             return f"GPU ({exc.__class__.__name__})"
     from compute._jit import HAVE_NUMBA

@@ -92,3 +92,12 @@ def test_it_knows_a_real_gpu_out_of_memory_and_names_the_device():
     backends.free_device_memory()
     assert cupy.get_default_memory_pool().total_bytes() == 0
     assert backends.device_name("gpu").startswith("GPU 0: ")
+
+
+@pytest.mark.parametrize(
+    "visible,index,physical", [("", 0, "0"), ("1", 0, "1"), ("2,3", 1, "3"), (" 1 , 0", 1, "0"), ("1", 2, "2")]
+)
+def test_a_pinned_worker_names_the_machine_s_gpu(monkeypatch, visible, index, physical):
+    # a worker started with CUDA_VISIBLE_DEVICES=1 computes on its device 0, the machine's GPU 1
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert backends._physical_gpu(index) == physical
