@@ -244,7 +244,9 @@ def stream(
     """A stream engine whose state lives on the GPU: the twin of :func:`compute.algorithms.stream.stream`
     (``backend`` must not ask for the CPU)."""
     if backend not in ("gpu", "auto"):
-        raise ValueError(f"compute.gpu.stream runs on the GPU; backend={backend!r} belongs to compute.algorithms.stream")
+        raise ValueError(
+            f"compute.gpu.stream runs on the GPU; backend={backend!r} belongs to compute.algorithms.stream"
+        )
     check_stream_args(graph, orphans, follows, hold_seconds, hold_max)
     return StreamEngine(graph, GpuStreamCore(graph, orphans), orphans=orphans, follows=follows,
                         hold_seconds=hold_seconds, hold_max=hold_max, backend="gpu")  # fmt: skip

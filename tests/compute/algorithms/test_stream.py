@@ -73,8 +73,8 @@ def collections(draw):
     originals = [(100 + c, draw(st.integers(0, n_users - 1)), float(draw(st.integers(0, 5)))) for c in range(n_casc)]
     # retweets: of known tweets, and some of unknown ones (id 999); small integer times give ties; repeats and
     # self-retweets happen by chance
-    rts = draw(st.lists(st.tuples(st.sampled_from([100 + c for c in range(n_casc)] + [999]),
-                                  st.integers(0, n_users - 1), st.integers(0, 12).map(float)), max_size=30))  # fmt: skip
+    tweet = st.sampled_from([100 + c for c in range(n_casc)] + [999])
+    rts = draw(st.lists(st.tuples(tweet, st.integers(0, n_users - 1), st.integers(0, 12).map(float)), max_size=30))
     # a follower count per account (repeats of a retweet at the same second then agree on it: which of two
     # same-time repeats gives the count is the one thing a stream cannot know, docs/stream.md)
     per_user = [float(draw(st.integers(0, 50))) for _ in range(n_users)]
@@ -208,15 +208,16 @@ def test_the_bundled_twitter16_sample_replayed_as_a_stream_equals_batch():
     graph = FollowerGraph.from_edges(f.follower_id, f.followee_id)
     for lateness, batch in ((0.0, 50), (600.0, 37), (86400.0, 500)):
         eng, ups = replay(res.tweets, graph, lateness=lateness, seed=3, batch=batch)
-        got, want = assert_same_as_batch(eng, res.tweets, graph)
+        _, want = assert_same_as_batch(eng, res.tweets, graph)
         assert want.n_edges > 100
     assert sum(len(u.recomputed) for u in ups) > 0  # the last replay had late retweets
 
 
 def test_it_refuses_bad_arguments_naming_them():
     graph = FollowerGraph.from_edges([2], [1])
-    for kw, name in (({"orphans": "x"}, "orphans"), ({"follows": "x"}, "follows"), ({"hold_seconds": -1}, "hold_seconds"),
-                     ({"hold_max": 1.5}, "hold_max"), ({"backend": "tpu"}, "backend")):  # fmt: skip
+    bad = (({"orphans": "x"}, "orphans"), ({"follows": "x"}, "follows"), ({"hold_seconds": -1}, "hold_seconds"),
+           ({"hold_max": 1.5}, "hold_max"), ({"backend": "tpu"}, "backend"))  # fmt: skip
+    for kw, name in bad:
         with pytest.raises(ValueError, match=name):
             stream(graph, **kw)
     eng = stream(graph, backend="cpu")
@@ -242,3 +243,24 @@ def test_the_edges_of_each_update_replay_into_the_final_state():
     final = {t: e for t, e in edge_sets(eng.graphs()).items() if e}
     assert {t: e for t, e in kept.items() if e} == final
     assert_same_as_batch(eng, tweets, graph)
+
+
+def test_a_retweeter_following_thousands_is_searched_from_the_cascades_side_with_the_same_edges():
+    """A small cascade and retweeters with big friend lists: the reference walks the cascade's participants and
+    binary-searches each in the friend list (and in the new follows) instead of probing every friend."""
+    rng = np.random.default_rng(4)
+    big = np.arange(1000, 4000)
+    src = np.r_[np.full(3000, 2), np.full(3000, 3), 3]
+    dst = np.r_[big, big, 2]
+    graph = FollowerGraph.from_edges(np.r_[src, 2], np.r_[dst, 1])  # 2 follows the publisher 1; 3 follows 2
+    tweets = table([(1, 1, 0.0), (2, 1000, 0.0)], [(1, 2, 10.0), (1, 3, 20.0), (1, 4, 30.0), (2, 3, 5.0)])
+    eng, _ = replay(tweets, graph, batch=1)
+    assert edge_sets(eng.graphs()) == {1: {(2, 1), (3, 2)}, 2: {(3, 1000)}}
+    assert_same_as_batch(eng, tweets, graph)
+    # a new follow of a heavy follower, found on the same side: 4 (30 s) now follows 3 (20 s)
+    eng2 = stream(FollowerGraph.from_edges(np.r_[src, 2, np.full(3000, 4)], np.r_[dst, 1, rng.permutation(big)]),
+                  backend="cpu", follows="recompute")  # fmt: skip
+    eng2.push(StreamBatch.from_tweets(tweets))
+    up = eng2.push(follow_src=[4], follow_dst=[3])
+    assert list(up.recomputed) == [1]
+    assert edge_sets(eng2.graphs())[1] == {(2, 1), (3, 2), (4, 3)}
