@@ -75,6 +75,7 @@ def time_replay(tweets, graph, size: int, lateness: float, reference, collect: b
     n_rt = sum(b.n_retweets for b in bts)
     eng = stream(graph, backend="gpu", hold_seconds=np.inf)
     per = []
+    phases: dict[str, float] = {}
     edges = recomputed = 0
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
@@ -84,12 +85,15 @@ def time_replay(tweets, graph, size: int, lateness: float, reference, collect: b
         per.append(time.perf_counter() - s)
         edges += up.n_edges
         recomputed += len(up.recomputed)
+        for k, v in up.timings.items():
+            phases[k] = phases.get(k, 0.0) + v
     cp.cuda.Device().synchronize()
     wall = time.perf_counter() - t0
     g = eng.graphs()
     row = {"batch": size, "lateness_s": lateness, "collect": collect, "micro_batches": len(bts), "retweets": n_rt,
            "wall_s": wall, "retweets_per_s": n_rt / wall, "median_batch_ms": 1e3 * statistics.median(per),
            "p99_batch_ms": 1e3 * float(np.percentile(per, 99)), "max_batch_ms": 1e3 * max(per),
+           "phase_ms_per_batch": {k: 1e3 * v / len(bts) for k, v in phases.items()},
            "edges_emitted": edges, "cascades_rebuilt": recomputed, "final_edges": g.n_edges,
            "equals_batch_forward": same_edges(g, reference) if reference is not None else None}  # fmt: skip
     print(json.dumps(row), flush=True)
@@ -139,11 +143,16 @@ def main() -> None:
     rows.append(time_replay(tweets, graph, 100_000, 0.0, None, collect=False))
     Path(args.out, "stream_gpu.json").write_text(json.dumps(rows, indent=1))
     print()
-    print(f"{'batch':>9} {'late s':>6} {'retweets/s':>14} {'median ms':>10} {'p99 ms':>8} {'rebuilt':>8} {'= batch':>8}")
+    head = ("batch", "late s", "retweets/s", "median ms", "p99 ms", "rebuilt", "= batch", "ms/batch: orig place build")
+    print(" ".join(f"{h:>10}" for h in head))
     for r in rows:
         if "batch" in r:
-            print(f"{r['batch']:>9,} {r['lateness_s']:>6.0f} {r['retweets_per_s']:>14,.0f} {r['median_batch_ms']:>10.2f} "
-                  f"{r['p99_batch_ms']:>8.2f} {r['cascades_rebuilt']:>8,} {r['equals_batch_forward']!s:>8}")  # fmt: skip
+            ph = r["phase_ms_per_batch"]
+            print(
+                f"{r['batch']:>10,} {r['lateness_s']:>10.0f} {r['retweets_per_s']:>10,.0f} "
+                f"{r['median_batch_ms']:>10.2f} {r['p99_batch_ms']:>10.2f} {r['cascades_rebuilt']:>10,} "
+                f"{r['equals_batch_forward']!s:>10} {ph['originals']:>6.2f} {ph['place']:>5.2f} {ph['build']:>5.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -89,8 +89,9 @@ def test_small_random_streams_with_ties_repeats_unknown_users_and_follows_mid_st
         start = FollowerGraph.from_edges(g_src[:h], g_dst[:h], user_ids=[0])
         later = (g_src[h:], g_dst[h:])
         policy = "recompute" if trial % 2 else "forward"
-        engines = _lockstep(tweets, graph, lateness=float(rng.integers(0, 6)), seed=trial, batch=int(rng.integers(1, 9)),
-                            follows=later, start=start, policy=policy)  # fmt: skip
+        late, size = float(rng.integers(0, 6)), int(rng.integers(1, 9))
+        engines = _lockstep(tweets, graph, lateness=late, seed=trial, batch=size, follows=later, start=start,
+                            policy=policy)  # fmt: skip
         if policy == "recompute":
             assert_same_as_batch(engines[1], tweets, graph)
 
