@@ -39,3 +39,21 @@ def test_bad_input_exits_2_naming_it(tmp_path):
     assert res.returncode == 2 and "missing.csv" in res.stderr
     res = run_cli("stream", str(DATA / "twitter16"), "--batch", "0", "--backend", "cpu", check=False)
     assert res.returncode == 2 and "batch" in res.stderr
+
+
+def test_without_numba_the_same_replay_is_still_equal_to_batch():
+    import os
+    import subprocess
+    import sys
+
+    from .test_cli import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPREADWATCH_NO_NUMBA="1")
+    res = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "compute", "stream", str(DATA / "twitter16"), "--batch",
+         "400", "--lateness", "3600", "--hold-seconds", "1e9", "--backend", "cpu", "--output", "json"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    check = json.loads(res.stdout)["check"]
+    assert check["edges_equal"] and check["influence_equal"]
