@@ -267,20 +267,21 @@ def _reach_keep(work, cs, cd, node_time, node_reached, node_slot, slot_pub_node,
     if attach:
         for v in work:
             node_reached[v] = 1
-        has = np.zeros(len(node_time), dtype=np.bool_)
-        for e in range(len(cs)):
-            has[cs[e]] = True
-        n_orph = 0
-        for v in work:
-            if not has[v]:
-                n_orph += 1
+        # work participants with a candidate: a search in the sorted sources (no array over all participants)
+        srcs = np.unique(cs)
+        has = np.zeros(len(work), dtype=np.bool_)
+        for i in range(len(work)):
+            p = np.searchsorted(srcs, work[i])
+            has[i] = p < len(srcs) and srcs[p] == work[i]
+        n_orph = len(work) - int(has.sum())
         ks = np.empty(len(cs) + n_orph, dtype=np.int64)
         kd = np.empty(len(cs) + n_orph, dtype=np.int64)
         ks[: len(cs)] = cs
         kd[: len(cs)] = cd
         m = len(cs)
-        for v in work:
-            if not has[v]:
+        for i in range(len(work)):
+            if not has[i]:
+                v = work[i]
                 ks[m] = v
                 kd[m] = slot_pub_node[node_slot[v]]
                 m += 1
@@ -299,6 +300,23 @@ def _reach_keep(work, cs, cd, node_time, node_reached, node_slot, slot_pub_node,
             keep[e] = True
             m += 1
     return cs[keep], cd[keep]
+
+
+@njit
+def _cascade_nodes(slots, slot_head, slot_size, node_next):
+    """Every participant of the cascades ``slots`` (their linked lists)."""
+    n = 0
+    for s in slots:
+        n += slot_size[s]
+    out = np.empty(n, dtype=np.int64)
+    m = 0
+    for s in slots:
+        j = slot_head[s]
+        while j >= 0:
+            out[m] = j
+            m += 1
+            j = node_next[j]
+    return out[:m]
 
 
 def _grown(a: np.ndarray, need: int, fill=0) -> np.ndarray:
@@ -455,13 +473,11 @@ class CpuStreamCore(StreamCore):
         self.dirty[ns[late]] = 1
         np.maximum.at(self.slot_maxtime, ns, self.node_time[new])
         dirty_slots = np.flatnonzero(self.dirty[: self.n_slots])
-        if len(dirty_slots):
-            work = np.flatnonzero(
-                (self.node_pub[:hi] == 0) & ((np.arange(hi) >= lo) | (self.dirty[np.maximum(self.node_slot[:hi], 0)]
-                                                                      == 1)) & (self.node_slot[:hi] >= 0)
-            )  # fmt: skip
-        else:
-            work = new[self.node_pub[new] == 0]
+        work = new[self.node_pub[new] == 0]
+        if len(dirty_slots):  # every participant of a rebuilt cascade, from the cascades' lists
+            old = _cascade_nodes(dirty_slots, self.slot_head, self.slot_size, self.node_next)
+            old = old[(old < lo) & (self.node_pub[old] == 0)]
+            work = np.sort(np.concatenate([old, work]))
         cs, cd = _candidates(work, self.node_slot, self.node_uid, self.node_dense, self.node_time, self.node_next,
                              self.slot_head, self.slot_size, self.indptr, self.indices, self.graph.user_ids,
                              self.delta, self.extra_uid, self.tab, self.mask, self.bitmap, self.bshift)  # fmt: skip
