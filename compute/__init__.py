@@ -50,6 +50,7 @@ _LAZY = {
     "forward": "algorithms.forward",
     "backward": "algorithms.backward",
     "combine": "algorithms.combine",
+    "stream": "algorithms.stream",
     "rank": "pipeline",
     "Graph": "graphs",
     "graph_from_edges": "graphs",

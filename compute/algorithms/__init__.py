@@ -16,7 +16,8 @@ An algorithm may also be a family of analyses over one graph, one dispatcher eac
 :func:`neighbourhood`; docs/network.md), ``wtf`` (who amplifies whom: :func:`wtf`, built on
 :func:`personalized_pagerank` and :func:`money`; docs/wtf.md) and ``influence_max`` (IMGPU/IMM:
 :func:`influence_max`, :func:`rr_sets`, :func:`select_seeds`, :func:`imm_sample_size`,
-:func:`evaluate_spread`; docs/influence_max.md).
+:func:`evaluate_spread`; docs/influence_max.md). ``stream`` (issue 17, CRGP) is the forward phase applied
+incrementally: :func:`stream` returns a stateful engine fed with micro-batches (docs/stream.md).
 
 Public names load lazily, so importing the package imports no kernel module.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 import importlib
 
 #: every algorithm module of compute/algorithms/ (its GPU twin, where one exists, is compute/gpu/<name>.py)
-ALGORITHMS = ("forward", "backward", "combine", "network", "wtf", "influence_max")
+ALGORITHMS = ("forward", "backward", "combine", "network", "wtf", "influence_max", "stream")
 
 #: public function -> the algorithm module defining it: a one-step algorithm defines the function of its own
 #: name; a family of analyses (``network``) defines one dispatcher per analysis
@@ -52,7 +53,8 @@ FUNCTIONS = {
             "neighbourhood",
         )
     },
-    # not ``influence_max`` itself: that name is the module (``from compute.algorithms import influence_max``)
+    # not ``influence_max`` or ``stream`` themselves: those names are the modules
+    # (``from compute.algorithms import influence_max``)
     **{name: "influence_max" for name in ("rr_sets", "select_seeds", "imm_sample_size", "evaluate_spread")},
 }
 
