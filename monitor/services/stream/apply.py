@@ -111,17 +111,17 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
     Returns the counts -- ``events`` (locked and handled here), ``skipped`` (already applied or dead, held by
     another consumer, or not of this workspace), ``picked_up`` (waiting retweets applied because their original
     came in this micro-batch; included in ``applied``), ``applied``, ``waiting``, ``dead``, ``tweets``,
-    ``retweets`` and ``follows`` (records merged), ``cascades`` (recomputed), ``edges`` (spreading edges of
-    those cascades), ``merge`` (the merge's own counts) -- and ``seconds`` per step: ``lock``, ``parse``,
-    ``wait_lock`` (waiting for the workspace's store lock), ``store`` (stage + merge), ``compute`` (forward +
-    backward), ``results`` (influence rows and graphs), ``aggregates`` (the touched (publisher, day) pairs),
-    ``mark`` and ``total`` (commit hooks excluded).
+    ``retweets`` and ``follows`` (records merged), ``cascades`` (recomputed), ``participants`` and ``edges``
+    (of those cascades: the recompute's size), ``merge`` (the merge's own counts) -- and ``seconds`` per step:
+    ``lock``, ``parse``, ``wait_lock`` (waiting for the workspace's store lock), ``store`` (stage + merge),
+    ``compute`` (forward + backward), ``results`` (influence rows and graphs), ``aggregates`` (the touched
+    (publisher, day) pairs), ``mark`` and ``total`` (commit hooks excluded).
     """
     t0 = time.perf_counter()
     now = now or timezone.now()
     secs: dict[str, float] = {}
     out = {k: 0 for k in ("events", "skipped", "picked_up", "applied", "waiting", "dead", "tweets", "retweets",
-                          "follows", "cascades", "edges")}  # fmt: skip
+                          "follows", "cascades", "participants", "edges")}  # fmt: skip
     out["merge"] = {}
     ids = sorted({int(i) for i in event_ids})
     with transaction.atomic():
@@ -158,7 +158,7 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
         if tweet_pks:
             timer = _SqlTimer()
             with connection.execute_wrapper(timer):
-                out["edges"], compute_s, results_s = _recompute(workspace_id, tweet_pks, backend)
+                out["edges"], out["participants"], compute_s, results_s = _recompute(workspace_id, tweet_pks, backend)
             secs["compute"] = round(compute_s, 4)
             secs["aggregates"] = round(timer.aggregates, 4)
             secs["results"] = round(max(results_s - timer.aggregates, 0.0), 4)
@@ -350,7 +350,7 @@ def _note_conflicts(st: Stager, staged, drop: np.ndarray, res: _Outcome) -> None
             res.dead[i] = why
 
 
-def _recompute(ws: int, tweet_pks: list[int], backend: str) -> tuple[int, float, float]:
+def _recompute(ws: int, tweet_pks: list[int], backend: str) -> tuple[int, int, float, float]:
     """Compute and store the cascades ``tweet_pks`` with the influence algorithm, as one batch of a compute run
     stores them (no run row: ``Tweet.compute_run`` stays empty for cascades last computed from the stream)."""
     algo = get_algorithm("influence")
@@ -362,7 +362,7 @@ def _recompute(ws: int, tweet_pks: list[int], backend: str) -> tuple[int, float,
     batch.n_nodes = int(sum(int(o.nodes.sum()) for o in res.outcomes))
     t = time.perf_counter()
     algo.store(run=run, batch=batch, result=res)
-    return int(res.n_edges), compute_s, time.perf_counter() - t
+    return int(res.n_edges), batch.n_nodes, compute_s, time.perf_counter() - t
 
 
 def _mark(events: list[_Event], res: _Outcome, now) -> int:
