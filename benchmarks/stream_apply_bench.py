@@ -14,6 +14,11 @@ the commit and its hooks (the alert evaluation runs eagerly here), the cascades 
 participants they had (the recompute cost follows the touched cascades' size, not the micro-batch's), and the
 load average of the machine (other work shares its 2 cores).
 
+Under load the wall time says more about the other work than about the apply, so each row also has the CPU
+seconds of this process and of its PostgreSQL backend (read from /proc: the server runs on this machine), and
+retweets per CPU second: about what an otherwise idle core pair would give (WAL writes by other processes and
+the disk are not counted).
+
 Floors, measured first on the same rows: ``orjson.loads`` of the bodies (the least any parse costs) and a binary
 COPY of the retweet rows into a temporary table (the least any store costs).
 
@@ -54,6 +59,16 @@ def _ensure_database(url: str) -> None:
 
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
+
+
+def _backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the PostgreSQL backend ``pid`` has used: /proc, so the server must run on
+    this machine (it does here); NaN when it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _floors(bodies: list[str]) -> dict:
@@ -156,6 +171,9 @@ def main() -> int:
     print(f"floors on 50K bodies: {json.dumps(floors)}")
     ids = _insert_events(ws, bodies[:need])
 
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        backend_pid = cur.fetchone()[0]
     rows = []
     at = 0
     for size, times in PLAN:
@@ -163,9 +181,11 @@ def main() -> int:
             batch = ids[at : at + size]
             n_rt = sum('"retweeted_status"' in b for b in bodies[at : at + size])
             load_before = _load()
+            cpu0, db0 = time.process_time(), _backend_cpu(backend_pid)
             t = time.perf_counter()
             out = apply_events(workspace_id=ws.pk, event_ids=batch)
             wall = time.perf_counter() - t
+            cpu = time.process_time() - cpu0 + _backend_cpu(backend_pid) - db0
             row = {
                 "batch": size,
                 "first_event": at,
@@ -179,6 +199,10 @@ def main() -> int:
                 "seconds": out["seconds"],
                 "wall_s": round(wall, 3),
                 "retweets_per_s": round(n_rt / wall),
+                # CPU seconds of this process and its PostgreSQL backend: what the apply costs without the
+                # other work sharing the 2 cores (an idle machine would give about retweets / cpu_s)
+                "cpu_s": round(cpu, 3),
+                "retweets_per_cpu_s": round(n_rt / cpu),
                 "load_before": load_before,
                 "load_after": _load(),
             }

@@ -125,7 +125,7 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
     out["merge"] = {}
     ids = sorted({int(i) for i in event_ids})
     with transaction.atomic():
-        events = _lock(workspace_id, ids, exclude=())
+        events = _lock(workspace_id, ids)
         out["events"], out["skipped"] = len(events), len(ids) - len(events)
         t = _tick(secs, "lock", t0)
         if not events:
@@ -204,12 +204,21 @@ def _tick(secs: dict, name: str, t: float) -> float:
     return now
 
 
-def _lock(ws: int, ids: list[int], *, exclude) -> list[_Event]:
+def _lock(ws: int, ids: list[int]) -> list[_Event]:
     """The open events among ``ids``, locked (skipping those another transaction holds), in arrival order."""
+    if connection.vendor == "postgresql":
+        # one array parameter rather than an IN list of thousands: the statement stays small and plans at once
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT id, body, status, wait_until, cascade_key FROM monitor_streamevent
+                   WHERE workspace_id = %s AND id = ANY(%s) AND status IN (%s, %s)
+                   ORDER BY id FOR UPDATE SKIP LOCKED""",
+                [ws, ids, *_OPEN],
+            )
+            return [_Event(*r) for r in cur.fetchall()]
     rows = (
         StreamEvent.objects.select_for_update(skip_locked=True)
         .filter(workspace_id=ws, pk__in=ids, status__in=_OPEN)
-        .exclude(pk__in=exclude)
         .order_by("pk")
         .values_list("pk", "body", "status", "wait_until", "cascade_key")
     )
@@ -340,10 +349,18 @@ def _store(ws: int, events: list[_Event], tweets: TweetTable, follows: FollowTab
 
 
 def _note_conflicts(st: Stager, staged, drop: np.ndarray, res: _Outcome) -> None:
+    """Each event with rows left out by the stored-tweet check: dead when nothing of it is left, else a note.
+    The check reports each conflicting tweet id once (at its first row): other events with that id get its
+    reason."""
     _, line = st.where()
-    reasons = {r.line: r.reason for r in st.report.shown if r.line is not None}
+    by_tweet: dict[int, str] = {}
+    for r in st.report.shown:
+        if r.line is not None:
+            for tid in np.unique(staged.tweet_id[drop & (line == r.line)]).tolist():
+                by_tweet.setdefault(tid, r.reason)
     for i in np.unique(line[drop]).tolist():
-        why = reasons.get(i) or next(iter(reasons.values()), "conflicts with a stored tweet")
+        tid = int(staged.tweet_id[drop & (line == i)][0])
+        why = by_tweet.get(tid, f"conflicts with a stored tweet: tweet {tid}")
         if (line[~drop] == i).any():
             res.notes[i] = f"applied without a row: {why}"
         else:
@@ -369,10 +386,18 @@ def _mark(events: list[_Event], res: _Outcome, now) -> int:
     """Write each event's new status; returns how many were applied."""
     done = set(res.dead) | set(res.waiting) | set(res.notes)
     applied = [e.pk for i, e in enumerate(events) if i not in done]
-    for a in range(0, len(applied), _UPDATE_CHUNK):
-        StreamEvent.objects.filter(pk__in=applied[a : a + _UPDATE_CHUNK]).update(
-            status=StreamEvent.Status.APPLIED, applied_at=now, attempts=F("attempts") + 1, error="", wait_until=None
-        )
+    if applied and connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(
+                """UPDATE monitor_streamevent SET status = %s, applied_at = %s, attempts = attempts + 1, error = '',
+                       wait_until = NULL WHERE id = ANY(%s)""",
+                [StreamEvent.Status.APPLIED, now, applied],
+            )
+    else:
+        for a in range(0, len(applied), _UPDATE_CHUNK):
+            StreamEvent.objects.filter(pk__in=applied[a : a + _UPDATE_CHUNK]).update(
+                status=StreamEvent.Status.APPLIED, applied_at=now, attempts=F("attempts") + 1, error="", wait_until=None
+            )
     changed = []
 
     def row(i: int, status: str, error: str, *, applied_at=None, wait_until=None, cascade_key=None) -> None:
