@@ -22,8 +22,8 @@ the disk are not counted).
 Floors, measured first on the same rows: ``orjson.loads`` of the bodies (the least any parse costs) and a binary
 COPY of the retweet rows into a temporary table (the least any store costs).
 
-It writes into the database named by ``DATABASE_URL`` (its ``bench-stream`` workspace, dropped first); point it at
-a database of its own (``.../spreadwatch_stream_bench``: created when missing).
+It writes into the database named by ``DATABASE_URL`` (a new ``bench-stream-<time>`` workspace; earlier ones
+are dropped first); point it at a database of its own (``.../spreadwatch_stream_bench``: created when missing).
 """
 
 from __future__ import annotations
@@ -153,9 +153,11 @@ def main() -> int:
     from monitor.models import Workspace
     from monitor.services.stream.apply import apply_events
 
-    for old in Workspace.objects.filter(slug="bench-stream"):
+    for old in Workspace.objects.filter(slug__startswith="bench-stream"):
+        with connection.cursor() as cur:  # the queue first, set-based (the purge leaves it to the ORM's cascade)
+            cur.execute("DELETE FROM monitor_streamevent WHERE workspace_id = %s", [old.pk])
         services.workspace_purge(workspace=old)
-    ws = services.workspace_create(name="Stream bench", slug="bench-stream")
+    ws = services.workspace_create(name="Stream bench", slug=f"bench-stream-{int(time.time())}")
     t = time.perf_counter()
     c = services.collection_create(workspace=ws, files=[data / "follows.csv"])
     c.refresh_from_db()
