@@ -272,33 +272,40 @@ def test_a_record_contradicting_a_stored_tweet_is_a_dead_letter(ws_a):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_consumers_applying_the_same_ids_at_once_apply_each_event_once():
+@pytest.mark.parametrize("overlap", ["same ids", "overlapping halves"])
+def test_two_consumers_applying_the_same_ids_at_once_apply_each_event_once(overlap):
     from monitor import services
 
     ws = services.workspace_create(name="Live", slug="live")
     tweets, follows = thesis_records()
     ids = add_events(ws, tweets + follows)
+    given = [ids, ids] if overlap == "same ids" else [ids[: 2 * len(ids) // 3], ids[len(ids) // 3 :]]
     start = threading.Barrier(2)
     results, errors = [], []
 
-    def consumer() -> None:
+    def consumer(mine: list[int]) -> None:
         try:
             start.wait()
-            results.append(apply_events(workspace_id=ws.pk, event_ids=ids))
+            results.append(apply_events(workspace_id=ws.pk, event_ids=mine))
         except Exception as exc:  # reported below: a thread's exception would otherwise vanish
             errors.append(exc)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=consumer) for _ in range(2)]
+    threads = [threading.Thread(target=consumer, args=(mine,)) for mine in given]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
     assert not errors
+    # every event was handled by exactly one of the two (the other skipped it)
     assert sum(r["events"] for r in results) == len(ids)
-    assert sum(r["applied"] for r in results) == len(ids)
-    assert set(StreamEvent.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == {1}
+    waited = sum(r["waiting"] for r in results)
+    assert sum(r["applied"] for r in results) + waited == len(ids)
+    # a retweet handled while the other consumer held its original waited; the next call applies it
+    assert apply_events(workspace_id=ws.pk, event_ids=ids)["applied"] == waited
+    assert set(statuses(ids)) == {StreamEvent.Status.APPLIED}
+    assert sum(StreamEvent.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == len(ids) + waited
     assert Retweet.objects.filter(tweet__workspace=ws).count() == 9
     assert total_by_name(ws) == EXPECTED_TOTAL
 
