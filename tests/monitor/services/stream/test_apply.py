@@ -1,0 +1,347 @@
+"""Applying stream events (monitor.services.stream.apply): idempotent redelivery, two consumers on the same ids,
+retweets waiting for their original (applied when it comes, dead when it never does), a late follow, bad bodies
+as dead letters naming the field -- each checked against a batch upload of the same records."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from monitor.models import (
+    Account,
+    CascadeGraph,
+    CascadeInfluence,
+    DailyInfluence,
+    PublisherDay,
+    Retweet,
+    StreamEvent,
+    Tweet,
+    Workspace,
+)
+from monitor.services.stream.apply import apply_events, sweep_waiting
+from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
+
+pytestmark = pytest.mark.services
+
+TWEET_COLUMNS = ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "screen_name",
+                 "text", "label")  # fmt: skip
+
+
+# --- helpers (the replay tests use them too) ----------------------------------------------------------------------
+
+
+def kind_of(rec: dict) -> str:
+    if "follower" in rec:
+        return StreamEvent.Kind.FOLLOW
+    return StreamEvent.Kind.RETWEET if rec.get("retweeted_tweet_id") not in (None, "") else StreamEvent.Kind.TWEET
+
+
+def add_events(ws, records: list) -> list[int]:
+    """Accept ``records`` (dicts, or raw body strings) as stream events, in this order; returns their ids."""
+    now = timezone.now()
+    rows = []
+    for rec in records:
+        body = rec if isinstance(rec, str) else json.dumps(rec)
+        kind = StreamEvent.Kind.TWEET if isinstance(rec, str) else kind_of(rec)
+        key = None
+        if not isinstance(rec, str) and kind != StreamEvent.Kind.FOLLOW:
+            key = int(rec.get("retweeted_tweet_id") or rec["tweet_id"])
+        rows.append(StreamEvent(workspace=ws, kind=kind, cascade_key=key, body=body, received_at=now))
+    return [e.pk for e in StreamEvent.objects.bulk_create(rows)]
+
+
+def thesis_records() -> tuple[list[dict], list[dict]]:
+    """The worked example as stream records: (tweets CSV rows as JSON objects, follow records)."""
+    with open(THESIS / "tweets.csv", newline="") as f:
+        tweets = [{k: v for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+    with open(THESIS / "follows.csv", newline="") as f:
+        follows = [{"follower": int(r["follower_id"]), "followee": int(r["followee_id"])} for r in csv.DictReader(f)]
+    return tweets, follows
+
+
+def write_upload(tmp: Path, records: list[dict]) -> list[Path]:
+    """The same records as the files an analyst uploads: a tweets CSV (in this order) and a follows CSV."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    tweets = [r for r in records if "follower" not in r]
+    follows = [r for r in records if "follower" in r]
+    paths = []
+    if tweets:
+        p = tmp / "tweets.csv"
+        with open(p, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(TWEET_COLUMNS)
+            for r in tweets:
+                w.writerow(["" if r.get(c) is None else r.get(c) for c in TWEET_COLUMNS])
+        paths.append(p)
+    if follows:
+        p = tmp / "follows.csv"
+        with open(p, "w", newline="") as f:
+            f.write("follower_id,followee_id\n" + "".join(f"{r['follower']},{r['followee']}\n" for r in follows))
+        paths.append(p)
+    return paths
+
+
+def snapshot(ws) -> dict:
+    """Everything a compute stores, keyed by Twitter ids (account primary keys differ between workspaces)."""
+    tw = dict(Account.objects.filter(workspace=ws).values_list("pk", "twitter_id"))
+    tid = dict(Tweet.objects.filter(workspace=ws).values_list("pk", "tweet_id"))
+    edges = {}
+    for g in CascadeGraph.objects.filter(tweet__workspace=ws):
+        src, dst = g.edge_arrays()
+        edges[tid[g.tweet_id]] = sorted(zip((tw[s] for s in src.tolist()), (tw[d] for d in dst.tolist())))
+    influence = {
+        (tid[t], tw[a]): (round(i, 9), r, f)
+        for t, a, i, r, f in CascadeInfluence.objects.filter(tweet__workspace=ws).values_list(
+            "tweet_id", "account_id", "influence", "role", "followers"
+        )
+    }
+    daily = {
+        (tw[p], tw[a], d, lab): (round(i, 9), c)
+        for p, a, d, lab, i, c in DailyInfluence.objects.filter(workspace=ws).values_list(
+            "publisher_id", "account_id", "day", "label", "influence", "cascades"
+        )
+    }
+    pubday = {
+        (tw[p], d, lab): (n, round(r, 9))
+        for p, d, lab, n, r in PublisherDay.objects.filter(workspace=ws).values_list(
+            "publisher_id", "day", "label", "tweets", "reach"
+        )
+    }
+    tweets = {
+        t: (s, n, e, o, None if r is None else round(r, 9), u, lab)
+        for t, s, n, e, o, r, u, lab in Tweet.objects.filter(workspace=ws).values_list(
+            "tweet_id", "compute_status", "n_participants", "n_edges", "n_orphans", "reach", "unit", "label"
+        )
+    }
+    return {"edges": edges, "influence": influence, "daily": daily, "publisherday": pubday, "tweets": tweets}
+
+
+def assert_same(stream: dict, batch: dict) -> None:
+    for key in batch:
+        assert stream[key] == batch[key], key
+
+
+def statuses(ids: list[int]) -> list[str]:
+    by_pk = dict(StreamEvent.objects.filter(pk__in=ids).values_list("pk", "status"))
+    return [by_pk[i] for i in ids]
+
+
+# --- behaviour ------------------------------------------------------------------------------------------------------
+
+
+def test_it_applies_the_worked_example_as_the_batch_upload_stores_it(ws_a, ws_b, import_files, tmp_path):
+    tweets, follows = thesis_records()
+    ids = add_events(ws_a, follows + tweets)
+    out = apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    assert (out["applied"], out["waiting"], out["dead"], out["cascades"]) == (len(ids), 0, 0, 2)
+    assert out["edges"] == 11 and out["retweets"] == 9
+    assert set(out["seconds"]) >= {"lock", "parse", "store", "compute", "results", "aggregates", "mark", "total"}
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    import_files(ws_b, write_upload(tmp_path, tweets + follows))
+    assert_same(snapshot(ws_a), snapshot(ws_b))
+    e = StreamEvent.objects.get(pk=ids[0])
+    assert e.status == StreamEvent.Status.APPLIED and e.applied_at is not None and e.attempts == 1
+
+
+def test_a_redelivered_micro_batch_changes_nothing(ws_a):
+    tweets, follows = thesis_records()
+    ids = add_events(ws_a, tweets + follows)
+    apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    before = snapshot(ws_a)
+    version = Workspace.objects.get(pk=ws_a.pk).data_version
+    again = apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    assert (again["events"], again["skipped"], again["applied"]) == (0, len(ids), 0)
+    assert snapshot(ws_a) == before
+    assert Workspace.objects.get(pk=ws_a.pk).data_version == version
+    assert set(StreamEvent.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == {1}
+
+
+def test_an_older_retweet_arriving_late_is_inserted_and_its_cascade_recomputed(ws_a, ws_b, import_files, tmp_path):
+    tweets, follows = thesis_records()
+    # the first retweet of cascade 1000 (d at 00:00:01) arrives after every other record
+    late = [r for r in tweets if r["tweet_id"] == "1001"]
+    rest = [r for r in tweets if r["tweet_id"] != "1001"]
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, follows + rest))
+    without = snapshot(ws_a)
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, late))
+    assert out["cascades"] == 1 and out["applied"] == 1
+    assert snapshot(ws_a)["edges"] != without["edges"]
+    import_files(ws_b, write_upload(tmp_path, tweets + follows))
+    assert_same(snapshot(ws_a), snapshot(ws_b))
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_a_follow_arriving_late_recomputes_the_cascades_of_both_accounts(ws_a, ws_b, import_files, tmp_path):
+    tweets, follows = thesis_records()
+    # a follow whose follower retweeted: e follows c (e and c both retweeted 1000; e alone retweeted 2000 too)
+    late = [f for f in follows if (f["follower"], f["followee"]) == (105, 103)]
+    assert late, "the worked example has the follow e -> c"
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, tweets + [f for f in follows if f not in late]))
+    without = snapshot(ws_a)
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, late))
+    assert out["follows"] == 1 and out["cascades"] >= 1
+    assert snapshot(ws_a)["edges"] != without["edges"]
+    import_files(ws_b, write_upload(tmp_path, tweets + follows))
+    assert_same(snapshot(ws_a), snapshot(ws_b))
+
+
+def test_a_retweet_waits_for_its_original_and_is_applied_when_it_comes(ws_a, settings):
+    settings.SPREADWATCH_STREAM_ORPHAN_WAIT = 60
+    tweets, follows = thesis_records()
+    rts = [r for r in tweets if r["tweet_id"].startswith("100") and r["tweet_id"] != "1000"]
+    early = add_events(ws_a, follows + rts)
+    now = timezone.now()
+    out = apply_events(workspace_id=ws_a.pk, event_ids=early, now=now)
+    assert out["waiting"] == len(rts) and out["applied"] == len(follows)
+    waiting = StreamEvent.objects.filter(pk__in=early, status=StreamEvent.Status.WAITING)
+    assert waiting.count() == len(rts)
+    e = waiting.first()
+    assert e.cascade_key == 1000 and e.wait_until == now + dt.timedelta(seconds=60)
+    assert "waiting for original 1000" in e.error
+    assert not Retweet.objects.filter(tweet__workspace=ws_a).exists()
+    # the original arrives (with the other cascade): its waiting retweets are applied in the same transaction
+    orig = add_events(ws_a, [r for r in tweets if r not in rts])
+    out = apply_events(workspace_id=ws_a.pk, event_ids=orig, now=now + dt.timedelta(seconds=30))
+    assert out["picked_up"] == len(rts) and out["waiting"] == 0
+    assert set(statuses(early + orig)) == {StreamEvent.Status.APPLIED}
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_a_retweet_whose_original_never_arrives_is_a_dead_letter(ws_a, settings):
+    settings.SPREADWATCH_STREAM_ORPHAN_WAIT = 60
+    rt = {"tweet_id": "77", "retweeted_tweet_id": "999", "user_id": "5", "created_at": "2020-01-01T00:00:00Z"}
+    ids = add_events(ws_a, [rt])
+    now = timezone.now()
+    apply_events(workspace_id=ws_a.pk, event_ids=ids, now=now)
+    assert statuses(ids) == [StreamEvent.Status.WAITING]
+    assert sweep_waiting(workspace_id=ws_a.pk, now=now + dt.timedelta(seconds=30))["events"] == 0
+    out = sweep_waiting(workspace_id=ws_a.pk, now=now + dt.timedelta(seconds=61))
+    assert out["dead"] == 1
+    e = StreamEvent.objects.get(pk=ids[0])
+    assert e.status == StreamEvent.Status.DEAD and e.error.startswith("original 999 never arrived")
+    assert not Account.objects.filter(workspace=ws_a).exists()
+
+
+def test_sweep_applies_a_waiting_retweet_whose_original_was_stored_meanwhile(ws_a, import_files, tmp_path):
+    tweets, _ = thesis_records()
+    rt = add_events(ws_a, [r for r in tweets if r["tweet_id"] == "2001"])
+    apply_events(workspace_id=ws_a.pk, event_ids=rt)
+    assert statuses(rt) == [StreamEvent.Status.WAITING]
+    # the original is stored by an upload, not by a micro-batch that would have picked the retweet up
+    import_files(ws_a, write_upload(tmp_path, [r for r in tweets if r["tweet_id"] == "2000"]))
+    assert statuses(rt) == [StreamEvent.Status.WAITING]
+    out = sweep_waiting(workspace_id=ws_a.pk)
+    assert (out["events"], out["applied"], out["cascades"]) == (1, 1, 1)
+    assert Retweet.objects.filter(tweet__tweet_id=2000).count() == 1
+    assert sweep_waiting(workspace_id=ws_a.pk)["events"] == 0
+
+
+def test_a_bad_body_is_a_dead_letter_naming_its_field_and_the_rest_is_applied(ws_a):
+    tweets, _ = thesis_records()
+    bad_count = dict(tweets[1], followers_count="lots")
+    v1_bad_user = json.dumps({"id_str": "5", "user": "nobody", "created_at": "Wed Jan 01 00:00:00 +0000 2020"})
+    bodies = [tweets[0], bad_count, *tweets[2:6], {"follower": "x1", "followee": 2}, "{not json", '{"hello": 1}',
+              v1_bad_user]  # fmt: skip
+    ids = add_events(ws_a, bodies)
+    out = apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    assert (out["applied"], out["dead"]) == (5, 5)
+    errors = dict(StreamEvent.objects.filter(pk__in=ids, status="dead").values_list("pk", "error"))
+    assert errors[ids[1]] == "cannot be read: field 'followers_count': not a number: 'lots'"
+    assert errors[ids[6]].startswith("cannot be read: field 'follower': not an integer id")
+    assert errors[ids[7]].startswith("cannot be read: invalid JSON")
+    assert "cannot tell the record's format" in errors[ids[8]]
+    assert "field 'user'" in errors[ids[9]]
+    assert Retweet.objects.filter(tweet__workspace=ws_a).count() == 4  # 1002..1005; 1001 was dead
+
+
+def test_a_record_contradicting_a_stored_tweet_is_a_dead_letter(ws_a):
+    tweets, _ = thesis_records()
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, tweets[:1]))
+    other_author = dict(tweets[0], user_id="999")
+    ids = add_events(ws_a, [other_author])
+    out = apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    assert out["dead"] == 1
+    assert "conflicts with a stored tweet: tweet 1000" in StreamEvent.objects.get(pk=ids[0]).error
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("overlap", ["same ids", "overlapping halves"])
+def test_two_consumers_applying_the_same_ids_at_once_apply_each_event_once(overlap):
+    from monitor import services
+
+    ws = services.workspace_create(name="Live", slug="live")
+    tweets, follows = thesis_records()
+    ids = add_events(ws, tweets + follows)
+    given = [ids, ids] if overlap == "same ids" else [ids[: 2 * len(ids) // 3], ids[len(ids) // 3 :]]
+    start = threading.Barrier(2)
+    results, errors = [], []
+
+    def consumer(mine: list[int]) -> None:
+        try:
+            start.wait()
+            results.append(apply_events(workspace_id=ws.pk, event_ids=mine))
+        except Exception as exc:  # reported below: a thread's exception would otherwise vanish
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=consumer, args=(mine,)) for mine in given]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    # every event was handled by exactly one of the two (the other skipped it)
+    assert sum(r["events"] for r in results) == len(ids)
+    waited = sum(r["waiting"] for r in results)
+    assert sum(r["applied"] for r in results) + waited == len(ids)
+    # a retweet handled while the other consumer held its original waited; the next call applies it
+    assert apply_events(workspace_id=ws.pk, event_ids=ids)["applied"] == waited
+    assert set(statuses(ids)) == {StreamEvent.Status.APPLIED}
+    assert sum(StreamEvent.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == len(ids) + waited
+    assert Retweet.objects.filter(tweet__workspace=ws).count() == 9
+    assert total_by_name(ws) == EXPECTED_TOTAL
+
+
+@pytest.mark.django_db(transaction=True)
+def test_events_another_consumer_holds_are_skipped_not_waited_for():
+    from django.db import transaction
+
+    from monitor import services
+
+    ws = services.workspace_create(name="Live", slug="live")
+    tweets, follows = thesis_records()
+    ids = add_events(ws, tweets + follows)
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:  # a consumer in the middle of its micro-batch: the rows are locked, nothing committed
+        try:
+            with transaction.atomic():
+                list(StreamEvent.objects.select_for_update().filter(pk__in=ids[:5]).values_list("pk", flat=True))
+                held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    assert held.wait(30)
+    try:
+        out = apply_events(workspace_id=ws.pk, event_ids=ids)
+    finally:
+        release.set()
+        t.join(30)
+    assert (out["events"], out["skipped"]) == (len(ids) - 5, 5)
+    assert statuses(ids[:5]) == [StreamEvent.Status.QUEUED] * 5
+    # the held events include original 1000: its last retweet (1005, not held) waits for it
+    assert out["waiting"] == 1 and statuses(ids[5:6]) == [StreamEvent.Status.WAITING]
+    out = apply_events(workspace_id=ws.pk, event_ids=ids)
+    assert (out["events"], out["skipped"], out["applied"]) == (6, len(ids) - 6, 6)
+    assert total_by_name(ws) == EXPECTED_TOTAL
