@@ -111,7 +111,6 @@ def _read_body(request) -> bytes:
         413: OpenApiResponse(OpenApiTypes.OBJECT, description="body over the size or line limit; nothing stored"),
         429: OpenApiResponse(OpenApiTypes.OBJECT, description="backlog full; nothing stored; see Retry-After"),
     },
-    auth=[{"streamTokenAuth": []}],
 )
 @api_view(["POST"])
 @authentication_classes([StreamTokenAuthentication])
