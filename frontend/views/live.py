@@ -89,8 +89,9 @@ def stream_tokens(request: HttpRequest, ws: str) -> HttpResponse:
 @login_required
 @require_POST
 def stream_token_revoke_view(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    token = get_object_or_404(StreamToken, workspace=workspace, pk=pk)  # another workspace's token: 404
     workspace = _manager_workspace(request, ws)
-    token = get_object_or_404(StreamToken, workspace=workspace, pk=pk)
     stream_token_revoke(token=token, user=request.user)
     messages.success(request, f'Stream token {token.prefix}… revoked: it can no longer append.')
     return redirect("stream-tokens", ws=workspace.slug)
