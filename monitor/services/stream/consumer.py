@@ -298,7 +298,8 @@ class Consumer:
             self._beat()
         poll_s = settings.SPREADWATCH_STREAM_POLL_MS / 1000
         remaining = max(0.0, self._poll_at + poll_s - time.monotonic())
-        woken = self._wait_for_wakeups(int(min(remaining, 1.0) * 1000)) if remaining > 0 else set()
+        # BLOCK 0 would mean "for ever" to Redis: at least 1 ms
+        woken = self._wait_for_wakeups(max(1, int(min(remaining, 1.0) * 1000))) if remaining > 0 else set()
         if time.monotonic() >= self._poll_at + poll_s:
             woken = set(self.owned)
             self._poll_at = time.monotonic()

@@ -165,17 +165,17 @@ def stream_accept(
             backlog=backlog, limit=limit, retry_after=retry_after_s(workspace.pk, backlog - limit + len(records))
         )
     n_parts = settings.SPREADWATCH_STREAM_PARTITIONS
+    partitions = [partition_of(r.key, n_parts) for r in records]
     now = timezone.now()
     with transaction.atomic():
-        ids = _insert(workspace.pk, records, n_parts, now, source)
+        ids = _insert(workspace.pk, records, partitions, now, source)
         parts: dict[int, tuple[int, int]] = {}
-        for r, i in zip(records, ids):
-            p = partition_of(r.key, n_parts)
+        for r, p, i in zip(records, partitions, ids):
             first, last = parts.get(p, (i, i))
             parts[p] = (min(first, i), max(last, i))
             acc.by_kind[r.kind] = acc.by_kind.get(r.kind, 0) + 1
         acc.n_events = len(records)
-        acc.first_id, acc.last_id = min(ids), max(ids)
+        acc.first_id, acc.last_id = ids[0], ids[-1]
         acc.partitions = parts
         ws_id, n = workspace.pk, len(records)
         transaction.on_commit(lambda: (channel.publish_wakeups(ws_id, parts), channel.count(ws_id, "accepted", n)))
@@ -187,30 +187,36 @@ def _source(source: str, line: int) -> str:
     return s if len(s) <= 200 else s[:97] + "…" + s[-102:]
 
 
-def _insert(ws_id: int, records: list[Record], n_parts: int, now, source: str) -> list[int]:
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
+
+
+def _insert(ws_id: int, records: list[Record], partitions: list[int], now, source: str) -> list[int]:
     """Write the events; their ids, ascending in record order."""
     queued = StreamEvent.Status.QUEUED
     if connection.vendor == "postgresql":
+        table = StreamEvent._meta.db_table
         with connection.cursor() as cur:
             # ids first (one round trip), so COPY can write them and the caller knows them in line order
             cur.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [StreamEvent._meta.db_table, len(records)],
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, len(records)]
             )
             ids = sorted(row[0] for row in cur.fetchall())
             cols = "id, workspace_id, partition, kind, cascade_key, body, source, received_at, status, attempts, error"
-            with cur.cursor.copy(f"COPY {StreamEvent._meta.db_table} ({cols}) FROM STDIN") as cp:
-                for i, r in zip(ids, records):
-                    cp.write_row(
-                        (i, ws_id, partition_of(r.key, n_parts), r.kind, r.cascade_key, r.body,
-                         _source(source, r.line), now, queued, 0, "")
-                    )  # fmt: skip
+            at, nul, q = now.isoformat(), "\\N", str(queued.value)
+            text = "".join(
+                f"{i}\t{ws_id}\t{p}\t{r.kind}\t{nul if r.cascade_key is None else r.cascade_key}\t"
+                f"{r.body.translate(_COPY_ESCAPES)}\t{_source(source, r.line).translate(_COPY_ESCAPES)}\t{at}\t"
+                f"{q}\t0\t\n"
+                for i, r, p in zip(ids, records, partitions)
+            )
+            with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as cp:
+                cp.write(text)
         return ids
     rows = StreamEvent.objects.bulk_create(
         [
             StreamEvent(
                 workspace_id=ws_id,
-                partition=partition_of(r.key, n_parts),
+                partition=p,
                 kind=r.kind,
                 cascade_key=r.cascade_key,
                 body=r.body,
@@ -218,7 +224,7 @@ def _insert(ws_id: int, records: list[Record], n_parts: int, now, source: str) -
                 received_at=now,
                 status=queued,
             )
-            for r in records
+            for r, p in zip(records, partitions)
         ]
     )
     if rows and rows[0].pk is None:  # a backend that does not return ids: they are the last ones written

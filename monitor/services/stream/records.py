@@ -21,17 +21,22 @@ follower (it is applied before any later event of every partition: see ``consume
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from compute.formats._dups import SeenTweets
-from compute.formats._fields import Bad, to_count, to_id
+from compute.formats._fields import Bad, Ctx, to_count, to_id
+from compute.formats._io import Progress
 from compute.formats._json import Obj
-from compute.formats._report import InputError, ReadReport, Sink
+from compute.formats._report import BadRecord, InputError, ReadReport, Sink
 from compute.formats._tweets import TweetBuilder
 from compute.formats.csv_tweets import TWEET_COLUMNS
 from compute.formats.follows import FOLLOW_COLUMNS
-from compute.formats.twitter_v1 import _careful_rows, json_error
+from compute.formats.twitter_v1 import json_error, read_v1
 from compute.formats.twitter_v1 import sniff_json as sniff_v1
 from compute.formats.twitter_v2 import _author, _includes_problem, _is_obj, _retweeted
 from compute.formats.twitter_v2 import sniff_json as sniff_v2
@@ -103,61 +108,129 @@ def _v2_tweet(tw, line: int, prefix: str, users: dict, rec: int, builder: TweetB
     return tid, rtid, ref
 
 
+def _loads():
+    """The fastest generic JSON decoder here (msgspec, orjson, json) and the errors it raises."""
+    from compute.formats._json import backend, dict_loads
+
+    name = backend()
+    if name == "msgspec":
+        import msgspec
+
+        return msgspec.json.decode, (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+    return dict_loads(name)
+
+
 def read_lines(lines: Iterable[tuple[int, str]], *, path: str = "body") -> ReadLines:
     """Check every line (``(line number, text)``) and classify it; raises :class:`InputError` naming ``path``,
     the line and the field of the first bad one (nothing is returned then: a body is taken whole or not at all).
 
-    The rows of all lines go through :class:`TweetBuilder` as in the file readers: times parsed and bounded, a
-    time for every row (else the snowflake time of the id), follower counts bounded, and a tweet id that
-    contradicts another line of the same body (another author, time or original) refused."""
+    v1.1 statuses, the bulk of a real stream, go through the file reader itself (:func:`read_v1`, with its
+    msgspec fast path) over a temporary copy of those lines; the other shapes are checked here with the readers'
+    field functions. All rows meet in the same checks as in a file: times parsed and bounded, a time for every
+    row (else the snowflake time of the id), follower counts bounded, and a tweet id that contradicts another
+    line of the same body (another author, time or original) refused."""
+    decode, errors = _loads()
     sink = Sink(path, "strict", ReadReport())
-    builder = TweetBuilder(sink, text=True, seen=SeenTweets(), id_field="tweet_id")
+    seen = SeenTweets()
+    builder = TweetBuilder(sink, text=True, seen=seen, id_field="tweet_id")
     sink.before_raise = builder.flush
     out: list[Record] = []
+    v1: list[tuple[int, str]] = []
     skipped = 0
     rec = 0
-    for line, text in lines:
-        if not text or text.isspace():
-            continue
-        try:
-            obj = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            sink.bad(line, *json_error(exc))
-        if type(obj) is not dict:
-            sink.bad(line, None, "wrong type", "expected a JSON object")
-        try:
-            if "follower_id" in obj or "followee_id" in obj:
-                follower = to_id(obj.get("follower_id"), "follower_id")
-                to_id(obj.get("followee_id"), "followee_id")
-                out.append(Record(line, "follow", "follow", None, follower, text))
-            elif "tweet_id" in obj:
-                rec += 1
-                kind, key = _csv_row(obj, line, rec, builder)
-                out.append(Record(line, "csv", kind, key, key, text))
-            elif "data" in obj or "includes" in obj or (not sniff_v1(obj) and sniff_v2(obj)):
-                got = _v2_line(obj, text, line, builder, rec)
-                rec += max(1, 2 * len(got))
-                if not got:
-                    skipped += 1
-                out.extend(got)
-            elif sniff_v1(obj) or "user" in obj or any(k in obj for k in ("delete", "limit")):
-                rows = _careful_rows(Obj(obj), line)
-                if rows is None:
-                    skipped += 1
-                    continue
-                rec += 1
-                for r in rows:
-                    builder.add(rec, *r[1:])
-                tid, rtid = rows[0][2], rows[0][3]
-                key = tid if rtid == NO_TWEET else rtid
-                out.append(Record(line, "v1", "tweet" if rtid == NO_TWEET else "retweet", key, key, text))
-            else:
-                raise Bad(None, "unknown record", _UNKNOWN)
-        except Bad as b:
-            sink.bad(line, b.field, b.kind, b.detail)
-    builder.flush()  # raises InputError for the first bad time, count or conflicting duplicate
+    first_bad: InputError | None = None
+    try:
+        for line, text in lines:
+            if not text or text.isspace():
+                continue
+            try:
+                obj = decode(text.encode() if decode is not json.loads else text)
+            except errors as exc:
+                sink.bad(line, *json_error(exc))
+            if type(obj) is not dict:
+                sink.bad(line, None, "wrong type", "expected a JSON object")
+            try:
+                if "follower_id" in obj or "followee_id" in obj:
+                    follower = to_id(obj.get("follower_id"), "follower_id")
+                    to_id(obj.get("followee_id"), "followee_id")
+                    out.append(Record(line, "follow", "follow", None, follower, text))
+                elif "tweet_id" in obj:
+                    rec += 1
+                    kind, key = _csv_row(obj, line, rec, builder)
+                    out.append(Record(line, "csv", kind, key, key, text))
+                elif "user" in obj and "data" not in obj:  # a v1.1 status (v2 tweets have author_id / author)
+                    v1.append((line, text))
+                    out.append(Record(line, "v1", "", None, 0, text))  # classified by the reader below
+                elif "data" in obj or "includes" in obj or (not sniff_v1(obj) and sniff_v2(obj)):
+                    got = _v2_line(obj, text, line, builder, rec)
+                    rec += max(1, 2 * len(got))
+                    if not got:
+                        skipped += 1
+                    out.extend(got)
+                elif sniff_v1(obj) or any(k in obj for k in _NOTICES):
+                    v1.append((line, text))
+                    out.append(Record(line, "v1", "", None, 0, text))
+                else:
+                    raise Bad(None, "unknown record", _UNKNOWN)
+            except Bad as b:
+                sink.bad(line, b.field, b.kind, b.detail)
+        builder.flush()  # the first bad time, count or conflicting duplicate of the lines read here
+    except InputError as exc:
+        first_bad = exc
     sink.before_raise = None
+    stop = first_bad.record.line if first_bad is not None else None
+    if v1:
+        try:
+            kinds = _read_v1([(n, t) for n, t in v1 if stop is None or n < stop], path, seen)
+        except InputError as exc:
+            if first_bad is None or exc.record.line < first_bad.record.line:
+                first_bad = exc
+        else:
+            fixed = []
+            for r in out:
+                if r.format == "v1" and (stop is None or r.line < stop):
+                    got = kinds.get(r.line)
+                    if got is None:  # a stream notice: no tweet
+                        skipped += 1
+                        continue
+                    kind, key = got
+                    r = Record(r.line, "v1", kind, key, key, r.body)
+                fixed.append(r)
+            out = fixed
+    if first_bad is not None:
+        raise first_bad
     return ReadLines(out, skipped)
+
+
+_NOTICES = ("delete", "limit", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
+
+
+def _read_v1(lines: list[tuple[int, str]], path: str, seen: SeenTweets) -> dict[int, tuple[str, int]]:
+    """Run the v1.1 file reader over ``lines`` (a temporary file of them, in order): ``{line: (kind, cascade
+    key)}`` for the lines that hold a status; its errors come back with the body's own line numbers."""
+    if not lines:
+        return {}
+    numbers = np.array([n for n, _ in lines], dtype=np.int64)
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", dir=folder, encoding="utf-8") as fh:
+        fh.write("\n".join(t for _, t in lines))
+        fh.write("\n")
+        fh.flush()
+        sink = Sink(path, "strict", ReadReport())
+        ctx = Ctx(path=fh.name, sink=sink, progress=Progress(None, 0), chunk_size=1 << 30, seen=seen)
+        try:
+            tables = [t for kind, t in read_v1(fh.name, ctx) if kind == "tweets"]
+        except InputError as exc:
+            r = exc.record
+            line = int(numbers[r.line - 1]) if r.line is not None else None
+            raise InputError(BadRecord(path, line, r.field, r.reason, r.kind)) from None
+    out: dict[int, tuple[str, int]] = {}
+    for t in tables:
+        for ln, tid, rt in zip(t.lines.tolist(), t.tweet_id.tolist(), t.retweeted_tweet_id.tolist()):
+            n = int(numbers[ln - 1])
+            if n not in out:  # the status itself comes first, then its embedded original
+                out[n] = ("tweet", tid) if rt == NO_TWEET else ("retweet", rt)
+    return out
 
 
 def _v2_line(obj: dict, text: str, line: int, builder: TweetBuilder, rec: int) -> list[Record]:

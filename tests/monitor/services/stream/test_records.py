@@ -120,3 +120,29 @@ def test_partitions_spread_snowflake_ids_evenly_and_are_stable():
     assert counts.min() > 0.9 * counts.mean()
     assert partition_of(1200000000000000000, 8) == partition_of(1200000000000000000, 8)
     assert partition_of(1200000000000000000, 8) == 1  # fixed: a change would move every cascade
+
+
+def _status(tid, uid, rt=None, fol=5):
+    st = {"id_str": str(tid), "created_at": 1600000000, "user": {"id_str": str(uid), "followers_count": fol}}
+    if rt is not None:
+        st["retweeted_status"] = {"id_str": str(rt), "created_at": 1599990000,
+                                  "user": {"id_str": "1", "followers_count": 9}}  # fmt: skip
+    return st
+
+
+def test_v1_lines_among_others_are_classified_and_their_errors_keep_the_bodys_line_numbers():
+    good = read_lines(_lines(_tw := {"tweet_id": "5", "user_id": "2", "created_at": 1600000000},
+                             _status(11, 3, rt=10), {"delete": {}}, _status(12, 4)))  # fmt: skip
+    assert [(r.line, r.format, r.kind, r.cascade_key) for r in good.records] == [
+        (1, "csv", "tweet", 5), (2, "v1", "retweet", 10), (4, "v1", "tweet", 12)
+    ]  # fmt: skip
+    assert good.n_skipped == 1
+    with pytest.raises(InputError) as e:
+        read_lines(_lines(_tw, _status(11, 3), _status(12, 4, fol=-1), {"tweet_id": "x"}))
+    assert (e.value.record.line, e.value.record.field) == (3, "user.followers_count")
+    with pytest.raises(InputError) as e:  # the earlier error wins, whichever reader found it
+        read_lines(_lines(_tw, {"tweet_id": "x"}, _status(12, 4, fol=-1)))
+    assert (e.value.record.line, e.value.record.field) == (2, "tweet_id")
+    with pytest.raises(InputError) as e:  # the same tweet id with another author, across formats
+        read_lines(_lines({"tweet_id": "12", "user_id": "9", "created_at": 1600000000}, _status(12, 4)))
+    assert (e.value.record.line, e.value.record.reason.split(":")[0]) == (2, "conflicting duplicate")
