@@ -33,7 +33,7 @@ def live(request: HttpRequest, ws: str) -> HttpResponse:
         workspace,
         live=stream_selectors.live_page(workspace),
         refresh_ms=REFRESH_MS,
-        refresh_s=REFRESH_MS // 1000,
+        refresh_s=f"{REFRESH_MS / 1000:g}",
         can_manage=can_manage_tokens(user=request.user, workspace=workspace),
     )
     return render(request, "frontend/live.html", ctx)
