@@ -249,8 +249,10 @@ SPREADWATCH_STREAM_POLL_MS = env_int("SPREADWATCH_STREAM_POLL_MS", 2_000)
 # a consumer not heard of for this long is dead: its partitions go to the others, which claim its wake-ups
 SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS = env_int("SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS", 10_000)
 # where the wake-ups go (Redis Streams); empty: REDIS_URL, else the broker's Redis, else none (consumers only poll)
-SPREADWATCH_STREAM_REDIS_URL = env_str("SPREADWATCH_STREAM_REDIS_URL") or REDIS_URL or (
-    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+SPREADWATCH_STREAM_REDIS_URL = (
+    env_str("SPREADWATCH_STREAM_REDIS_URL")
+    or REDIS_URL
+    or (CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "")
 )
 
 CELERY_TASK_ROUTES = {

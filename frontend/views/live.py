@@ -93,5 +93,5 @@ def stream_token_revoke_view(request: HttpRequest, ws: str, pk: int) -> HttpResp
     token = get_object_or_404(StreamToken, workspace=workspace, pk=pk)  # another workspace's token: 404
     workspace = _manager_workspace(request, ws)
     stream_token_revoke(token=token, user=request.user)
-    messages.success(request, f'Stream token {token.prefix}… revoked: it can no longer append.')
+    messages.success(request, f"Stream token {token.prefix}… revoked: it can no longer append.")
     return redirect("stream-tokens", ws=workspace.slug)

@@ -172,5 +172,3 @@ def live_page(ws: Workspace) -> dict:
         ),
         "at": timezone.now(),
     }
-
-

@@ -168,7 +168,9 @@ def test_every_accepted_event_is_applied_once_after_a_consumer_is_killed_mid_bat
     # each cascade applied in id order
     pos = {e: i for i, e in enumerate(order)}
     for key in StreamEvent.objects.filter(workspace=ws_a).values_list("cascade_key", flat=True).distinct():
-        evs = list(StreamEvent.objects.filter(workspace=ws_a, cascade_key=key).order_by("pk").values_list("pk", flat=True))
+        evs = list(
+            StreamEvent.objects.filter(workspace=ws_a, cascade_key=key).order_by("pk").values_list("pk", flat=True)
+        )
         assert [pos[e] for e in evs] == sorted(pos[e] for e in evs), f"cascade {key} out of order"
     # every wake-up acknowledged, the killed consumer's included (claimed by b)
     r = redis.client()

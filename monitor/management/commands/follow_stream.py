@@ -127,10 +127,10 @@ class Command(BaseCommand):
                         batch = []
                     continue
                 # at the end of what is there
-                if batch:
-                    if self.o["no_follow"] or time.monotonic() - idle_since >= self.o["idle_ms"] / 1000:
-                        self._send(batch, path)
-                        batch = []
+                idle = time.monotonic() - idle_since >= self.o["idle_ms"] / 1000
+                if batch and (self.o["no_follow"] or idle):
+                    self._send(batch, path)
+                    batch = []
                 if self.o["no_follow"] or (end is not None and time.monotonic() > end):
                     if partial:
                         line_no += 1

@@ -128,9 +128,10 @@ def applied_rate(workspace_id: int, *, seconds: int = 60) -> float:
     if n is None:
         since = timezone.now() - dt.timedelta(seconds=seconds)
         n = StreamEvent.objects.filter(
-            workspace_id=workspace_id, status=StreamEvent.Status.APPLIED, received_at__gte=since - dt.timedelta(
-                seconds=seconds
-            ), applied_at__gte=since
+            workspace_id=workspace_id,
+            status=StreamEvent.Status.APPLIED,
+            received_at__gte=since - dt.timedelta(seconds=seconds),
+            applied_at__gte=since,
         ).count()
     return n / seconds
 

@@ -42,7 +42,16 @@ from compute.formats.twitter_v2 import _author, _includes_problem, _is_obj, _ret
 from compute.formats.twitter_v2 import sniff_json as sniff_v2
 from compute.tables import NO_TWEET
 
-__all__ = ["Record", "ReadLines", "read_lines", "partition_of", "KINDS", "FOLLOW_COLUMNS", "TWEET_COLUMNS", "InputError"]
+__all__ = [
+    "Record",
+    "ReadLines",
+    "read_lines",
+    "partition_of",
+    "KINDS",
+    "FOLLOW_COLUMNS",
+    "TWEET_COLUMNS",
+    "InputError",
+]
 
 KINDS = ("tweet", "retweet", "follow")
 _MASK = (1 << 64) - 1
@@ -299,4 +308,3 @@ def _author_id(raw: dict) -> int | None:
         return to_id(v, "")
     except Bad:
         return None
-

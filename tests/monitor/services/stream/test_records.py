@@ -74,7 +74,12 @@ def test_it_splits_a_v2_page_into_one_record_per_tweet_each_with_what_it_needs()
         },
     }
     a, b = read_lines(_lines(page)).records
-    assert (a.kind, a.cascade_key, b.kind, b.cascade_key) == ("tweet", 1300000000000000001, "retweet", 1200000000000000000)
+    assert (a.kind, a.cascade_key, b.kind, b.cascade_key) == (
+        "tweet",
+        1300000000000000001,
+        "retweet",
+        1200000000000000000,
+    )
     body = json.loads(b.body)
     assert body["data"]["id"] == "1300000000000000002"
     assert [t["id"] for t in body["includes"]["tweets"]] == ["1200000000000000000"]
@@ -93,7 +98,8 @@ def test_it_skips_stream_notices_and_blank_lines():
     [
         ([{"tweet_id": "1", "user_id": "2", "created_at": "2020-01-01"}, "{nope"], 2, None, "invalid JSON"),
         ([{"tweet_id": "x1", "user_id": "2"}], 1, "tweet_id", "not an integer id"),
-        ([{"tweet_id": "1001", "user_id": "2", "created_at": "2020-01-01"}, {"tweet_id": "5"}], 2, "user_id", "missing"),
+        ([{"tweet_id": "1001", "user_id": "2", "created_at": "2020-01-01"}, {"tweet_id": "5"}], 2, "user_id",
+         "missing"),
         ([{"tweet_id": "1001", "user_id": "2", "created_at": "yesterday"}], 1, "created_at", "unparseable time"),
         ([{"tweet_id": "1001", "user_id": "2", "created_at": "2020-01-01", "followers_count": -3}], 1,
          "followers_count", "negative count"),
