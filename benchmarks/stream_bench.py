@@ -7,8 +7,8 @@ Writes into the ``bench-stream`` workspace of DATABASE_URL's database (purged an
 1. **intake**: ``stream_accept`` (check every line, COPY into PostgreSQL, commit, wake-ups) over bodies of
    ``--body`` v1.1 retweet statuses (each embedding its original, ~600 bytes), in this process; and the same
    bodies through ``POST /api/v1/stream/`` with Django's test client (adds auth and the view, no network).
-2. **pick-up latency**: a consumer thread with a stand-in apply (marks the events applied: the real
-   apply_events is the other half of issue 17), fed ``--rate`` records/s in bodies every 100 ms for
+2. **pick-up latency**: a ``stream_consume`` process with a stand-in apply (:func:`mark`: marks the events
+   applied; the real apply_events is the other half of issue 17), fed ``--rate`` records/s in bodies every 100 ms for
    ``--seconds``; latency = applied_at - received_at per event (received_at is set just before the COPY, so
    this includes the commit), with Redis wake-ups, then with Redis off (the consumer only polls, every
    ``SPREADWATCH_STREAM_POLL_MS``).
@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -50,6 +49,17 @@ def v1_retweet(i: int, cascades: int = 500) -> str:
     )
 
 
+def mark(*, workspace_id: int, event_ids: list[int]) -> dict:
+    """The stand-in apply of the latency runs (``stream_consume --apply benchmarks.stream_bench:mark``): marks the
+    events applied, nothing else, so what is measured is the streaming machinery."""
+    from django.utils import timezone
+
+    from monitor.models import StreamEvent
+
+    StreamEvent.objects.filter(pk__in=event_ids).update(status="applied", applied_at=timezone.now())
+    return {"applied": len(event_ids)}
+
+
 def percentile(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
@@ -74,13 +84,11 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
     from django.test.utils import setup_test_environment
-    from django.utils import timezone
     from rest_framework.test import APIClient
 
     from monitor import services
     from monitor.models import StreamEvent, Workspace
     from monitor.services.stream import stream_accept, stream_token_create
-    from monitor.services.stream.consumer import Consumer
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["*"]
@@ -120,73 +128,76 @@ def main() -> int:
     print(f"intake (POST /api/v1/stream/): {args.records / dt:,.0f} records/s")
     StreamEvent.objects.filter(workspace=ws).delete()
 
-    # 2. pick-up latency
-    def mark(*, workspace_id: int, event_ids: list[int]) -> dict:
-        StreamEvent.objects.filter(pk__in=event_ids).update(status="applied", applied_at=timezone.now())
-        return {"applied": len(event_ids)}
+    # 2. pick-up latency: the consumer is its own process (manage.py stream_consume), as in production
+    def latency_run(label: str, redis_url: str) -> dict:
+        import subprocess
 
-    def latency_run(label: str) -> dict:
         StreamEvent.objects.filter(workspace=ws).delete()
-        consumer = Consumer(name=f"bench-{label}", workspace=ws, apply=mark)
-        stop = threading.Event()
-
-        def consume():
-            try:
-                while not stop.is_set():
-                    consumer.step()
-            except BaseException as exc:
-                print(f"consumer died: {exc!r}")
-                raise
-            finally:
-                connection.close()
-
-        th = threading.Thread(target=consume)
-        th.start()
-        time.sleep(1.0)  # joined, first poll done
-        per_tick = max(1, args.rate // 10)
-        n_ticks = int(args.seconds * 10)
-        i = 0
-        t_start = time.perf_counter()
-        for k in range(n_ticks):
-            chunk = [v1_retweet(i + j) for j in range(per_tick)]
-            i += per_tick
-            stream_accept(workspace=ws, lines=list(enumerate(chunk, 1)), source="bench")
-            sleep = t_start + (k + 1) * 0.1 - time.perf_counter()
-            if sleep > 0:
-                time.sleep(sleep)
-        deadline = time.monotonic() + 30
-        while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        stop.set()
-        th.join()
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "SPREADWATCH_STREAM_REDIS_URL": redis_url or "redis://127.0.0.1:1/0",  # nothing listens on port 1
+            "SPREADWATCH_STREAM_BATCH_WAIT_MS": "0",
+        }
+        settings.SPREADWATCH_STREAM_REDIS_URL = redis_url
+        log_path = ROOT / "var" / f"stream_bench_{label}.log"
+        log_path.parent.mkdir(exist_ok=True)
+        log = open(log_path, "w")  # noqa: SIM115 (the consumer writes it until it stops)
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "stream_consume", "--workspace", ws.slug, "--name", f"bench-{label}",
+             "--apply", "benchmarks.stream_bench:mark"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            t_wait = time.monotonic() + 120
+            while "ready" not in log_path.read_text() and time.monotonic() < t_wait:
+                assert proc.poll() is None, log_path.read_text()
+                time.sleep(0.2)
+            time.sleep(3.0)  # joined, first poll done
+            per_tick = max(1, args.rate // 10)
+            n_ticks = int(args.seconds * 10)
+            i = 0
+            t_start = time.perf_counter()
+            for k in range(n_ticks):
+                chunk = [v1_retweet(i + j) for j in range(per_tick)]
+                i += per_tick
+                stream_accept(workspace=ws, lines=list(enumerate(chunk, 1)), source="bench")
+                sleep = t_start + (k + 1) * 0.1 - time.perf_counter()
+                if sleep > 0:
+                    time.sleep(sleep)
+            fed_s = time.perf_counter() - t_start
+            deadline = time.monotonic() + 60
+            while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+            log.close()
         lat = [
             (a - r).total_seconds()
             for r, a in StreamEvent.objects.filter(workspace=ws).values_list("received_at", "applied_at")
             if a is not None
         ]
         res = {
-            "fed_per_s": args.rate,
+            "fed_per_s": round(i / fed_s),
             "events": i,
             "applied": len(lat),
             "p50_s": round(percentile(lat, 50), 3),
             "p99_s": round(percentile(lat, 99), 3),
             "max_s": round(max(lat), 3),
-            "batches": consumer.batches,
         }
         print(f"pick-up ({label}): {res}")
         return res
 
-    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
-    out["latency_wakeups"] = latency_run("wake-ups")
     url = settings.SPREADWATCH_STREAM_REDIS_URL
-    settings.SPREADWATCH_STREAM_REDIS_URL = ""
-    out["latency_poll_only"] = latency_run("poll only")
+    out["latency_wakeups"] = latency_run("wake-ups", url)
+    out["latency_poll_only"] = latency_run("poll-only", "")
     out["poll_ms"] = settings.SPREADWATCH_STREAM_POLL_MS
     settings.SPREADWATCH_STREAM_REDIS_URL = url
-    services.workspace_purge(workspace=ws)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
-    print(json.dumps(out, indent=2))
+    print(json.dumps(out, indent=2), flush=True)
+    StreamEvent.objects.filter(workspace=ws).delete()  # the workspace stays for the next run to purge
     return 0
 
 
