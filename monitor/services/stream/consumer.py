@@ -284,6 +284,10 @@ class Consumer:
                 connection.close_if_unusable_or_obsolete()
                 time.sleep(0.5)
                 return n_total
+            except Exception:  # apply_events failed: rolled back too; the partition waits, the others go on
+                log.exception("consumer %s: apply_events failed on %s/%s: retried in 5 s", self.name, ws_id, p)
+                time.sleep(5)
+                return n_total
             if n_applied:
                 self.applied += n_applied
                 self.batches += 1

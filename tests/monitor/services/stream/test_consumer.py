@@ -144,3 +144,19 @@ def test_live_consumers_share_the_partitions_and_take_over_a_silent_ones(ws_a, s
     channel.heartbeat(ws_a.pk, "b", now=0)  # b went silent long ago
     a._beat()
     assert len(a.owned) == 8
+
+
+def test_a_failing_apply_rolls_its_batch_back_and_the_consumer_lives_on(ws_a, monkeypatch):
+    monkeypatch.setattr("monitor.services.stream.consumer.time.sleep", lambda s: None)
+    [k] = _same_partition_keys(1)
+    stream_accept(workspace=ws_a, lines=_lines(_tw(k)))
+
+    def broken(*, workspace_id, event_ids):
+        StreamEvent.objects.filter(pk__in=event_ids).update(status="applied")
+        raise ValueError("a bug in apply")
+
+    c = Consumer(name="c", workspace=ws_a, apply=broken)
+    assert c.drain(ws_a.pk, 0) == 0
+    assert StreamEvent.objects.get().status == "queued"  # its update died with the transaction
+    c.apply = Recorder()
+    assert c.drain(ws_a.pk, 0) == 1
