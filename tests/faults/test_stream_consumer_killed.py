@@ -152,10 +152,10 @@ def test_every_accepted_event_is_applied_once_after_a_consumer_is_killed_mid_bat
         logs=logs,
     )
     assert StreamEvent.objects.filter(workspace=ws_a).count() == n
-    assert "claimed" in b.text()  # the wake-ups a read and never acknowledged
-    if REAL:
+    if REAL:  # killed between batches (no pause hook): maybe nothing was left to claim
         assert Retweet.objects.filter(tweet__workspace=ws_a).count() == N_CASCADES * (PER_CASCADE - 1)
         return
+    assert "claimed" in b.text()  # the wake-ups a read and never acknowledged
     with connection.cursor() as cur:
         cur.execute(f"SELECT event_id, count(*), array_agg(DISTINCT pid) FROM {TABLE} GROUP BY event_id")
         rows = cur.fetchall()
