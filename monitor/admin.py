@@ -59,6 +59,8 @@ from .models import (
     Publisher,
     PublisherDay,
     Retweet,
+    StreamEvent,
+    StreamToken,
     Tweet,
     Workspace,
     WtfEntry,
@@ -715,3 +717,57 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset) -> None:
         for token in queryset:
             services.api_token_revoke(token=token)
+
+
+# --- the live stream (issue 17) -----------------------------------------------------------------------------------
+
+
+@admin.register(StreamToken)
+class StreamTokenAdmin(admin.ModelAdmin):
+    """Stream tokens are made on the workspace's stream tokens page (their key is shown once, to an owner); an
+    operator may revoke them here. The key's hash is never shown."""
+
+    list_display = ("prefix", "workspace", "name", "created_by", "created_at", "last_used_at", "revoked_at")
+    list_select_related = ("workspace", "created_by")
+    list_filter = ("workspace",)
+    search_fields = ("prefix", "name")
+    exclude = ("key_hash",)
+    readonly_fields = ("workspace", "prefix", "created_by", "created_at", "last_used_at", "revoked_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected stream tokens")
+    def revoke(self, request, queryset) -> None:
+        from .services.stream import stream_token_revoke
+
+        for token in queryset:
+            stream_token_revoke(token=token)
+
+
+@admin.register(StreamEvent)
+class StreamEventAdmin(BigTableAdmin):
+    """The stream's events, to look into dead letters and lag: filter by status, kind and partition; the error
+    says why an event is dead. Written by intake and the consumers only: view-only here."""
+
+    list_display = ("id", "workspace", "kind", "status", "partition", "cascade_key", "received_at", "applied_at",
+                    "attempts", "error_short")  # fmt: skip
+    list_filter = ("status", "kind", "partition", "workspace")
+    list_select_related = ("workspace",)
+    search_fields = ("=cascade_key",)
+    search_help_text = "The cascade key (original tweet id) matches exactly."
+    readonly_fields = [f.name for f in StreamEvent._meta.fields]
+
+    @admin.display(description="error")
+    def error_short(self, obj) -> str:
+        return obj.error if len(obj.error) <= 80 else obj.error[:77] + "..."
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

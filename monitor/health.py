@@ -1,8 +1,14 @@
 """``/healthz``: is this web process able to serve? No login (load balancers and orchestrators call it), no
 data in the answer beyond which check failed.
 
-200 ``{"status": "ok", "checks": {"database": "ok", "cache": "ok"}}``, or 503 with ``"status": "fail"`` and
-each failed check's error class (never its message: it could carry a host name or a password).
+200 ``{"status": "ok", "checks": {"database": "ok", "cache": "ok"}, "stream": {...}}``, or 503 with
+``"status": "fail"`` and each failed check's error class (never its message: it could carry a host name or a
+password).
+
+``stream`` reports the live stream of every workspace that has anything queued, waiting or dead, keyed by
+workspace id (numbers only): ``backlog``, ``lag_s`` (age of the oldest queued event), ``waiting``, ``dead``
+and ``consumers`` (live consumers by heartbeat; null when Redis cannot say). It informs, it does not fail the
+check: a lagging stream still serves pages (docs/live.md).
 """
 
 from __future__ import annotations
@@ -57,4 +63,14 @@ def healthz(request):
             results[name] = "ok"
     if failed:
         return JsonResponse({"status": "fail", "failed": failed, "checks": results}, status=503)
-    return JsonResponse({"status": "ok", "checks": results})
+    return JsonResponse({"status": "ok", "checks": results, "stream": _stream()})
+
+
+def _stream() -> dict | str:
+    from .selectors.stream import stream_health
+
+    try:
+        return stream_health()
+    except Exception as exc:  # reported, never a 503: the page checks above decide that
+        log.warning("stream health failed: %s: %s", exc.__class__.__name__, exc)
+        return f"fail: {exc.__class__.__name__}"

@@ -237,6 +237,29 @@ SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 SPREADWATCH_STALL_SECONDS = env_int("SPREADWATCH_STALL_SECONDS", 60)
 SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
 
+# --- the live stream (issue 17; docs/live.md) ------------------------------------------------------------------
+# events are partitioned by cascade into this many partitions; each partition is applied by one consumer at a
+# time, in id order. Changing it moves cascades between partitions: drain the stream first (docs/live.md)
+SPREADWATCH_STREAM_PARTITIONS = env_int("SPREADWATCH_STREAM_PARTITIONS", 8)
+# a workspace with more queued events than this is refused new ones (429 with Retry-After) until consumers catch up
+SPREADWATCH_STREAM_MAX_BACKLOG = env_int("SPREADWATCH_STREAM_MAX_BACKLOG", 200_000)
+# one POST /api/v1/stream/ body: at most this many bytes and lines (follow_stream sends smaller batches)
+SPREADWATCH_STREAM_MAX_BODY_BYTES = env_int("SPREADWATCH_STREAM_MAX_BODY_BYTES", 16 * 1024**2)
+SPREADWATCH_STREAM_MAX_LINES = env_int("SPREADWATCH_STREAM_MAX_LINES", 50_000)
+# a consumer's micro-batch: at most this many events, and it waits at most this long for a batch to fill
+SPREADWATCH_STREAM_BATCH = env_int("SPREADWATCH_STREAM_BATCH", 5_000)
+SPREADWATCH_STREAM_BATCH_WAIT_MS = env_int("SPREADWATCH_STREAM_BATCH_WAIT_MS", 200)
+# consumers look in PostgreSQL this often even without a wake-up (Redis down, a wake-up lost)
+SPREADWATCH_STREAM_POLL_MS = env_int("SPREADWATCH_STREAM_POLL_MS", 2_000)
+# a consumer not heard of for this long is dead: its partitions go to the others, which claim its wake-ups
+SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS = env_int("SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS", 10_000)
+# where the wake-ups go (Redis Streams); empty: REDIS_URL, else the broker's Redis, else none (consumers only poll)
+SPREADWATCH_STREAM_REDIS_URL = (
+    env_str("SPREADWATCH_STREAM_REDIS_URL")
+    or REDIS_URL
+    or (CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "")
+)
+
 CELERY_TASK_ROUTES = {
     "monitor.tasks.ingest_collection": {"queue": "ingest"},
     "monitor.tasks.compute_batch": {"queue": SPREADWATCH_COMPUTE_QUEUE},

@@ -262,7 +262,7 @@ def neighbourhood_export(request: HttpRequest, ws: str, twitter_id: int, fmt: st
     return stream(exports.network_subgraph(sub, fmt=fmt, description=text), fmt=fmt, name=name)
 
 
-DOCS = ("network", "measure", "app", "influence_max")  # the method pages a result page links
+DOCS = ("network", "measure", "app", "influence_max", "live")  # the method pages a result page links
 
 
 @require_GET

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import influence_max, network, views, wtf
+from . import influence_max, network, stream, views, wtf
 
 app_name = "api"
 urlpatterns = [
@@ -11,6 +11,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("tokens/", views.tokens, name="tokens"),
+    path("stream/", stream.stream, name="stream"),
     path("tokens/<int:pk>/", views.token_revoke, name="token"),
     path("workspaces/", views.workspaces, name="workspaces"),
     path("workspaces/<slug:ws>/collections/", views.collections, name="collections"),

@@ -50,6 +50,8 @@ SEARCH = {
     m.OutboxTask: "ingest",
     m.ApiToken: "alice",
     m.Notice: "failed",
+    m.StreamToken: "feeder",
+    m.StreamEvent: "1000",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -104,6 +106,13 @@ def thesis(ws_a, alice, import_files):
     m.OutboxTask.objects.create(name="monitor.tasks.ingest_collection", args=[c.pk], error="ConnectionError")
     services.api_token_create(user=alice, name="feed")
     m.Notice.objects.create(workspace=ws_a, user=alice, message="Compute run 1 failed")
+    # the live stream: a token and a dead letter
+    from monitor.services.stream import stream_accept, stream_token_create
+
+    stream_token_create(workspace=ws_a, name="feeder")
+    line = '{"tweet_id": "2000", "retweeted_tweet_id": "1000", "user_id": "9", "created_at": 1600000000}'
+    acc = stream_accept(workspace=ws_a, lines=[(1, line)])
+    m.StreamEvent.objects.filter(pk=acc.first_id).update(status="dead", error="its original never came")
     return ws_a
 
 

@@ -40,6 +40,13 @@ def _notice(o) -> int:
     return Notice.objects.create(workspace=o.ws, user=o.rule.owner, message="Newsroom run failed").pk
 
 
+def _stream_token(o) -> int:
+    """A stream token of workspace A."""
+    from monitor.services.stream import stream_token_create
+
+    return stream_token_create(workspace=o.ws, name="Newsroom firehose")[0].pk
+
+
 def _token(o) -> int:
     """An API token of alice's."""
     from monitor.services import api_token_create
@@ -100,6 +107,10 @@ FILL = {
     "alert-read": lambda o: [_ws(o) | {"pk": o.alert}],
     "alerts-read-all": lambda o: [_ws(o)],
     "alert-rules": lambda o: [_ws(o)],
+    "live": lambda o: [_ws(o)],
+    "live-data": lambda o: [_ws(o)],
+    "stream-tokens": lambda o: [_ws(o)],
+    "stream-token-revoke": lambda o: [_ws(o) | {"pk": _stream_token(o)}],
     "alert-rule-new": lambda o: [_ws(o)],
     "alert-rules-evaluate": lambda o: [_ws(o)],
     "alert-rule-edit": lambda o: [_ws(o) | {"pk": o.rule.pk}],
@@ -153,6 +164,8 @@ PUBLIC = {
     "api:redoc": "Redoc over the schema",
     "docs": "the method pages of docs/ (network.md...): the repository's own documentation, no data",
     "alerts:unsubscribe": "the token in the URL is the capability (email one-click unsubscribe, RFC 8058)",
+    "api:stream": "no session or API token is taken at all: only a stream token (sws_) appends, to its own "
+    "workspace's stream (tests/monitor/test_api_stream.py)",
 }
 OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher", "screen_name"}
 METHODS = ("get", "post", "patch", "delete")

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_healthz_answers_ok_without_login(client, db):
     r = client.get("/healthz")
     assert r.status_code == 200
-    assert r.json() == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}}
+    # stream: the live streams with anything queued, waiting or dead (none here; tests/monitor/test_health_stream.py)
+    assert r.json() == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}, "stream": {}}
     assert "no-cache" in r["Cache-Control"] or "max-age=0" in r["Cache-Control"]
 
 

@@ -1,0 +1,334 @@
+"""Stream consumers (``manage.py stream_consume``): take the queued events of their partitions in id order, in
+micro-batches, and hand each batch to ``apply_events``; exactly once per event, whatever dies.
+
+**Where the work is.** PostgreSQL: every accepted event is a ``queued`` row. Redis Streams carry *wake-ups* only
+(one stream per workspace and partition, written after each intake commit, read by the consumer group
+``apply``): a wake-up says "partition p has new events", the consumer drains p from PostgreSQL, then XACKs it.
+A wake-up that is lost, or a Redis that is down, costs latency, never an event: every consumer also drains its
+partitions every ``SPREADWATCH_STREAM_POLL_MS``.
+
+**Who does which partition.** Live consumers beat a heartbeat into a sorted set per workspace; partition p of a
+workspace belongs to the ``p mod n``-th live name (sorted). When a consumer stops beating for
+``SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS`` its partitions go to the others, which also take over its
+unacknowledged wake-ups (XAUTOCLAIM). Ownership by heartbeat can overlap for a moment (two consumers that see
+different live sets); what makes one cascade always applied by one consumer in id order is a PostgreSQL
+transaction-level advisory lock per (workspace, partition), taken around each micro-batch: a consumer that does
+not get it skips the partition this round. Without Redis every consumer tries every partition and the lock alone
+shares them out.
+
+**One micro-batch** (one transaction): the advisory lock; the partition's first ``SPREADWATCH_STREAM_BATCH``
+queued events by id (after waiting up to ``SPREADWATCH_STREAM_BATCH_WAIT_MS`` for a small batch to fill); the
+partition's *waiting* events of the same cascades (their original may be in this batch) or whose wait is over;
+every queued *follow* of the workspace with a smaller id than the batch's last, from any partition (a follow
+applies to later retweets of every cascade, so it is applied before them, by whichever consumer gets there
+first); all of them locked ``FOR UPDATE`` in id order and re-checked still queued or waiting; then
+``apply_events(workspace_id=..., event_ids=[...ascending])``, which marks each applied, waiting or dead. A
+consumer killed in the middle rolls the whole transaction back: the events stay queued for the next owner. One
+that dies after the commit but before XACK leaves a wake-up that the next owner claims, drains (finding nothing
+new) and acknowledges. So delivery of wake-ups is at least once, and application exactly once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from ...models import StreamEvent, Workspace
+from . import channel
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Consumer", "load_apply", "apply_partition_batch", "DEFAULT_APPLY"]
+
+DEFAULT_APPLY = "monitor.services.stream.apply:apply_events"
+LOCK_SPACE = 0x5357  # "SW": the first key of the advisory locks; the second is workspace id * 1024 + partition
+
+ApplyFn = Callable[..., dict]
+
+
+def load_apply(path: str = DEFAULT_APPLY) -> ApplyFn:
+    """The apply function named ``module:function``, imported only when a consumer starts (so intake and these
+    tools import without it)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name or "apply_events")
+
+
+def default_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _lock(ws_id: int, partition: int) -> bool:
+    """The partition's advisory lock for this transaction (PostgreSQL); SQLite serialises writers anyway."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_SPACE, ws_id * 1024 + partition])
+        return bool(cur.fetchone()[0])
+
+
+def apply_partition_batch(ws_id: int, partition: int, apply: ApplyFn, *, batch: int | None = None) -> tuple[int, int]:
+    """One micro-batch of a partition (see the module): ``(events handed to apply, queued events taken)``;
+    ``(0, 0)`` when there was nothing to do or another consumer holds the partition."""
+    batch = batch or settings.SPREADWATCH_STREAM_BATCH
+    Q, W = StreamEvent.Status.QUEUED, StreamEvent.Status.WAITING
+    now = timezone.now()
+    with transaction.atomic():
+        if not _lock(ws_id, partition):
+            return 0, 0
+        mine = StreamEvent.objects.filter(workspace_id=ws_id, partition=partition)
+        queued = list(mine.filter(status=Q).order_by("pk").values_list("pk", "cascade_key")[:batch])
+        keys = {k for _, k in queued if k is not None}
+        waiting = mine.filter(status=W)
+        due = list(waiting.filter(wait_until__lte=now).order_by("pk").values_list("pk", flat=True)[:batch])
+        same = []
+        if keys:
+            same = list(waiting.filter(cascade_key__in=keys).order_by("pk").values_list("pk", flat=True)[:batch])
+        if not queued and not due:
+            return 0, 0
+        ids = {pk for pk, _ in queued} | set(due) | set(same)
+        if queued:
+            follows = StreamEvent.objects.filter(
+                workspace_id=ws_id, kind=StreamEvent.Kind.FOLLOW, status=Q, pk__lt=queued[-1][0]
+            ).exclude(partition=partition)
+            ids |= set(follows.order_by("pk").values_list("pk", flat=True)[:batch])
+        locked = list(
+            StreamEvent.objects.select_for_update()
+            .filter(pk__in=sorted(ids), status__in=(Q, W))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        if locked:
+            apply(workspace_id=ws_id, event_ids=locked)
+    if locked:
+        channel.count(ws_id, "applied", len(locked))
+    return len(locked), len(queued)
+
+
+def _oldest_queued_age_ms(ws_id: int, partition: int) -> tuple[int, float | None]:
+    """(queued count up to a batch, age in ms of the oldest queued event) of a partition."""
+    rows = list(
+        StreamEvent.objects.filter(workspace_id=ws_id, partition=partition, status=StreamEvent.Status.QUEUED)
+        .order_by("pk")
+        .values_list("received_at", flat=True)[: settings.SPREADWATCH_STREAM_BATCH]
+    )
+    if not rows:
+        return 0, None
+    return len(rows), (timezone.now() - rows[0]).total_seconds() * 1000
+
+
+@dataclass
+class _Stream:
+    """A (workspace, partition) wake-up stream this consumer reads: the ids it read or claimed, to XACK once the
+    partition is drained."""
+
+    ws_id: int
+    partition: int
+    key: str
+    pending: list[bytes] = field(default_factory=list)
+    group_ready: bool = False
+    replayed: bool = False
+
+
+class Consumer:
+    """One consumer process. ``run()`` loops until stopped (SIGTERM / SIGINT, or ``stop_after`` seconds); a loop
+    (:meth:`step`) beats, recomputes ownership, claims a dead consumer's wake-ups, waits for wake-ups (at most
+    the poll interval), and drains the partitions woken, or all of its own at each poll."""
+
+    def __init__(self, *, name: str | None = None, workspace: Workspace | None = None, apply: ApplyFn | None = None):
+        self.name = name or default_name()
+        self.workspace = workspace
+        self.apply = apply or load_apply()
+        self.n_parts = settings.SPREADWATCH_STREAM_PARTITIONS
+        self.stopping = False
+        self.streams: dict[tuple[int, int], _Stream] = {}
+        self.owned: list[tuple[int, int]] = []
+        self.ws_ids: list[int] = []
+        self._ws_refreshed = 0.0
+        self._beat_at = 0.0
+        self._poll_at = 0.0
+        self.applied = 0
+        self.batches = 0
+
+    # --- membership ---------------------------------------------------------------------------------------------
+
+    def _workspaces(self) -> list[int]:
+        if self.workspace is not None:
+            return [self.workspace.pk]
+        now = time.monotonic()
+        if now - self._ws_refreshed > 30 or not self.ws_ids:
+            self.ws_ids = list(Workspace.objects.order_by("pk").values_list("pk", flat=True))
+            self._ws_refreshed = now
+        return self.ws_ids
+
+    def _beat(self) -> None:
+        """Heartbeat, then the partitions this consumer owns now."""
+        owned = []
+        for ws_id in self._workspaces():
+            channel.heartbeat(ws_id, self.name)
+            live = channel.live_consumers(ws_id)
+            if not live or self.name not in live:
+                owned += [(ws_id, p) for p in range(self.n_parts)]  # no Redis: the advisory locks share them out
+            else:
+                i, n = live.index(self.name), len(live)
+                owned += [(ws_id, p) for p in range(self.n_parts) if p % n == i]
+        if owned != self.owned:
+            log.info("consumer %s: partitions %s", self.name, owned)
+        self.owned = owned
+        self._beat_at = time.monotonic()
+        self._claim()
+
+    def _stream(self, ws_id: int, p: int) -> _Stream:
+        s = self.streams.get((ws_id, p))
+        if s is None:
+            s = self.streams[(ws_id, p)] = _Stream(ws_id, p, channel.wake_key(ws_id, p))
+        return s
+
+    def _ensure_group(self, r, s: _Stream) -> None:
+        if s.group_ready:
+            return
+        import redis
+
+        try:
+            r.xgroup_create(s.key, channel.GROUP, id="0", mkstream=True)
+        except redis.exceptions.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        s.group_ready = True
+
+    def _claim(self) -> None:
+        """Take over the unacknowledged wake-ups of consumers silent for the timeout, on the partitions owned now;
+        and, once per stream, re-read this name's own (a restart under the same name)."""
+        idle = settings.SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS
+
+        def claim(r) -> None:
+            for ws_id, p in self.owned:
+                s = self._stream(ws_id, p)
+                self._ensure_group(r, s)
+                if not s.replayed:
+                    got = r.xreadgroup(channel.GROUP, self.name, {s.key: "0"}, count=1000)
+                    for _, msgs in got or ():
+                        s.pending += [mid for mid, _ in msgs]
+                    s.replayed = True
+                start = "0-0"
+                while True:
+                    res = r.xautoclaim(s.key, channel.GROUP, self.name, idle, start_id=start, count=1000)
+                    nxt, msgs = res[0], res[1]
+                    if msgs:
+                        log.info("consumer %s: claimed %d wake-up(s) of %s", self.name, len(msgs), s.key)
+                        s.pending += [m[0] for m in msgs]
+                    if nxt in (b"0-0", "0-0"):
+                        break
+                    start = nxt
+
+        channel.soft("claim", claim)
+
+    # --- the loop -------------------------------------------------------------------------------------------------
+
+    def _wait_for_wakeups(self, timeout_ms: int) -> set[tuple[int, int]]:
+        """Block until a wake-up on an owned stream (or the timeout): the partitions woken."""
+        by_key = {self._stream(ws, p).key: (ws, p) for ws, p in self.owned}
+
+        def read(r):
+            for ws, p in self.owned:
+                self._ensure_group(r, self._stream(ws, p))
+            return r.xreadgroup(channel.GROUP, self.name, {k: ">" for k in by_key}, count=1000, block=timeout_ms)
+
+        if channel.client() is None or not by_key:
+            time.sleep(timeout_ms / 1000)
+            return set()
+        got = channel.soft("read wake-ups", read, False)
+        if got is False:  # Redis down: poll at the poll interval
+            time.sleep(timeout_ms / 1000)
+            return set()
+        woken = set()
+        for key, msgs in got or ():
+            key = key.decode() if isinstance(key, bytes) else key
+            unit = by_key.get(key)
+            if unit is not None and msgs:
+                self.streams[unit].pending += [mid for mid, _ in msgs]
+                woken.add(unit)
+        return woken
+
+    def _ack(self, s: _Stream) -> None:
+        if not s.pending:
+            return
+        ids, s.pending = s.pending, []
+        channel.soft("ack", lambda r: r.xack(s.key, channel.GROUP, *ids))
+
+    def drain(self, ws_id: int, p: int) -> int:
+        """Apply a partition's queued events until none are left (or another consumer holds it)."""
+        n_total = 0
+        wait_ms = settings.SPREADWATCH_STREAM_BATCH_WAIT_MS
+        batch = settings.SPREADWATCH_STREAM_BATCH
+        waited = False
+        while not self.stopping:
+            if not waited and wait_ms > 0:
+                n, age = _oldest_queued_age_ms(ws_id, p)
+                if 0 < n < batch and age is not None and age < wait_ms:
+                    time.sleep((wait_ms - age) / 1000)  # let a small batch fill, at most the batch wait
+                waited = True
+            try:
+                n_applied, n_queued = apply_partition_batch(ws_id, p, self.apply, batch=batch)
+            except DatabaseError as exc:  # a deadlock or a lost connection: the batch rolled back; next round
+                log.warning("consumer %s: batch of %s/%s failed (%s): retried later", self.name, ws_id, p, exc)
+                connection.close_if_unusable_or_obsolete()
+                time.sleep(0.5)
+                return n_total
+            except Exception:  # apply_events failed: rolled back too; the partition waits, the others go on
+                log.exception("consumer %s: apply_events failed on %s/%s: retried in 5 s", self.name, ws_id, p)
+                time.sleep(5)
+                return n_total
+            if n_applied:
+                self.applied += n_applied
+                self.batches += 1
+            n_total += n_applied
+            if n_queued < batch:
+                break
+        return n_total
+
+    def step(self) -> int:
+        now = time.monotonic()
+        if now - self._beat_at > settings.SPREADWATCH_STREAM_CONSUMER_TIMEOUT_MS / 4000:
+            self._beat()
+        poll_s = settings.SPREADWATCH_STREAM_POLL_MS / 1000
+        remaining = max(0.0, self._poll_at + poll_s - time.monotonic())
+        # BLOCK 0 would mean "for ever" to Redis: at least 1 ms
+        woken = self._wait_for_wakeups(max(1, int(min(remaining, 1.0) * 1000))) if remaining > 0 else set()
+        if time.monotonic() >= self._poll_at + poll_s:
+            woken = set(self.owned)
+            self._poll_at = time.monotonic()
+        n = 0
+        for unit, st in self.streams.items():
+            if unit not in self.owned and st.pending:
+                self._ack(st)  # a wake-up of a partition given away since: its new owner polls it
+        for unit in sorted(woken):
+            if unit not in self.owned or self.stopping:
+                continue
+            n += self.drain(*unit)
+            self._ack(self._stream(*unit))
+        return n
+
+    def stop(self, *_args) -> None:
+        self.stopping = True
+
+    def run(self, *, stop_after: float | None = None, install_signals: bool = True) -> None:
+        if install_signals:
+            signal.signal(signal.SIGTERM, self.stop)
+            signal.signal(signal.SIGINT, self.stop)
+        end = None if stop_after is None else time.monotonic() + stop_after
+        try:
+            while not self.stopping and (end is None or time.monotonic() < end):
+                self.step()
+        finally:
+            for ws_id in self._workspaces():
+                channel.leave(ws_id, self.name)

@@ -1,0 +1,236 @@
+"""Intake: a batch of NDJSON lines becomes :class:`~monitor.models.StreamEvent` rows, all or nothing.
+
+``POST /api/v1/stream/`` (``monitor.api.stream``) and ``manage.py follow_stream`` both come here. The lines are
+checked first (:func:`.records.read_lines`: the first bad one is an :class:`InputError` naming line and field,
+and nothing of the batch is stored); then, if the workspace's backlog leaves room (else :class:`Backpressure`,
+with a Retry-After estimated from the recent apply rate), every event is written in one transaction (COPY on
+PostgreSQL). A record is *accepted* when that transaction has committed: from then on it is applied exactly
+once, whatever dies (docs/live.md). After the commit, one wake-up per touched partition goes to Redis and the
+accepted count to the rate counters; both are optional (the consumers also poll).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from compute.formats._report import BadRecord
+
+from ...models import StreamEvent, Workspace
+from . import channel
+from .records import InputError, Record, partition_of, read_lines
+
+__all__ = [
+    "Accepted",
+    "Backpressure",
+    "BodyTooLarge",
+    "InputError",
+    "StreamRefused",
+    "body_lines",
+    "retry_after_s",
+    "stream_accept",
+    "stream_accept_body",
+    "stream_backlog",
+]
+
+
+class StreamRefused(Exception):
+    """A batch refused whole, with the HTTP status that says why."""
+
+    status = 400
+
+
+class BodyTooLarge(StreamRefused):
+    status = 413
+
+
+class Backpressure(StreamRefused):
+    """The workspace's queued backlog is over ``SPREADWATCH_STREAM_MAX_BACKLOG``: nothing was stored; try again
+    in ``retry_after`` seconds."""
+
+    status = 429
+
+    def __init__(self, *, backlog: int, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"the stream's backlog is full ({backlog:,} queued events, the limit is {limit:,}): nothing was "
+            f"stored; send again in {retry_after} s"
+        )
+        self.backlog, self.limit, self.retry_after = backlog, limit, retry_after
+
+
+@dataclass
+class Accepted:
+    """What a batch added: ``n_events`` rows with ids ``first_id``..``last_id`` (ascending in line order, not
+    necessarily contiguous), by kind, and ``n_skipped`` lines that carried no event (stream notices)."""
+
+    n_events: int = 0
+    n_skipped: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    first_id: int | None = None
+    last_id: int | None = None
+    partitions: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "accepted": self.n_events,
+            "skipped": self.n_skipped,
+            "tweets": self.by_kind.get("tweet", 0),
+            "retweets": self.by_kind.get("retweet", 0),
+            "follows": self.by_kind.get("follow", 0),
+            "first_id": self.first_id,
+            "last_id": self.last_id,
+        }
+
+
+def body_lines(body: bytes, *, path: str = "body") -> list[tuple[int, str]]:
+    """The lines of a request body, numbered from 1, within the size and line limits (``BodyTooLarge``
+    otherwise); bytes that are not UTF-8 are an :class:`InputError` on their line."""
+    limit = settings.SPREADWATCH_STREAM_MAX_BODY_BYTES
+    if len(body) > limit:
+        raise BodyTooLarge(
+            f"the body is {len(body):,} bytes, over the limit of {limit:,} (SPREADWATCH_STREAM_MAX_BODY_BYTES): "
+            "send it in several requests; nothing was stored"
+        )
+    raw = body.split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    max_lines = settings.SPREADWATCH_STREAM_MAX_LINES
+    if len(raw) > max_lines:
+        raise BodyTooLarge(
+            f"the body has {len(raw):,} lines, over the limit of {max_lines:,} (SPREADWATCH_STREAM_MAX_LINES): "
+            "send it in several requests; nothing was stored"
+        )
+    out = []
+    for i, b in enumerate(raw, 1):
+        try:
+            out.append((i, b.decode("utf-8").rstrip("\r")))
+        except UnicodeDecodeError:
+            raise InputError(BadRecord(path, i, None, "undecodable bytes (not UTF-8)", "undecodable bytes")) from None
+    return out
+
+
+def stream_backlog(workspace_id: int, *, limit: int | None = None) -> int:
+    """Queued events of the workspace, counted up to ``limit`` (bounded work per request)."""
+    qs = StreamEvent.objects.filter(workspace_id=workspace_id, status=StreamEvent.Status.QUEUED)
+    if limit is not None:
+        return qs.order_by()[:limit].count()
+    return qs.count()
+
+
+def applied_rate(workspace_id: int, *, seconds: int = 60) -> float:
+    """Events applied per second over the last ``seconds``: the consumers' counters in Redis, else PostgreSQL."""
+    n = channel.counted(workspace_id, "applied", seconds)
+    if n is None:
+        since = timezone.now() - dt.timedelta(seconds=seconds)
+        n = StreamEvent.objects.filter(
+            workspace_id=workspace_id,
+            status=StreamEvent.Status.APPLIED,
+            received_at__gte=since - dt.timedelta(seconds=seconds),
+            applied_at__gte=since,
+        ).count()
+    return n / seconds
+
+
+def retry_after_s(workspace_id: int, excess: int) -> int:
+    """Seconds until ``excess`` events have been applied at the recent rate: 1 to 300 (5 when nothing was applied
+    lately: the consumers may be starting)."""
+    rate = applied_rate(workspace_id)
+    if rate <= 0:
+        return 5
+    return max(1, min(300, math.ceil(excess / rate)))
+
+
+def stream_accept_body(*, workspace: Workspace, body: bytes, source: str = "") -> Accepted:
+    return stream_accept(workspace=workspace, lines=body_lines(body), source=source)
+
+
+def stream_accept(
+    *, workspace: Workspace, lines: list[tuple[int, str]], source: str = "", path: str = "body"
+) -> Accepted:
+    """Check ``lines`` (``(number, text)``), then store them as events in one transaction, or raise (and store
+    nothing): :class:`InputError` for a bad line, :class:`Backpressure` when the backlog is full."""
+    got = read_lines(lines, path=path)
+    records = got.records
+    acc = Accepted(n_skipped=got.n_skipped)
+    if not records:
+        return acc
+    limit = settings.SPREADWATCH_STREAM_MAX_BACKLOG
+    backlog = stream_backlog(workspace.pk, limit=limit + 1)
+    if backlog >= limit:
+        raise Backpressure(
+            backlog=backlog, limit=limit, retry_after=retry_after_s(workspace.pk, backlog - limit + len(records))
+        )
+    n_parts = settings.SPREADWATCH_STREAM_PARTITIONS
+    partitions = [partition_of(r.key, n_parts) for r in records]
+    now = timezone.now()
+    with transaction.atomic():
+        ids = _insert(workspace.pk, records, partitions, now, source)
+        parts: dict[int, tuple[int, int]] = {}
+        for r, p, i in zip(records, partitions, ids):
+            first, last = parts.get(p, (i, i))
+            parts[p] = (min(first, i), max(last, i))
+            acc.by_kind[r.kind] = acc.by_kind.get(r.kind, 0) + 1
+        acc.n_events = len(records)
+        acc.first_id, acc.last_id = ids[0], ids[-1]
+        acc.partitions = parts
+        ws_id, n = workspace.pk, len(records)
+        transaction.on_commit(lambda: (channel.publish_wakeups(ws_id, parts), channel.count(ws_id, "accepted", n)))
+    return acc
+
+
+def _source(source: str, line: int) -> str:
+    s = f"{source}:{line}" if source else f"line {line}"
+    return s if len(s) <= 200 else s[:97] + "…" + s[-102:]
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
+
+
+def _insert(ws_id: int, records: list[Record], partitions: list[int], now, source: str) -> list[int]:
+    """Write the events; their ids, ascending in record order."""
+    queued = StreamEvent.Status.QUEUED
+    if connection.vendor == "postgresql":
+        table = StreamEvent._meta.db_table
+        with connection.cursor() as cur:
+            # ids first (one round trip), so COPY can write them and the caller knows them in line order
+            cur.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, len(records)]
+            )
+            ids = sorted(row[0] for row in cur.fetchall())
+            cols = "id, workspace_id, partition, kind, cascade_key, body, source, received_at, status, attempts, error"
+            at, nul, q = now.isoformat(), "\\N", str(queued.value)
+            text = "".join(
+                f"{i}\t{ws_id}\t{p}\t{r.kind}\t{nul if r.cascade_key is None else r.cascade_key}\t"
+                f"{r.body.translate(_COPY_ESCAPES)}\t{_source(source, r.line).translate(_COPY_ESCAPES)}\t{at}\t"
+                f"{q}\t0\t\n"
+                for i, r, p in zip(ids, records, partitions)
+            )
+            with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as cp:
+                cp.write(text)
+        return ids
+    rows = StreamEvent.objects.bulk_create(
+        [
+            StreamEvent(
+                workspace_id=ws_id,
+                partition=p,
+                kind=r.kind,
+                cascade_key=r.cascade_key,
+                body=r.body,
+                source=_source(source, r.line),
+                received_at=now,
+                status=queued,
+            )
+            for r, p in zip(records, partitions)
+        ]
+    )
+    if rows and rows[0].pk is None:  # a backend that does not return ids: they are the last ones written
+        last = list(
+            StreamEvent.objects.filter(workspace_id=ws_id).order_by("-pk").values_list("pk", flat=True)[: len(rows)]
+        )
+        return sorted(last)
+    return [r.pk for r in rows]

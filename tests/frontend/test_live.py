@@ -1,0 +1,101 @@
+"""The Live page and its JSON, the stream tokens page (owners only), the header link, and /healthz's stream."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from monitor import services
+from monitor.models import Membership, StreamEvent, StreamToken
+from monitor.services.stream import stream_accept
+from monitor.services.stream.tokens import KEY_PREFIX
+from tests.webapp import THESIS
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def streamed(ws_a, import_files):
+    """The thesis example computed, and stream events as the consumers would leave them: three retweets of
+    tweet 1000 applied just now, one queued, one dead."""
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    lines = [
+        json.dumps({"tweet_id": str(5000 + i), "retweeted_tweet_id": "1000", "user_id": str(101 + i),
+                    "created_at": 1600000000 + i})
+        for i in range(5)
+    ]  # fmt: skip
+    acc = stream_accept(workspace=ws_a, lines=list(enumerate(lines, 1)), source="feeder")
+    ids = list(range(acc.first_id, acc.last_id + 1))
+    StreamEvent.objects.filter(pk__in=ids[:3]).update(status="applied", applied_at=timezone.now())
+    StreamEvent.objects.filter(pk=ids[4]).update(status="dead", error="its original never came")
+    return ws_a
+
+
+@pytest.fixture
+def owner(alice, ws_a):
+    services.membership_add(workspace=ws_a, user=alice, role=Membership.Role.OWNER)
+    return alice
+
+
+def test_the_live_page_renders_the_numbers_server_side(client, alice, streamed):
+    client.force_login(alice)
+    r = client.get(reverse("live", kwargs={"ws": streamed.slug}))
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'data-live="backlog">1<' in html and 'data-live="dead">1<' in html
+    assert reverse("tweet", kwargs={"ws": streamed.slug, "tweet_id": 1000}) in html
+    assert "its original never came" in html
+    assert reverse("live", kwargs={"ws": streamed.slug}) in html  # the header link
+    assert "Stream tokens" not in html  # alice is an analyst
+
+
+def test_the_live_json_gives_the_same_read_with_ids_as_strings(client, alice, streamed):
+    client.force_login(alice)
+    d = client.get(reverse("live-data", kwargs={"ws": streamed.slug})).json()
+    assert (d["state"]["backlog"], d["state"]["dead"], d["state"]["waiting"]) == (1, 1, 0)
+    assert d["state"]["lag_s"] >= 0
+    [c] = d["growing"]
+    assert (c["tweet_id"], c["new"], c["total"]) == ("1000", 3, 5)  # the thesis example has 5 retweets of it
+    assert d["rising"] and all(isinstance(a["twitter_id"], str) and a["url"] for a in d["rising"])
+    assert d["rising"] == sorted(d["rising"], key=lambda a: -a["influence"])
+
+
+def test_another_workspaces_live_page_is_not_found(client, bob, streamed):
+    client.force_login(bob)
+    assert client.get(reverse("live", kwargs={"ws": streamed.slug})).status_code == 404
+    assert client.get(reverse("live-data", kwargs={"ws": streamed.slug})).status_code == 404
+
+
+def test_an_owner_creates_a_token_sees_its_key_once_and_revokes_it(client, owner, ws_a):
+    client.force_login(owner)
+    url = reverse("stream-tokens", kwargs={"ws": ws_a.slug})
+    r = client.post(url, {"name": "firehose"}, follow=True)
+    html = r.content.decode()
+    token = StreamToken.objects.get(workspace=ws_a)
+    assert token.name == "firehose" and token.created_by == owner
+    key = html.split("copy it now: ")[1].split("<")[0].strip()
+    assert key.startswith(KEY_PREFIX) and key.startswith(token.prefix)
+    again = client.get(url).content.decode()
+    assert key not in again and token.prefix in again and token.key_hash not in again
+    client.post(reverse("stream-token-revoke", kwargs={"ws": ws_a.slug, "pk": token.pk}))
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+
+
+def test_analysts_may_not_manage_stream_tokens(client, alice, ws_a):
+    client.force_login(alice)
+    url = reverse("stream-tokens", kwargs={"ws": ws_a.slug})
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"name": "x"}).status_code == 403
+    assert not StreamToken.objects.exists()
+
+
+def test_healthz_reports_each_busy_stream_by_workspace_id(client, streamed):
+    d = client.get("/healthz").json()
+    assert d["status"] == "ok"
+    s = d["stream"][str(streamed.pk)]
+    assert (s["backlog"], s["dead"], s["waiting"]) == (1, 1, 0) and s["lag_s"] >= 0
+    assert "newsroom" not in json.dumps(d)

@@ -1,0 +1,162 @@
+"""The consumer: micro-batches of a partition in id order, follows first, waiting events retried, wake-ups from
+Redis acknowledged after the commit, PostgreSQL polled when Redis is not there, partitions shared by the live
+consumers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from monitor.models import StreamEvent
+from monitor.services.stream import channel, stream_accept
+from monitor.services.stream.consumer import Consumer, apply_partition_batch
+from monitor.services.stream.records import partition_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Recorder:
+    """A stand-in for apply_events: records each call's ids and marks them applied (retweets whose original is
+    in no applied or given event wait, when ``wait`` is on)."""
+
+    def __init__(self, wait: bool = False):
+        self.calls: list[list[int]] = []
+        self.wait = wait
+
+    def __call__(self, *, workspace_id: int, event_ids: list[int]) -> dict:
+        assert event_ids == sorted(event_ids)
+        self.calls.append(list(event_ids))
+        evs = StreamEvent.objects.filter(pk__in=event_ids, workspace_id=workspace_id)
+        now = timezone.now()
+        known = set(
+            StreamEvent.objects.filter(workspace_id=workspace_id, kind="tweet", status="applied").values_list(
+                "cascade_key", flat=True
+            )
+        ) | set(evs.filter(kind="tweet").values_list("cascade_key", flat=True))
+        for e in evs:
+            if self.wait and e.kind == "retweet" and e.cascade_key not in known:
+                e.status, e.wait_until = "waiting", e.wait_until or now + timezone.timedelta(minutes=5)
+            else:
+                e.status, e.applied_at = "applied", now
+            e.save(update_fields=["status", "wait_until", "applied_at"])
+        return {"applied": len(event_ids)}
+
+    @property
+    def ids(self) -> list[int]:
+        return [i for c in self.calls for i in c]
+
+
+def _lines(*objs):
+    return [(i, json.dumps(o)) for i, o in enumerate(objs, 1)]
+
+
+def _tw(tid, uid=1, rt=None):
+    d = {"tweet_id": str(tid), "user_id": str(uid), "created_at": "2020-01-01T00:00:00Z"}
+    if rt:
+        d["retweeted_tweet_id"] = str(rt)
+    return d
+
+
+def _same_partition_keys(n: int, p: int = 0) -> list[int]:
+    out, k = [], 1000
+    while len(out) < n:
+        k += 1
+        if partition_of(k, 8) == p:
+            out.append(k)
+    return out
+
+
+def test_it_applies_a_partition_in_id_order_in_batches_of_the_configured_size(ws_a, settings):
+    settings.SPREADWATCH_STREAM_BATCH = 3
+    keys = _same_partition_keys(7)
+    acc = stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for k in keys]))
+    rec = Recorder()
+    c = Consumer(name="c", workspace=ws_a, apply=rec)
+    assert c.drain(ws_a.pk, 0) == 7
+    assert [len(x) for x in rec.calls] == [3, 3, 1]
+    assert rec.ids == list(range(acc.first_id, acc.last_id + 1))
+    assert not StreamEvent.objects.exclude(status="applied").exists()
+
+
+def test_a_follow_of_another_partition_is_applied_before_later_events(ws_a):
+    [k] = _same_partition_keys(1, p=0)
+    follower = next(u for u in range(1, 100) if partition_of(u, 8) != 0)
+    stream_accept(workspace=ws_a, lines=_lines({"follower_id": follower, "followee_id": 5}))
+    stream_accept(workspace=ws_a, lines=_lines(_tw(k)))
+    rec = Recorder()
+    apply_partition_batch(ws_a.pk, 0, rec)
+    follow = StreamEvent.objects.get(kind="follow")
+    assert rec.calls[0][0] == follow.pk and follow.status == "applied"
+
+
+def test_waiting_events_are_retried_when_their_original_arrives_and_when_their_wait_is_over(ws_a):
+    rec = Recorder(wait=True)
+    k1, k2 = _same_partition_keys(2)
+    stream_accept(workspace=ws_a, lines=_lines(_tw(99_001, 2, rt=k1), _tw(99_002, 2, rt=k2)))
+    apply_partition_batch(ws_a.pk, 0, rec)
+    assert set(StreamEvent.objects.values_list("status", flat=True)) == {"waiting"}
+    stream_accept(workspace=ws_a, lines=_lines(_tw(k1)))
+    apply_partition_batch(ws_a.pk, 0, rec)
+    assert StreamEvent.objects.get(cascade_key=k1, kind="retweet").status == "applied"
+    assert StreamEvent.objects.get(cascade_key=k2).status == "waiting"  # nothing new for it yet
+    assert apply_partition_batch(ws_a.pk, 0, rec) == (0, 0)
+    StreamEvent.objects.filter(cascade_key=k2).update(wait_until=timezone.now())
+    assert apply_partition_batch(ws_a.pk, 0, rec)[0] == 1  # due: handed over again (apply decides: dead)
+
+
+def test_it_wakes_on_intake_and_acknowledges_after_the_commit(ws_a, settings):
+    settings.SPREADWATCH_STREAM_POLL_MS = 60_000  # no poll in this test: only the wake-up can start the drain
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    r = channel.client()
+    assert r is not None, "the test services give a Redis"
+    rec = Recorder()
+    c = Consumer(name="solo", workspace=ws_a, apply=rec)
+    c.step()  # the first step polls everything (nothing yet) and joins the group
+    [k] = _same_partition_keys(1, p=3)
+    stream_accept(workspace=ws_a, lines=_lines(_tw(k)))
+    for _ in range(5):
+        if c.step():
+            break
+    assert StreamEvent.objects.get().status == "applied"
+    assert r.xpending(channel.wake_key(ws_a.pk, 3), channel.GROUP)["pending"] == 0
+
+
+def test_without_redis_the_consumer_still_finds_everything_by_polling(ws_a, settings):
+    settings.SPREADWATCH_STREAM_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    settings.SPREADWATCH_STREAM_POLL_MS = 100
+    acc = stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for k in range(5001, 5041)]))
+    assert acc.n_events == 40  # accepted without Redis: the events are in PostgreSQL
+    rec = Recorder()
+    c = Consumer(name="alone", workspace=ws_a, apply=rec)
+    assert sorted(p for _, p in (c._beat() or c.owned)) == list(range(8))  # no heartbeats: tries every partition
+    for _ in range(5):
+        c.step()
+    assert sorted(rec.ids) == list(range(acc.first_id, acc.last_id + 1))
+
+
+def test_live_consumers_share_the_partitions_and_take_over_a_silent_ones(ws_a, settings):
+    a = Consumer(name="a", workspace=ws_a, apply=Recorder())
+    b = Consumer(name="b", workspace=ws_a, apply=Recorder())
+    a._beat(), b._beat(), a._beat()
+    assert {p for _, p in a.owned} == {0, 2, 4, 6} and {p for _, p in b.owned} == {1, 3, 5, 7}
+    channel.heartbeat(ws_a.pk, "b", now=0)  # b went silent long ago
+    a._beat()
+    assert len(a.owned) == 8
+
+
+def test_a_failing_apply_rolls_its_batch_back_and_the_consumer_lives_on(ws_a, monkeypatch):
+    monkeypatch.setattr("monitor.services.stream.consumer.time.sleep", lambda s: None)
+    [k] = _same_partition_keys(1)
+    stream_accept(workspace=ws_a, lines=_lines(_tw(k)))
+
+    def broken(*, workspace_id, event_ids):
+        StreamEvent.objects.filter(pk__in=event_ids).update(status="applied")
+        raise ValueError("a bug in apply")
+
+    c = Consumer(name="c", workspace=ws_a, apply=broken)
+    assert c.drain(ws_a.pk, 0) == 0
+    assert StreamEvent.objects.get().status == "queued"  # its update died with the transaction
+    c.apply = Recorder()
+    assert c.drain(ws_a.pk, 0) == 1
