@@ -58,6 +58,14 @@ _ROWS_PER_WARP = 16
 _WARPS = 8
 _ROWS_PER_BLOCK = _ROWS_PER_WARP * _WARPS
 _WIDTHS = (1, 2, 4, 8, 16, 32, 64)
+#: L2 use of the PPR pass (benchmarks/wtf_gpu.md compares them): 0 plain loads; 1 the streams (entries, x,
+#: 1 / out-degree, the outputs) marked evict-first; 2 as 1 and the gathers from the first _HOT_BYTES of the
+#: gathered vector (the accounts gathered most often) marked evict-last; 3 as 2 and the other gathers evict-first
+_L2_MODE = 2
+#: bytes of the gathered vector kept in the L2 (modes 2 and 3): half the H100's 50 MB (the L2 is two halves)
+_HOT_BYTES = 24 << 20
+#: Money iterations launched between two reads of the seeds' flags
+_MONEY_CHECK = 8
 #: exponent bins of the circle's histogram (values are in (0, 1])
 _BINS = 1024
 
@@ -75,14 +83,35 @@ template <int K> struct Shape {
     static constexpr int R = LG;
 };
 
+// L2 policies. Mode 1: the streams (entries, x, 1 / out-degree, outputs) marked evict-first; mode 2: also the
+// gathers from the hot rows (u < hot: the accounts gathered most often, first in the walk's numbering) marked
+// evict-last, so they keep their place in the L2; mode 3: as 2 and the other gathers evict-first.
+__device__ __forceinline__ unsigned long long keep_policy() {
+    unsigned long long p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ double ld_keep(const double* ptr, unsigned long long p) {
+    double v;
+    asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(ptr), "l"(p));
+    return v;
+}
+__device__ __forceinline__ double2 ld_keep2(const double* ptr, unsigned long long p) {
+    double2 v;
+    asm volatile("ld.global.nc.L2::cache_hint.v2.f64 {%0, %1}, [%2], %3;" : "=d"(v.x), "=d"(v.y) : "l"(ptr), "l"(p));
+    return v;
+}
+
 // acc[0][*] of every lane: the chunk's sum for the lane's columns (q * VEC + v), in the fixed order: entry e of
 // [lo, hi) in class (e - lo) % 32, classes summed in index order, then the butterfly tree over the 32 classes
 template <int K>
 __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long long lo, long long hi,
                                            const double* __restrict__ z, int lane,
-                                           double (&acc)[Shape<K>::R][Shape<K>::VEC]) {
+                                           double (&acc)[Shape<K>::R][Shape<K>::VEC], int mode = 0,
+                                           long long hot = 0) {
     constexpr int VEC = Shape<K>::VEC, LG = Shape<K>::LG, G = Shape<K>::G, R = Shape<K>::R;
     const int g = lane / LG, q = lane % LG;
+    const unsigned long long policy = mode >= 2 ? keep_policy() : 0ull;
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -90,7 +119,7 @@ __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long
     constexpr int UNROLL = R == 1 ? 4 : 1;
 #pragma unroll UNROLL
     for (long long e0 = lo; e0 < hi; e0 += 32) {
-        int idx = e0 + lane < hi ? __ldg(indices + e0 + lane) : 0;
+        int idx = e0 + lane < hi ? (mode ? __ldcs(indices + e0 + lane) : __ldg(indices + e0 + lane)) : 0;
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int j = g + G * i;
@@ -98,11 +127,14 @@ __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long
             if (e0 + j < hi) {
                 const double* src = z + (long long)u * K + q * VEC;
                 if constexpr (VEC == 2) {
-                    const double2 w = __ldg(reinterpret_cast<const double2*>(src));
+                    const double2 w = mode >= 2 && u < hot ? ld_keep2(src, policy)
+                                      : mode == 3 ? __ldcs(reinterpret_cast<const double2*>(src))
+                                                  : __ldg(reinterpret_cast<const double2*>(src));
                     acc[i][0] = __dadd_rn(acc[i][0], w.x);
                     acc[i][1] = __dadd_rn(acc[i][1], w.y);
                 } else {
-                    acc[i][0] = __dadd_rn(acc[i][0], __ldg(src));
+                    const double w = mode >= 2 && u < hot ? ld_keep(src, policy) : mode == 3 ? __ldcs(src) : __ldg(src);
+                    acc[i][0] = __dadd_rn(acc[i][0], w);
                 }
             }
         }
@@ -170,21 +202,23 @@ struct PprArgs {
     const int* active;
     const double* lost;
     double damping;
+    int mode;
+    long long hot;
 };
 // passed as separate parameters (CuPy passes arrays and scalars)
 #define PPR_PARAMS const double* __restrict__ x_old, const double* __restrict__ z_old, double* __restrict__ x_new, \
     double* __restrict__ z_new, const double* __restrict__ inv_out, const long long* __restrict__ seeds, \
-    const int* __restrict__ active, const double* __restrict__ lost, double damping
-#define PPR_ARGS {x_old, z_old, x_new, z_new, inv_out, seeds, active, lost, damping}
+    const int* __restrict__ active, const double* __restrict__ lost, double damping, int mode, long long hot
+#define PPR_ARGS {x_old, z_old, x_new, z_new, inv_out, seeds, active, lost, damping, mode, hot}
 
 // the iteration's value of (row r, column c) from its pull sum s; adds the L1 and dangling terms
 template <int K>
 __device__ __forceinline__ void ppr_epilogue(const PprArgs& a, long long r, int c, double s, double& l1,
                                              double& dangling) {
     const long long at = r * K + c;
-    const double xo = a.x_old[at];
+    const double xo = a.mode ? __ldcs(a.x_old + at) : a.x_old[at];
     double xn, zn;
-    const double inv = a.inv_out[r];
+    const double inv = a.mode ? __ldcs(a.inv_out + r) : a.inv_out[r];
     if (a.active[c]) {
         xn = __dmul_rn(a.damping, s);
         if (r == a.seeds[c]) xn = __dadd_rn(xn, __dadd_rn(__dmul_rn(a.damping, a.lost[c]), 1.0 - a.damping));
@@ -194,8 +228,13 @@ __device__ __forceinline__ void ppr_epilogue(const PprArgs& a, long long r, int 
         xn = xo;
         zn = a.z_old[at];
     }
-    a.x_new[at] = xn;
-    a.z_new[at] = zn;
+    if (a.mode) {
+        __stcs(a.x_new + at, xn);
+        __stcs(a.z_new + at, zn);
+    } else {
+        a.x_new[at] = xn;
+        a.z_new[at] = zn;
+    }
     if (inv == 0.0) dangling = __dadd_rn(dangling, xn);
 }
 
@@ -236,7 +275,7 @@ __global__ void __launch_bounds__(256) ppr_rows(const long long* __restrict__ in
     if (blockIdx.x >= row_blocks) {  // a chunk of a long row per warp: its tree to chunk_out
         long long ch = (blockIdx.x - row_blocks) * WARPS + warp;
         if (ch >= n_chunks) return;
-        chunk_tree<K>(indices, chunk_lo[ch], chunk_hi[ch], a.z_old, lane, acc);
+        chunk_tree<K>(indices, chunk_lo[ch], chunk_hi[ch], a.z_old, lane, acc, a.mode, a.hot);
         if (lane < LG)
 #pragma unroll
             for (int v = 0; v < VEC; ++v) chunk_out[ch * K + lane * VEC + v] = acc[0][v];
@@ -254,7 +293,7 @@ __global__ void __launch_bounds__(256) ppr_rows(const long long* __restrict__ in
     for (long long r = r0; r < r1; ++r) {
         const long long lo = indptr[r], hi = indptr[r + 1];
         if (hi - lo > LONG_ROW) continue;  // ppr_long
-        chunk_tree<K>(indices, lo, hi, a.z_old, lane, acc);
+        chunk_tree<K>(indices, lo, hi, a.z_old, lane, acc, a.mode, a.hot);
         if (lane < LG)
 #pragma unroll
             for (int v = 0; v < VEC; ++v) ppr_epilogue<K>(a, r, col[v], acc[0][v], l1[v], dg[v]);
@@ -376,12 +415,27 @@ extern "C" __global__ void money_relevance(const long long* __restrict__ ptr, co
     }
 }
 
+// Money: the chunks of the long hub rows, a warp each (their trees, added in order by money_similarity)
+extern "C" __global__ void money_chunks(const int* __restrict__ idx, long long n_chunks,
+                                        const long long* __restrict__ chunk_lo, const long long* __restrict__ chunk_hi,
+                                        const long long* __restrict__ chunk_seed, const int* __restrict__ active,
+                                        const double* __restrict__ relz, double* __restrict__ chunk_out) {
+    long long ch = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (ch >= n_chunks || !active[chunk_seed[ch]]) return;
+    double acc[1][1];
+    chunk_tree<1>(idx, chunk_lo[ch], chunk_hi[ch], relz, lane, acc);
+    if (lane == 0) chunk_out[ch] = acc[0][0];
+}
+
 // Money, similarity: sim[h] = (1 - alpha) sum over the authorities of hub h of relz (+ alpha at the seed)
 extern "C" __global__ void money_similarity(const long long* __restrict__ ptr, const int* __restrict__ idx,
                                             long long n_hubs, const double* __restrict__ relz,
                                             const long long* __restrict__ hub_seed, const int* __restrict__ active,
                                             const unsigned char* __restrict__ own, double alpha,
-                                            const double* __restrict__ inv_out, double* __restrict__ sim,
+                                            const double* __restrict__ inv_out,
+                                            const long long* __restrict__ hub_chunks,
+                                            const double* __restrict__ chunk_out, double* __restrict__ sim,
                                             double* __restrict__ simz, double* __restrict__ diff) {
     long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
@@ -391,7 +445,12 @@ extern "C" __global__ void money_similarity(const long long* __restrict__ ptr, c
         return;
     }
     double s[1];
-    row_tree<1>(idx, ptr[h], ptr[h + 1], relz, lane, s);
+    if (ptr[h + 1] - ptr[h] > LONG_ROW) {  // the same sum as row_tree's, its chunks summed by money_chunks
+        s[0] = 0.0;
+        for (long long ch = hub_chunks[h]; ch < hub_chunks[h + 1]; ++ch) s[0] = __dadd_rn(s[0], chunk_out[ch]);
+    } else {
+        row_tree<1>(idx, ptr[h], ptr[h + 1], relz, lane, s);
+    }
     if (lane == 0) {
         double v = __dmul_rn(s[0], 1.0 - alpha);
         if (own[h]) v = __dadd_rn(v, alpha);
@@ -432,6 +491,7 @@ _TEMPLATES = ("row_sums", "ppr_rows", "ppr_long", "ppr_finish", "exponent_histog
 _NAMES = (
     *(f"{kernel}<{k}>" for k in _WIDTHS for kernel in _TEMPLATES),
     "money_relevance",
+    "money_chunks",
     "money_similarity",
     "money_finish",
 )
@@ -474,6 +534,21 @@ def _pull(csr: _Csr, y: cp.ndarray) -> cp.ndarray:
             ((csr.n_rows * 32 + 255) // 256,), (256,), (csr.indptr, csr.indices, np.int64(csr.n_rows), y, out)
         )
     return out
+
+
+def _chunks(indptr: cp.ndarray) -> tuple[cp.ndarray, cp.ndarray, cp.ndarray, cp.ndarray]:
+    """The rows longer than :data:`_LONG` cut in chunks of :data:`_LONG` entries: (per row, its first chunk:
+    n_rows + 1 pointers, 0 chunks for a short row; each chunk's first and end entry; its row)."""
+    deg = cp.diff(indptr)
+    per_row = cp.where(deg > _LONG, (deg + _LONG - 1) // _LONG, 0)
+    ptr = cp.zeros(len(deg) + 1, dtype=cp.int64)
+    ptr[1:] = cp.cumsum(per_row)
+    total = int(ptr[-1].get())
+    chunk = cp.arange(total, dtype=cp.int64)
+    owner = cp.searchsorted(ptr[1:], chunk, side="right")
+    lo = indptr[owner] + (chunk - ptr[owner]) * _LONG
+    hi = cp.minimum(lo + _LONG, indptr[owner + 1])
+    return ptr, lo, hi, owner
 
 
 class _Walk:
@@ -645,6 +720,7 @@ def _ppr_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, damping: flo
         if w not in ppr_rows:
             ppr_rows[w], ppr_long[w], ppr_finish[w] = (_kernel(f, w) for f in ("ppr_rows", "ppr_long", "ppr_finish"))
         state = (b.x, b.z, x_new, z_new, walk.inv_out, b.seeds, b.active, b.lost, np.float64(damping))
+        state += (np.int32(_L2_MODE), np.int64(_HOT_BYTES // (8 * w)))
         ppr_rows[w](
             (max(walk.row_blocks + walk.chunk_blocks, 1),), (256,),
             (walk.indptr, walk.indices, np.int64(walk.n), *state, np.int64(walk.row_blocks), np.int64(walk.n_chunks),
@@ -788,22 +864,37 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
     iterations = cp.zeros(k, dtype=cp.int64)
     converged = cp.zeros(k, dtype=cp.int32)
     dev_hub_ptr = cp.asarray(hub_ptr)
-    relevance, similarity, finish = (
-        _kernel("money_relevance"), _kernel("money_similarity"), _kernel("money_finish")
-    )  # fmt: skip
+    hub_chunks, chunk_lo, chunk_hi, chunk_owner = _chunks(row_ptr)
+    n_chunks = len(chunk_lo)
+    chunk_seed = hub_seed[chunk_owner]
+    chunk_out = cp.empty(max(n_chunks, 1), dtype=cp.float64)
+    relevance, chunks, similarity, finish = (
+        _kernel(f) for f in ("money_relevance", "money_chunks", "money_similarity", "money_finish")
+    )
+    done = 0
     while True:
-        if n_auth:
-            relevance(
-                ((n_auth * 32 + 255) // 256,), (256,),
-                (bt_ptr, bt_idx, np.int64(n_auth), simz, auth_seed, active, inv_in, rel, relz),
+        # a converged seed's kernels skip it, so iterations past convergence change nothing: check every few
+        for _ in range(_MONEY_CHECK):
+            if n_auth:
+                relevance(
+                    ((n_auth * 32 + 255) // 256,), (256,),
+                    (bt_ptr, bt_idx, np.int64(n_auth), simz, auth_seed, active, inv_in, rel, relz),
+                )  # fmt: skip
+            if n_chunks:
+                chunks(
+                    ((n_chunks * 32 + 255) // 256,), (256,),
+                    (b_idx, np.int64(n_chunks), chunk_lo, chunk_hi, chunk_seed, active, relz, chunk_out),
+                )  # fmt: skip
+            similarity(
+                ((n_hubs * 32 + 255) // 256,), (256,),
+                (row_ptr, b_idx, np.int64(n_hubs), relz, hub_seed, active, own, np.float64(alpha), inv_out,
+                 hub_chunks, chunk_out, sim, simz, diff),
             )  # fmt: skip
-        similarity(
-            ((n_hubs * 32 + 255) // 256,), (256,),
-            (row_ptr, b_idx, np.int64(n_hubs), relz, hub_seed, active, own, np.float64(alpha), inv_out, sim, simz,
-             diff),
-        )  # fmt: skip
-        finish((k,), (256,), (diff, dev_hub_ptr, active, iterations, converged, np.float64(tol), np.int64(max_iter)))
-        if not active.get().any():
+            finish(
+                (k,), (256,), (diff, dev_hub_ptr, active, iterations, converged, np.float64(tol), np.int64(max_iter))
+            )
+        done += _MONEY_CHECK
+        if done >= max_iter or not active.get().any():
             break
     sim_h, rel_h = sim.get(), rel.get()
     auth_h, auth_seed_h = authorities.get(), auth_seed.get()
