@@ -71,6 +71,32 @@ def _check(emit, scale: float, seed: int) -> bool:
     return ok
 
 
+def _l2_modes(cp, emit, dg, g, rng, direction: str, modes: list[int]) -> None:
+    """PPR alone (one account: median of 3; a block of 64: once) under each L2 mode of the twin, same seeds."""
+    from compute.gpu import wtf as twin
+
+    default = twin._L2_MODE
+    singles = [rng.integers(0, g.n_nodes, 1) for _ in range(3)]
+    block = rng.integers(0, g.n_nodes, 64)
+    try:
+        for mode in modes:
+            twin._L2_MODE = mode
+            for seeds_list in (singles, [block]):
+                times, its = [], []
+                for seeds in seeds_list:
+                    cp.cuda.Device().synchronize()
+                    t = time.perf_counter()
+                    _, it, _, _ = twin._ppr_block(dg, direction, seeds, 0.85, 1e-10, 100)
+                    times.append(time.perf_counter() - t)
+                    its.append(int(np.max(it)))
+                med = float(np.median(times))
+                per_it = 1e3 * med / float(np.median(its))
+                emit({"case": "ppr_l2_mode", "direction": direction, "mode": mode, "seeds": len(seeds_list[0]),
+                      "ppr_ms": 1e3 * med, "iterations": its, "ms_per_iteration": per_it})  # fmt: skip
+    finally:
+        twin._L2_MODE = default
+
+
 def _phases(cp, g, dg, seeds: np.ndarray, direction: str, repeat: int = 3) -> dict:
     """Median milliseconds of the twin's three steps on one block (wall clock, synchronized): PPR (and its time
     per iteration), the circle of trust (candidates and ranking) and Money; with the block's iteration counts."""
@@ -112,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", type=int, default=3, metavar="N", help="batches of 64 timed")
     p.add_argument("--direction", choices=("follows", "followers", "both"), default="both")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--l2-modes", default="0,1,2,3", help="L2 modes of the PPR pass to compare (comma list)")
     p.add_argument("--out", metavar="JSON")
     args = p.parse_args(argv)
 
@@ -119,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from compute.algorithms.wtf import wtf
     from compute.generators.twitter import follower_graph as generate
+    from compute.gpu.wtf import _reserve_l2 as twin_l2
     from compute.gpu.wtf import device_graph
     from compute.graphs import follower_graph
 
@@ -143,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     dg = device_graph(g)
     cp.cuda.Device().synchronize()
-    emit({"case": "upload", "s": time.perf_counter() - t, "device_bytes": dg.nbytes})
+    emit({"case": "upload", "s": time.perf_counter() - t, "device_bytes": dg.nbytes,
+          "l2_set_aside_bytes": twin_l2()})  # fmt: skip
 
     rng = np.random.default_rng(args.seed)
     graph_bytes = 4 * g.n_edges + 8 * (g.n_nodes + 1)
@@ -156,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
               "chunks": walk.n_chunks, "dangling": int((walk.inv_out == 0).sum())})  # fmt: skip
         wtf(g, rng.integers(0, g.n_nodes, 1), direction=direction, backend="gpu")  # compile
         wtf(g, rng.integers(0, g.n_nodes, 64), direction=direction, backend="gpu")
+        _l2_modes(cp, emit, dg, g, rng, direction, [int(m) for m in args.l2_modes.split(",") if m])
         for n_seeds, repeat in ((1, args.singles), (64, args.batches)):
             times, iterations = [], []
             for _ in range(repeat):

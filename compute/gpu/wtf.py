@@ -635,10 +635,24 @@ class _DeviceGraph:
 _RESIDENT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _reserve_l2() -> int:
+    """Let evict-last lines use the most of the L2 this process may set aside (cudaLimitPersistingL2CacheSize, a
+    limit of this process's context, not a setting of the card); bytes set aside, 0 where the runtime refuses."""
+    try:
+        rt = cp.cuda.runtime
+        most = rt.deviceGetAttribute(108, cp.cuda.Device().id)  # cudaDevAttrMaxPersistingL2CacheSize
+        if rt.deviceGetLimit(0x06) < most:  # cudaLimitPersistingL2CacheSize
+            rt.deviceSetLimit(0x06, most)
+        return int(rt.deviceGetLimit(0x06))
+    except (AttributeError, cp.cuda.runtime.CUDARuntimeError):
+        return 0
+
+
 def device_graph(g: Graph) -> _DeviceGraph:
     """``g`` on the device, uploaded on first use and kept while ``g`` lives (a worker keeps its graph)."""
     dg = _RESIDENT.get(g)
     if dg is None:
+        _reserve_l2()
         dg = _DeviceGraph(g)
         _RESIDENT[g] = dg
     return dg
