@@ -59,8 +59,8 @@ _WARPS = 8
 _ROWS_PER_BLOCK = _ROWS_PER_WARP * _WARPS
 _WIDTHS = (1, 2, 4, 8, 16, 32, 64)
 #: L2 use of the PPR pass (benchmarks/wtf_gpu.md compares them): 0 plain loads; 1 the streams (entries, x,
-#: 1 / out-degree, the outputs) marked evict-first; 2 as 1 and the gathers from the first _HOT_BYTES of the
-#: gathered vector (the accounts gathered most often) marked evict-last; 3 as 2 and the other gathers evict-first
+#: 1 / out-degree, the outputs) marked evict-first; 2 as 1 and the gathers through one range policy: the first
+#: _HOT_BYTES of the gathered vector (the accounts gathered most often) evict-last, the rest evict-first
 _L2_MODE = 2
 #: bytes of the gathered vector kept in the L2 (modes 2 and 3): half the H100's 50 MB (the L2 is two halves)
 _HOT_BYTES = 24 << 20
@@ -83,20 +83,25 @@ template <int K> struct Shape {
     static constexpr int R = LG;
 };
 
-// L2 policies. Mode 1: the streams (entries, x, 1 / out-degree, outputs) marked evict-first; mode 2: also the
-// gathers from the hot rows (u < hot: the accounts gathered most often, first in the walk's numbering) marked
-// evict-last, so they keep their place in the L2; mode 3: as 2 and the other gathers evict-first.
-__device__ __forceinline__ unsigned long long keep_policy() {
+// L2 policies (compile-time MODE: a run-time choice between loads broke the batch of loads in flight). Mode 1:
+// the streams (entries, x, 1 / out-degree, outputs) marked evict-first; mode 2: also the gathers through one
+// range policy: the first `hot` bytes of the gathered vector (the accounts gathered most often, first in the
+// walk's numbering) evict-last, the rest of it evict-first.
+__device__ __forceinline__ unsigned long long range_policy(const double* base, unsigned long long hot,
+                                                           unsigned long long total) {
     unsigned long long p;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    const unsigned int t = total < 0xffffffffull ? (unsigned int)total : 0xffffffffu;
+    const unsigned int h = hot < t ? (unsigned int)hot : t;
+    asm volatile("createpolicy.range.global.L2::evict_last.L2::evict_first.b64 %0, [%1], %2, %3;"
+                 : "=l"(p) : "l"(base), "r"(h), "r"(t));
     return p;
 }
-__device__ __forceinline__ double ld_keep(const double* ptr, unsigned long long p) {
+__device__ __forceinline__ double ld_hint(const double* ptr, unsigned long long p) {
     double v;
     asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(ptr), "l"(p));
     return v;
 }
-__device__ __forceinline__ double2 ld_keep2(const double* ptr, unsigned long long p) {
+__device__ __forceinline__ double2 ld_hint2(const double* ptr, unsigned long long p) {
     double2 v;
     asm volatile("ld.global.nc.L2::cache_hint.v2.f64 {%0, %1}, [%2], %3;" : "=d"(v.x), "=d"(v.y) : "l"(ptr), "l"(p));
     return v;
@@ -104,14 +109,13 @@ __device__ __forceinline__ double2 ld_keep2(const double* ptr, unsigned long lon
 
 // acc[0][*] of every lane: the chunk's sum for the lane's columns (q * VEC + v), in the fixed order: entry e of
 // [lo, hi) in class (e - lo) % 32, classes summed in index order, then the butterfly tree over the 32 classes
-template <int K>
+template <int K, int MODE = 0>
 __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long long lo, long long hi,
                                            const double* __restrict__ z, int lane,
-                                           double (&acc)[Shape<K>::R][Shape<K>::VEC], int mode = 0,
-                                           long long hot = 0) {
+                                           double (&acc)[Shape<K>::R][Shape<K>::VEC],
+                                           unsigned long long policy = 0) {
     constexpr int VEC = Shape<K>::VEC, LG = Shape<K>::LG, G = Shape<K>::G, R = Shape<K>::R;
     const int g = lane / LG, q = lane % LG;
-    const unsigned long long policy = mode >= 2 ? keep_policy() : 0ull;
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -119,7 +123,8 @@ __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long
     constexpr int UNROLL = R == 1 ? 4 : 1;
 #pragma unroll UNROLL
     for (long long e0 = lo; e0 < hi; e0 += 32) {
-        int idx = e0 + lane < hi ? (mode ? __ldcs(indices + e0 + lane) : __ldg(indices + e0 + lane)) : 0;
+        int idx = 0;
+        if (e0 + lane < hi) idx = MODE ? __ldcs(indices + e0 + lane) : __ldg(indices + e0 + lane);
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int j = g + G * i;
@@ -127,13 +132,15 @@ __device__ __forceinline__ void chunk_tree(const int* __restrict__ indices, long
             if (e0 + j < hi) {
                 const double* src = z + (long long)u * K + q * VEC;
                 if constexpr (VEC == 2) {
-                    const double2 w = mode >= 2 && u < hot ? ld_keep2(src, policy)
-                                      : mode == 3 ? __ldcs(reinterpret_cast<const double2*>(src))
-                                                  : __ldg(reinterpret_cast<const double2*>(src));
+                    double2 w;
+                    if constexpr (MODE == 2) w = ld_hint2(src, policy);
+                    else w = __ldg(reinterpret_cast<const double2*>(src));
                     acc[i][0] = __dadd_rn(acc[i][0], w.x);
                     acc[i][1] = __dadd_rn(acc[i][1], w.y);
                 } else {
-                    const double w = mode >= 2 && u < hot ? ld_keep(src, policy) : mode == 3 ? __ldcs(src) : __ldg(src);
+                    double w;
+                    if constexpr (MODE == 2) w = ld_hint(src, policy);
+                    else w = __ldg(src);
                     acc[i][0] = __dadd_rn(acc[i][0], w);
                 }
             }
@@ -202,23 +209,22 @@ struct PprArgs {
     const int* active;
     const double* lost;
     double damping;
-    int mode;
-    long long hot;
+    unsigned long long hot;
 };
 // passed as separate parameters (CuPy passes arrays and scalars)
 #define PPR_PARAMS const double* __restrict__ x_old, const double* __restrict__ z_old, double* __restrict__ x_new, \
     double* __restrict__ z_new, const double* __restrict__ inv_out, const long long* __restrict__ seeds, \
-    const int* __restrict__ active, const double* __restrict__ lost, double damping, int mode, long long hot
-#define PPR_ARGS {x_old, z_old, x_new, z_new, inv_out, seeds, active, lost, damping, mode, hot}
+    const int* __restrict__ active, const double* __restrict__ lost, double damping, unsigned long long hot
+#define PPR_ARGS {x_old, z_old, x_new, z_new, inv_out, seeds, active, lost, damping, hot}
 
 // the iteration's value of (row r, column c) from its pull sum s; adds the L1 and dangling terms
-template <int K>
+template <int K, int MODE>
 __device__ __forceinline__ void ppr_epilogue(const PprArgs& a, long long r, int c, double s, double& l1,
                                              double& dangling) {
     const long long at = r * K + c;
-    const double xo = a.mode ? __ldcs(a.x_old + at) : a.x_old[at];
+    const double xo = MODE ? __ldcs(a.x_old + at) : a.x_old[at];
     double xn, zn;
-    const double inv = a.mode ? __ldcs(a.inv_out + r) : a.inv_out[r];
+    const double inv = MODE ? __ldcs(a.inv_out + r) : a.inv_out[r];
     if (a.active[c]) {
         xn = __dmul_rn(a.damping, s);
         if (r == a.seeds[c]) xn = __dadd_rn(xn, __dadd_rn(__dmul_rn(a.damping, a.lost[c]), 1.0 - a.damping));
@@ -228,7 +234,7 @@ __device__ __forceinline__ void ppr_epilogue(const PprArgs& a, long long r, int 
         xn = xo;
         zn = a.z_old[at];
     }
-    if (a.mode) {
+    if constexpr (MODE != 0) {
         __stcs(a.x_new + at, xn);
         __stcs(a.z_new + at, zn);
     } else {
@@ -262,7 +268,7 @@ __device__ __forceinline__ void block_terms(const double (&l1)[PER], const doubl
 }
 
 // one PPR iteration over the short rows (ROWS_PER_WARP consecutive rows a warp) and the chunks of the long ones
-template <int K>
+template <int K, int MODE>
 __global__ void __launch_bounds__(256) ppr_rows(const long long* __restrict__ indptr, const int* __restrict__ indices,
                                                 long long n, PPR_PARAMS, long long row_blocks, long long n_chunks,
                                                 const long long* __restrict__ chunk_lo,
@@ -272,10 +278,11 @@ __global__ void __launch_bounds__(256) ppr_rows(const long long* __restrict__ in
     const PprArgs a = PPR_ARGS;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     double acc[R][VEC];
+    const unsigned long long policy = MODE == 2 ? range_policy(z_old, hot, (unsigned long long)n * K * 8) : 0ull;
     if (blockIdx.x >= row_blocks) {  // a chunk of a long row per warp: its tree to chunk_out
         long long ch = (blockIdx.x - row_blocks) * WARPS + warp;
         if (ch >= n_chunks) return;
-        chunk_tree<K>(indices, chunk_lo[ch], chunk_hi[ch], a.z_old, lane, acc, a.mode, a.hot);
+        chunk_tree<K, MODE>(indices, chunk_lo[ch], chunk_hi[ch], a.z_old, lane, acc, policy);
         if (lane < LG)
 #pragma unroll
             for (int v = 0; v < VEC; ++v) chunk_out[ch * K + lane * VEC + v] = acc[0][v];
@@ -293,16 +300,16 @@ __global__ void __launch_bounds__(256) ppr_rows(const long long* __restrict__ in
     for (long long r = r0; r < r1; ++r) {
         const long long lo = indptr[r], hi = indptr[r + 1];
         if (hi - lo > LONG_ROW) continue;  // ppr_long
-        chunk_tree<K>(indices, lo, hi, a.z_old, lane, acc, a.mode, a.hot);
+        chunk_tree<K, MODE>(indices, lo, hi, a.z_old, lane, acc, policy);
         if (lane < LG)
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) ppr_epilogue<K>(a, r, col[v], acc[0][v], l1[v], dg[v]);
+            for (int v = 0; v < VEC; ++v) ppr_epilogue<K, MODE>(a, r, col[v], acc[0][v], l1[v], dg[v]);
     }
     block_terms<K, VEC>(l1, dg, col, partial);
 }
 
 // the long rows, a warp each: chunk trees added in order, then the epilogue; row group = WARPS long rows
-template <int K>
+template <int K, int MODE>
 __global__ void __launch_bounds__(256) ppr_long(const long long* __restrict__ long_rows,
                                                 const long long* __restrict__ chunk_ptr, long long n_long, PPR_PARAMS,
                                                 const double* __restrict__ chunk_out, double* __restrict__ partial) {
@@ -325,7 +332,7 @@ __global__ void __launch_bounds__(256) ppr_long(const long long* __restrict__ lo
                 double s = 0.0;
                 for (long long ch = chunk_ptr[w]; ch < chunk_ptr[w + 1]; ++ch)
                     s = __dadd_rn(s, chunk_out[ch * K + col[v]]);
-                ppr_epilogue<K>(a, r, col[v], s, l1[v], dg[v]);
+                ppr_epilogue<K, MODE>(a, r, col[v], s, l1[v], dg[v]);
             }
     }
     block_terms<K, PER>(l1, dg, col, partial);
@@ -487,9 +494,11 @@ extern "C" __global__ void money_finish(const double* __restrict__ diff, const l
 }
 """
 
-_TEMPLATES = ("row_sums", "ppr_rows", "ppr_long", "ppr_finish", "exponent_histogram")
+_TEMPLATES = ("row_sums", "ppr_finish", "exponent_histogram")
+_MODES = (0, 1, 2)
 _NAMES = (
     *(f"{kernel}<{k}>" for k in _WIDTHS for kernel in _TEMPLATES),
+    *(f"{kernel}<{k}, {m}>" for k in _WIDTHS for m in _MODES for kernel in ("ppr_rows", "ppr_long")),
     "money_relevance",
     "money_chunks",
     "money_similarity",
@@ -497,8 +506,10 @@ _NAMES = (
 )
 
 
-def _kernel(name: str, k: int | None = None):
-    return module(_SOURCE, _NAMES).get_function(name if k is None else f"{name}<{k}>")
+def _kernel(name: str, k: int | None = None, mode: int | None = None):
+    if k is not None:
+        name = f"{name}<{k}>" if mode is None else f"{name}<{k}, {mode}>"
+    return module(_SOURCE, _NAMES).get_function(name)
 
 
 def _width(k: int) -> int:
@@ -732,9 +743,10 @@ def _ppr_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, damping: flo
     while True:
         w = b.width
         if w not in ppr_rows:
-            ppr_rows[w], ppr_long[w], ppr_finish[w] = (_kernel(f, w) for f in ("ppr_rows", "ppr_long", "ppr_finish"))
+            ppr_rows[w], ppr_long[w] = (_kernel(f, w, _L2_MODE) for f in ("ppr_rows", "ppr_long"))
+            ppr_finish[w] = _kernel("ppr_finish", w)
         state = (b.x, b.z, x_new, z_new, walk.inv_out, b.seeds, b.active, b.lost, np.float64(damping))
-        state += (np.int32(_L2_MODE), np.int64(_HOT_BYTES // (8 * w)))
+        state += (np.uint64(_HOT_BYTES),)
         ppr_rows[w](
             (max(walk.row_blocks + walk.chunk_blocks, 1),), (256,),
             (walk.indptr, walk.indices, np.int64(walk.n), *state, np.int64(walk.row_blocks), np.int64(walk.n_chunks),
