@@ -11,7 +11,9 @@ accounts. Times are wall clock around whole calls (their results come back to th
 kernel and the transfers of the lists). The floor per PPR iteration is the pull CSR's bytes (4 per entry, 8 per
 row pointer) over the bandwidth of a device-to-device copy measured here (bytes read + written / time); for a
 batch, the block's own traffic (read x, write the product, gather at least every row once: 3 x 8 n K bytes) is
-added. Prints JSON lines, then a table.
+added. Per direction it also times the PPR pass alone under each L2 mode of the twin (``--l2-modes``, same
+seeds) and, with each timed row, the twin's steps apart (PPR and its time an iteration, the circle, Money).
+Prints JSON lines, then a table.
 """
 
 from __future__ import annotations

@@ -19,13 +19,16 @@ relative, and a seed's results are bitwise the same alone or in any batch.
   accumulated per row group; long rows (> :data:`_LONG`) in parallel chunks then an epilogue pass; a small pass
   finishes the sums and the per-column convergence on the device. One scalar read per iteration. Converged
   columns keep their values; when at most half the block still moves, it is compacted to the next smaller
-  width (results unchanged: the order does not depend on the width).
+  width (results unchanged: the order does not depend on the width). The pass's L2 use (:data:`_L2_MODE`, a
+  template parameter: the streams evict-first, the most-gathered :data:`_HOT_BYTES` of the vector evict-last
+  through one range policy) changes no bit; benchmarks/wtf_gpu.md measures the modes.
 * The circle: an exponent histogram per column finds the power of two below the (circle - 1)-th value; what
   passes it (one mask over the block) goes to the host, which ranks it with the reference's
   :func:`compute.results.circle_of_trust`.
 * Money: the bipartite graphs of all the block's seeds stacked into one (rows of different seeds never mix): per
-  iteration a relevance pass, a similarity pass (fused restart and L1 terms) and a per-seed finish; a seed that
-  converged keeps its scores.
+  iteration a relevance pass, the chunks of long hub rows, a similarity pass (fused restart and L1 terms) and a
+  per-seed finish; a seed that converged keeps its scores (its kernels skip it, so the flags are read only every
+  :data:`_MONEY_CHECK` iterations).
 """
 
 from __future__ import annotations
