@@ -135,3 +135,22 @@ def test_the_twin_refuses_the_cpu_backend():
     g, _ = graph_with_long_rows(1, n=100, m=300)
     with pytest.raises(ValueError, match="backend 'gpu'"):
         twin.wtf(g, [0], backend="cpu")
+
+
+def test_the_l2_modes_change_no_bit(monkeypatch):
+    """The PPR pass's cache policies (compute.gpu.wtf._L2_MODE) only steer the L2: every mode gives the same bits,
+    with a hot region that cuts the gathered vector in two."""
+    from compute.gpu import wtf as twin
+
+    seed = fresh_seed()
+    g, rng = graph_with_long_rows(seed, n=8_000, m=90_000)
+    seeds = np.r_[3, 7, rng.integers(0, g.n_nodes, 3)]
+    monkeypatch.setattr(twin, "_HOT_BYTES", 8 * 2_000 * 8)  # 2,000 hot rows at width 8, the rest evict-first
+    runs = []
+    for mode in (0, 1, 2):
+        monkeypatch.setattr(twin, "_L2_MODE", mode)
+        poison_pool()
+        runs.append(personalized_pagerank(g, seeds, direction="followers", backend="gpu"))
+    for other in runs[1:]:
+        assert np.array_equal(other.values.view(np.int64), runs[0].values.view(np.int64)), seed
+        assert other.iterations.tolist() == runs[0].iterations.tolist(), seed
