@@ -7,7 +7,8 @@ on the follower graph is the largest — the CPU reference and one public dispat
 * The steps of IMM, for a run split across workers: :func:`imm_sample_size` (the sampling phase: how many RR sets),
   :func:`rr_sets` (any range of RR sets; set ``i`` depends only on the model, the seed and ``i``),
   :func:`merge_rr_sets`, :func:`select_seeds` (greedy maximum coverage).
-* :func:`evaluate_spread` — the independent Monte-Carlo evaluator (20,000 forward runs, 95 % interval).
+* :func:`evaluate_spread` — the independent Monte-Carlo evaluator (20,000 forward runs, 95 % interval);
+  :func:`compare_spreads` — several seed sets on the same 20,000 worlds, with paired differences.
 * The model: :func:`ic_model` (uniform p, weighted cascade, per-edge), :func:`estimate_edge_probabilities` (from
   exposure and retweet counts), :func:`exposure_counts` (those counts from computed cascades).
 
@@ -40,6 +41,7 @@ from ..influence_model import (
     IMResult,
     RRSets,
     Selection,
+    SpreadComparison,
     SpreadEstimate,
     base_key,
     check_k,
@@ -52,6 +54,7 @@ from ..influence_model import (
     merge_rr_sets,
     mix64,
     normal_ci,
+    paired_comparison,
     selection_from_counts,
     split_range,
 )
@@ -67,7 +70,9 @@ __all__ = [
     "ImmSize",
     "RRSets",
     "Selection",
+    "SpreadComparison",
     "SpreadEstimate",
+    "compare_spreads",
     "edge_positions",
     "estimate_edge_probabilities",
     "evaluate_spread",
@@ -168,6 +173,27 @@ def evaluate_spread(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, see
     from ..gpu.influence_max import evaluate_spread as twin
 
     return twin(model, s, runs=runs, seed=seed, backend="gpu")
+
+
+def compare_spreads(
+    model: ICModel, seed_sets, *, runs: int = 20000, seed: int = 1, backend: str = "auto"
+) -> SpreadComparison:
+    """Every seed set of ``seed_sets`` (node indices each) scored on the same ``runs`` Monte-Carlo worlds, with
+    each spread's 95 % interval and, for each pair, the paired difference with its 95 % interval
+    (:class:`SpreadComparison`). Set ``i``'s estimate equals ``evaluate_spread(model, seed_sets[i], runs=runs,
+    seed=seed)``."""
+    _check_model(model)
+    sets = [check_seeds(model, s) for s in seed_sets]
+    if not sets:
+        raise ValueError("seed_sets must hold at least one seed set")
+    if not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs must be an integer >= 1, not {runs!r}")
+    _check_seed(seed)
+    if resolve_backend(backend) != "gpu":
+        return compare_spreads_cpu(model, sets, runs=runs, seed=seed)
+    from ..gpu.influence_max import compare_spreads as twin
+
+    return twin(model, sets, runs=runs, seed=seed, backend="gpu")
 
 
 def influence_max(
@@ -280,10 +306,21 @@ def imm_sample_size_cpu(model: ICModel, *, k: int = 50, eps: float = 0.1, ell: f
 
 
 def evaluate_spread_cpu(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, seed: int = 1) -> SpreadEstimate:
+    return normal_ci(_spread_runs_cpu(model, [seeds], runs, seed)[0], seed)
+
+
+def compare_spreads_cpu(model: ICModel, seed_sets: list, *, runs: int = 20000, seed: int = 1) -> SpreadComparison:
+    return paired_comparison(_spread_runs_cpu(model, seed_sets, runs, seed), seed)
+
+
+def _spread_runs_cpu(model: ICModel, seed_sets: list, runs: int, seed: int) -> np.ndarray:
+    """float64[len(seed_sets), runs]: each set's spread in worlds ``0..runs-1`` of (``seed``, stream 2). A world's
+    coins depend on (run, edge) only, so every set meets the same live edges in run r."""
     g = model.graph
     n = g.n_nodes
-    if n == 0 or len(seeds) == 0:
-        return normal_ci(np.zeros(runs), seed)
+    out = np.zeros((len(seed_sets), runs))
+    if n == 0:
+        return out
     t_indptr, t_indices, perm = transpose(g)
     base = np.uint64(base_key(seed, STREAM_EVALUATE))
     thr = model.threshold_array()
@@ -291,26 +328,32 @@ def evaluate_spread_cpu(model: ICModel, seeds: np.ndarray, *, runs: int = 20000,
     threads = min(_threads(), len(blocks))
     scratch = [(np.full(n, -1, np.int64), np.empty(n, np.int64)) for _ in range(threads)]
     free = list(range(threads))
-    seeds64 = np.asarray(seeds, dtype=np.int64)
+    for row, seeds in enumerate(seed_sets):
+        if len(seeds) == 0:
+            continue
+        seeds64 = np.asarray(seeds, dtype=np.int64)
+        for mark, _ in scratch:
+            mark.fill(-1)  # run indices repeat across sets
 
-    def block(ab):
-        slot = free.pop()
-        try:
-            mark, queue = scratch[slot]
-            with np.errstate(over="ignore"):
-                return kern.mc_block(
-                    t_indptr, t_indices, perm, thr, model.uniform, model.weights, model.unit_weights, seeds64, base,
-                    ab[0], ab[1], mark, queue,
-                )  # fmt: skip
-        finally:
-            free.append(slot)
+        def block(ab, seeds64=seeds64):
+            slot = free.pop()
+            try:
+                mark, queue = scratch[slot]
+                with np.errstate(over="ignore"):
+                    return kern.mc_block(
+                        t_indptr, t_indices, perm, thr, model.uniform, model.weights, model.unit_weights, seeds64,
+                        base, ab[0], ab[1], mark, queue,
+                    )  # fmt: skip
+            finally:
+                free.append(slot)
 
-    if threads == 1:
-        parts = [block(ab) for ab in blocks]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(block, blocks))
-    return normal_ci(np.concatenate(parts), seed)
+        if threads == 1:
+            parts = [block(ab) for ab in blocks]
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(block, blocks))
+        out[row] = np.concatenate(parts)
+    return out
 
 
 def influence_max_cpu(

@@ -77,3 +77,13 @@ def test_the_twins_evaluator_runs_the_cpus_cascades(twin, monkeypatch, weighted)
     a = im.evaluate_spread_cpu(model, seeds, runs=60, seed=5)
     b = twin.evaluate_spread(model, seeds, runs=60, seed=5)
     assert b.mean == pytest.approx(a.mean, rel=1e-12) and b.std == pytest.approx(a.std, rel=1e-9)
+
+
+def test_the_twins_paired_comparison_is_the_cpus(twin, monkeypatch):
+    monkeypatch.setattr(twin, "SEGMENT_EDGES", 30)
+    model = model_for(5, 0.2, True, n=100, m=500)
+    sets = [np.array([0, 3, 50]), np.array([3, 0, 50]), np.array([1, 2])]
+    a = im.compare_spreads_cpu(model, sets, runs=80, seed=6)
+    b = twin.compare_spreads(model, sets, runs=80, seed=6)
+    assert np.allclose(b.diff, a.diff, rtol=1e-12, atol=1e-12) and b.diff[0, 1] == 0.0
+    assert [e.mean for e in b.estimates] == pytest.approx([e.mean for e in a.estimates], rel=1e-12)

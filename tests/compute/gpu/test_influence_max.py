@@ -87,6 +87,16 @@ def test_the_evaluator_gives_the_cpus_runs(weighted):
     assert b.mean == pytest.approx(a.mean, rel=1e-12) and b.std == pytest.approx(a.std, rel=1e-9)
 
 
+def test_the_paired_comparison_gives_the_cpus_differences():
+    seed = int(np.random.default_rng().integers(1 << 30))
+    model = fresh_model(seed, 3000, 20000, 0.1)
+    sets = [np.array([0, 1, 2, 50]), np.array([0, 1, 2]), np.array([7, 400])]
+    a = im.compare_spreads(model, sets, runs=2000, seed=seed, backend="cpu")
+    b = im.compare_spreads(model, sets, runs=2000, seed=seed, backend="gpu")
+    assert np.array_equal(b.diff, a.diff) and np.array_equal(b.diff_low, a.diff_low)
+    assert b.diff[1, 0] < 0 and b.diff_high[1, 0] <= 0
+
+
 def test_the_evaluator_chunks_runs_to_its_memory_budget(monkeypatch):
     monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(64 * 1024))
     model = fresh_model(5, 3000, 20000, 0.1)
