@@ -219,14 +219,10 @@ def influence_max(
         scores = _check_scores(model, scores)
     if not isinstance(snapshots, (int, np.integer)) or snapshots < 1:
         raise ValueError(f"snapshots must be an integer >= 1, not {snapshots!r}")
-    used = resolve_backend(backend)
-    if used != "gpu" or method == "imgpu":
-        result = influence_max_cpu(
+    if resolve_backend(backend) != "gpu":
+        return influence_max_cpu(
             model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots
         )
-        if used == "gpu":
-            result.notes.append("imgpu has no GPU twin here: it ran on the CPU reference")
-        return result
     from ..gpu.influence_max import influence_max as twin
 
     return twin(
@@ -462,7 +458,7 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
         a, b = g.indices[live].astype(np.int64), src[live]
         adj = csr_array((np.ones(len(a), np.int8), (a, b)), shape=(n, n))
         nc, labels = connected_components(adj, directed=True, connection="strong")
-        labels = labels.astype(np.int64)
+        labels = canonical_labels(labels.astype(np.int64), nc)
         cw = np.bincount(labels, weights=model.weights, minlength=nc)
         ca, cb = labels[a], labels[b]
         keep = ca != cb
@@ -508,6 +504,16 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
         f"bottom-{SKETCH_K} sketches in {len(sketched)}"
     ]
     return np.asarray(chosen, dtype=np.int64), np.asarray(gains), notes
+
+
+def canonical_labels(labels: np.ndarray, nc: int) -> np.ndarray:
+    """Components renumbered by their smallest node (component 0 holds node 0): the numbering no longer depends
+    on the SCC algorithm, so the GPU twin's labels (and the sketches' ranks, drawn per component) are these."""
+    mins = np.full(nc, len(labels), dtype=np.int64)
+    np.minimum.at(mins, labels, np.arange(len(labels), dtype=np.int64))
+    relabel = np.empty(nc, dtype=np.int64)
+    relabel[np.argsort(mins)] = np.arange(nc, dtype=np.int64)
+    return relabel[labels]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -187,9 +187,15 @@ def install(monkeypatch) -> types.ModuleType:
     cp.ndarray = FakeArray
     for name in (
         "asarray", "zeros", "empty", "full", "arange", "cumsum", "concatenate", "sort", "argsort", "bincount",
-        "searchsorted", "diff", "max",
+        "searchsorted", "diff", "max", "unique", "flatnonzero", "argmax", "where", "minimum", "maximum", "expm1",
+        "ones",
     ):  # fmt: skip
         setattr(cp, name, _fn(getattr(np, name)))
+    cp.bool_ = np.bool_
+    cp.inf = np.inf
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scatter_min = lambda a, idx, v: np.minimum.at(np.asarray(a), np.asarray(idx), np.asarray(v))
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     cp.RawModule = RawModule
     cp.cuda = types.SimpleNamespace(
         runtime=types.SimpleNamespace(memGetInfo=lambda: (8 << 30, 16 << 30)),
