@@ -1,5 +1,6 @@
-"""GPU twin of :mod:`compute.algorithms.influence_max` (issue 16): RR-set sampling, greedy maximum coverage, IMM
-and the Monte-Carlo evaluator in CuPy, with the CPU reference's names, signatures and defaults.
+"""GPU twin of :mod:`compute.algorithms.influence_max` (issue 16): RR-set sampling, greedy maximum coverage, IMM,
+IMGPU's bottom-up traversal and the Monte-Carlo evaluator (alone or paired) in CuPy, with the CPU reference's
+names, signatures and defaults.
 
 **Same sets as the CPU.** A set's (or run's) key and every edge coin come from :mod:`compute.influence_model`'s
 counter-based splitmix64, mirrored below in CUDA: a coin depends on (set, edge) only, so the frontier-parallel
@@ -19,8 +20,11 @@ members' counts (atomicSub). Counts are integers, so the picks are the CPU's.
 (run, node) expanded along the followers CSR; each run's spread is summed with atomicAdd (exact for unit
 weights; other weights agree with the CPU up to summation order).
 
-IMGPU's traversal has no twin here: ``influence_max(method="imgpu")`` raises NotImplementedError and the
-dispatcher runs it on the CPU reference.
+**IMGPU** (``influence_max(method="imgpu")``, :func:`imgpu_device`): the R live-edge snapshots as one disjoint
+union on the device (the CPU's coins), SCCs by trimming, min-label propagation and a backward closure (named by
+their smallest node, the reference's canonical numbering), the condensation and its levels, then per round a
+level-by-level sweep of every snapshot: merged reach lists by one sort/unique of (component, entry) keys per
+level, or the reference's bottom-k sketches. docs/influence_max.md says what is equal to the CPU and when.
 """
 
 from __future__ import annotations
@@ -664,11 +668,14 @@ def _children(s: dict, cs: cp.ndarray, covered: cp.ndarray) -> tuple[cp.ndarray,
     return seg[keep], ch[keep]
 
 
-def _reach_exact_group(s: dict, covered: cp.ndarray, snaps: np.ndarray, budget: int) -> tuple[cp.ndarray, list]:
+def _reach_exact_group(
+    s: dict, covered: cp.ndarray, snaps: np.ndarray, budget: int
+) -> tuple[cp.ndarray, list, np.ndarray]:
     """Exact reach (IMGPU's eq. 1, overlap() by merged lists) of every uncovered component of the snapshots
     ``snaps``, level by level: a component's list is the union of itself and its uncovered children's lists (one
     sort and unique of (parent, entry) keys per level). Returns (reach over all components, the snapshots whose
-    lists would pass ``budget`` entries by the reference's order-free count; their reach is left 0)."""
+    lists would pass ``budget`` entries by the reference's order-free count (their reach is left 0), that count
+    per snapshot)."""
     nc = s["nc"]
     reach = cp.zeros(nc, dtype=cp.float64)
     in_group = cp.zeros(len(s["comp_off"]) - 1, dtype=cp.bool_)
@@ -716,7 +723,7 @@ def _reach_exact_group(s: dict, covered: cp.ndarray, snaps: np.ndarray, budget: 
         lsize[cs] = cp.diff(cp.concatenate([first, cp.asarray([count], dtype=cp.int64)]))
         pos += count
         reach[cs] = cp.bincount(cp.searchsorted(cs, upar), weights=s["cw"][uent], minlength=len(cs))
-    return reach, over.tolist()
+    return reach, over.tolist(), needed.get()
 
 
 def _reach_sketch(s: dict, covered: cp.ndarray, snaps: list, ranks: cp.ndarray, kk: int) -> cp.ndarray:
@@ -802,14 +809,26 @@ def imgpu_device(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[
     ranks = cp.zeros(nc, dtype=cp.float64)
     sketched: list[int] = []
     off = s["comp_off"]
-    group = max(1, int(memory_budget() // max(1, EXACT_ENTRIES * 8 * 6)))
+    # snapshots swept together: their lists (8 bytes an entry, about 6 with a level's sort and unique) must fit the
+    # device; a snapshot's count only shrinks as the picks cover more, so the last round's count bounds this one's
+    room = memory_budget() // 48
+    entries = np.full(snapshots, EXACT_ENTRIES, dtype=np.int64)
     chosen: list[int] = []
     gains: list[float] = []
     for _ in range(min(k, n)):
         reach = cp.zeros(nc, dtype=cp.float64)
         exact = [r for r in range(snapshots) if r not in sketched]
-        for g0 in range(0, len(exact), group):
-            part, over = _reach_exact_group(s, covered, np.asarray(exact[g0 : g0 + group]), EXACT_ENTRIES)
+        groups: list[list[int]] = []
+        used = room
+        for r in exact:
+            if used + entries[r] > room and (not groups or groups[-1]):
+                groups.append([])
+                used = 0
+            groups[-1].append(r)
+            used += entries[r]
+        for grp in groups:
+            part, over, needed = _reach_exact_group(s, covered, np.asarray(grp), EXACT_ENTRIES)
+            entries[grp] = np.minimum(needed[grp], EXACT_ENTRIES)
             reach += part
             for r in over:
                 sketched.append(int(r))

@@ -128,3 +128,11 @@ def test_a_node_between_two_cycles_is_its_own_component(twin):
     a = np.array([0, 1, 2, 4, 4, 3], dtype=np.int64)
     b = np.array([1, 0, 4, 2, 3, 0], dtype=np.int64)
     assert np.asarray(twin._scc_min_labels(5, a, b)).tolist() == [0, 0, 2, 3, 2]
+
+
+def test_the_twins_imgpu_sweeps_snapshots_in_groups_that_fit_its_memory(twin, monkeypatch):
+    monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(48 * 300))  # room for ~300 list entries a group
+    model = model_for(8, 0.3)
+    nodes, gains, notes = im.imgpu_cpu(model, k=5, snapshots=10, seed=1)
+    res = twin.influence_max(model, k=5, method="imgpu", snapshots=10, seed=1)
+    assert res.nodes.tolist() == nodes.tolist() and np.array_equal(res.gains, gains) and res.notes == notes
