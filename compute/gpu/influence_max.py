@@ -549,10 +549,15 @@ def _expand(lens: cp.ndarray) -> tuple[cp.ndarray, cp.ndarray]:
     return seg, j - (ends[seg] - lens[seg])
 
 
-def _scatter_min(a: cp.ndarray, idx: cp.ndarray, v: cp.ndarray) -> None:
-    import cupyx
-
-    cupyx.scatter_min(a, idx, v)
+def _lower_to_min(a: cp.ndarray, idx: cp.ndarray, v: cp.ndarray, span: int) -> None:
+    """``a[i] = min(a[i], every v at i)`` for values below ``span`` (a sort of packed (index, value) keys: the
+    first key of each index holds its smallest value)."""
+    keys = cp.sort(idx * span + v)
+    at = keys // span
+    first = cp.ones(len(keys), dtype=cp.bool_)
+    first[1:] = at[1:] != at[:-1]
+    at, low = at[first], keys[first] % span
+    a[at] = cp.minimum(a[at], low)
 
 
 def _scc_min_labels(size: int, a: cp.ndarray, b: cp.ndarray) -> cp.ndarray:
@@ -580,7 +585,7 @@ def _scc_min_labels(size: int, a: cp.ndarray, b: cp.ndarray) -> cp.ndarray:
             upd = cand < color[b]
             if not bool(upd.any()):
                 break
-            _scatter_min(color, b[upd], cand[upd])
+            _lower_to_min(color, b[upd], cand[upd], size + 1)
         done = active & (color == idx)
         while True:
             grow = (color[a] == color[b]) & done[b] & ~done[a]
@@ -693,9 +698,11 @@ def _reach_exact_group(
         if not len(cs):
             continue
         par, ch = _children(s, cs, covered)
-        need = 1 + cp.bincount(par, weights=lsize[ch], minlength=len(cs)).astype(cp.int64)
-        need[s["sink"][cs]] = 0
-        needed += cp.bincount(s["snap_of"][cs], weights=need, minlength=len(in_group)).astype(cp.int64)
+        child = cp.bincount(par, weights=lsize[ch].astype(cp.float64), minlength=len(cs))
+        need = cp.where(s["sink"][cs], 0, 1 + child.astype(cp.int64))
+        needed += cp.bincount(s["snap_of"][cs], weights=need.astype(cp.float64), minlength=len(in_group)).astype(
+            cp.int64
+        )
         now_over = in_group & (needed > budget)
         if bool(now_over.any()):
             over = np.union1d(over, cp.flatnonzero(now_over).get())
