@@ -678,9 +678,9 @@ def _reach_exact_group(
 ) -> tuple[cp.ndarray, list, np.ndarray]:
     """Exact reach (IMGPU's eq. 1, overlap() by merged lists) of every uncovered component of the snapshots
     ``snaps``, level by level: a component's list is the union of itself and its uncovered children's lists (one
-    sort and unique of (parent, entry) keys per level). Returns (reach over all components, the snapshots whose
-    lists would pass ``budget`` entries by the reference's order-free count (their reach is left 0), that count
-    per snapshot)."""
+    sort and unique of (parent, entry) keys per level; a sink, level 0, keeps no list and counts as itself).
+    Returns (reach over all components, the snapshots whose lists would pass ``budget`` entries by the
+    reference's order-free count (their reach is left 0), that count per snapshot)."""
     nc = s["nc"]
     reach = cp.zeros(nc, dtype=cp.float64)
     in_group = cp.zeros(len(s["comp_off"]) - 1, dtype=cp.bool_)
@@ -696,6 +696,10 @@ def _reach_exact_group(
         cs = s["by_level"][lp[lev] : lp[lev + 1]]
         cs = cs[in_group[s["snap_of"][cs]] & ~covered[cs]]
         if not len(cs):
+            continue
+        if lev == 0:  # the sinks (most components at small p): their reach is their weight, their list themselves
+            reach[cs] = s["cw"][cs]
+            lsize[cs] = 1
             continue
         par, ch = _children(s, cs, covered)
         child = cp.bincount(par, weights=lsize[ch].astype(cp.float64), minlength=len(cs))
@@ -715,7 +719,8 @@ def _reach_exact_group(
             if not len(cs):
                 continue
         seg, off = _expand(lsize[ch])
-        ent = pool[lstart[ch][seg] + off]
+        at = lstart[ch][seg]
+        ent = cp.where(at < 0, ch[seg], pool[cp.maximum(at + off, 0)])  # a sink child keeps no list: itself
         keys = cp.concatenate([cs * nc + cs, cs[par[seg]] * nc + ent])
         uniq = cp.unique(keys)
         upar, uent = uniq // nc, uniq % nc
