@@ -267,7 +267,9 @@ def reach_exact(dag_ptr, dag_idx, order, cw, covered, budget):
     """Weight of every component's reach in the DAG, covered components left out (they are closed under
     reachability, so a covered child's whole reach is covered too): IMGPU's eq. (1) with overlap() computed
     exactly, by merging the children's reach lists with a marker. Returns (reach weight, ok); ok False when the
-    lists would exceed ``budget`` entries (the caller then uses the sketch)."""
+    lists could exceed ``budget`` entries: the sum over the uncovered non-sink components of 1 + their uncovered
+    children's list sizes (a sink counts 1), an order-free bound the GPU twin computes the same way (the caller
+    then uses the sketch)."""
     nc = len(cw)
     reach = np.zeros(nc, dtype=np.float64)
     start = np.full(nc, -1, dtype=np.int64)
@@ -275,6 +277,7 @@ def reach_exact(dag_ptr, dag_idx, order, cw, covered, budget):
     mark = np.full(nc, -1, dtype=np.int64)
     pool = np.empty(min(max(4 * nc, 1024), budget), dtype=np.int64)
     pos = 0
+    needed = 0
     for c in order:
         if covered[c]:
             continue
@@ -287,9 +290,10 @@ def reach_exact(dag_ptr, dag_idx, order, cw, covered, budget):
             ch = dag_idx[t]
             if not covered[ch]:
                 need += size[ch] if start[ch] >= 0 else 1
-        if pos + need > len(pool):
-            if pos + need > budget:
-                return reach, False
+        needed += need
+        if needed > budget:
+            return reach, False
+        if pos + need > len(pool):  # pos <= needed <= budget
             bigger = np.empty(min(max(2 * len(pool), pos + need), budget), dtype=np.int64)
             bigger[:pos] = pool[:pos]
             pool = bigger

@@ -7,7 +7,8 @@ on the follower graph is the largest — the CPU reference and one public dispat
 * The steps of IMM, for a run split across workers: :func:`imm_sample_size` (the sampling phase: how many RR sets),
   :func:`rr_sets` (any range of RR sets; set ``i`` depends only on the model, the seed and ``i``),
   :func:`merge_rr_sets`, :func:`select_seeds` (greedy maximum coverage).
-* :func:`evaluate_spread` — the independent Monte-Carlo evaluator (20,000 forward runs, 95 % interval).
+* :func:`evaluate_spread` — the independent Monte-Carlo evaluator (20,000 forward runs, 95 % interval);
+  :func:`compare_spreads` — several seed sets on the same 20,000 worlds, with paired differences.
 * The model: :func:`ic_model` (uniform p, weighted cascade, per-edge), :func:`estimate_edge_probabilities` (from
   exposure and retweet counts), :func:`exposure_counts` (those counts from computed cascades).
 
@@ -40,6 +41,7 @@ from ..influence_model import (
     IMResult,
     RRSets,
     Selection,
+    SpreadComparison,
     SpreadEstimate,
     base_key,
     check_k,
@@ -52,6 +54,7 @@ from ..influence_model import (
     merge_rr_sets,
     mix64,
     normal_ci,
+    paired_comparison,
     selection_from_counts,
     split_range,
 )
@@ -67,7 +70,9 @@ __all__ = [
     "ImmSize",
     "RRSets",
     "Selection",
+    "SpreadComparison",
     "SpreadEstimate",
+    "compare_spreads",
     "edge_positions",
     "estimate_edge_probabilities",
     "evaluate_spread",
@@ -170,6 +175,27 @@ def evaluate_spread(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, see
     return twin(model, s, runs=runs, seed=seed, backend="gpu")
 
 
+def compare_spreads(
+    model: ICModel, seed_sets, *, runs: int = 20000, seed: int = 1, backend: str = "auto"
+) -> SpreadComparison:
+    """Every seed set of ``seed_sets`` (node indices each) scored on the same ``runs`` Monte-Carlo worlds, with
+    each spread's 95 % interval and, for each pair, the paired difference with its 95 % interval
+    (:class:`SpreadComparison`). Set ``i``'s estimate equals ``evaluate_spread(model, seed_sets[i], runs=runs,
+    seed=seed)``."""
+    _check_model(model)
+    sets = [check_seeds(model, s) for s in seed_sets]
+    if not sets:
+        raise ValueError("seed_sets must hold at least one seed set")
+    if not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs must be an integer >= 1, not {runs!r}")
+    _check_seed(seed)
+    if resolve_backend(backend) != "gpu":
+        return compare_spreads_cpu(model, sets, runs=runs, seed=seed)
+    from ..gpu.influence_max import compare_spreads as twin
+
+    return twin(model, sets, runs=runs, seed=seed, backend="gpu")
+
+
 def influence_max(
     model: ICModel,
     *,
@@ -193,14 +219,10 @@ def influence_max(
         scores = _check_scores(model, scores)
     if not isinstance(snapshots, (int, np.integer)) or snapshots < 1:
         raise ValueError(f"snapshots must be an integer >= 1, not {snapshots!r}")
-    used = resolve_backend(backend)
-    if used != "gpu" or method == "imgpu":
-        result = influence_max_cpu(
+    if resolve_backend(backend) != "gpu":
+        return influence_max_cpu(
             model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots
         )
-        if used == "gpu":
-            result.notes.append("imgpu has no GPU twin here: it ran on the CPU reference")
-        return result
     from ..gpu.influence_max import influence_max as twin
 
     return twin(
@@ -280,10 +302,21 @@ def imm_sample_size_cpu(model: ICModel, *, k: int = 50, eps: float = 0.1, ell: f
 
 
 def evaluate_spread_cpu(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, seed: int = 1) -> SpreadEstimate:
+    return normal_ci(_spread_runs_cpu(model, [seeds], runs, seed)[0], seed)
+
+
+def compare_spreads_cpu(model: ICModel, seed_sets: list, *, runs: int = 20000, seed: int = 1) -> SpreadComparison:
+    return paired_comparison(_spread_runs_cpu(model, seed_sets, runs, seed), seed)
+
+
+def _spread_runs_cpu(model: ICModel, seed_sets: list, runs: int, seed: int) -> np.ndarray:
+    """float64[len(seed_sets), runs]: each set's spread in worlds ``0..runs-1`` of (``seed``, stream 2). A world's
+    coins depend on (run, edge) only, so every set meets the same live edges in run r."""
     g = model.graph
     n = g.n_nodes
-    if n == 0 or len(seeds) == 0:
-        return normal_ci(np.zeros(runs), seed)
+    out = np.zeros((len(seed_sets), runs))
+    if n == 0:
+        return out
     t_indptr, t_indices, perm = transpose(g)
     base = np.uint64(base_key(seed, STREAM_EVALUATE))
     thr = model.threshold_array()
@@ -291,26 +324,32 @@ def evaluate_spread_cpu(model: ICModel, seeds: np.ndarray, *, runs: int = 20000,
     threads = min(_threads(), len(blocks))
     scratch = [(np.full(n, -1, np.int64), np.empty(n, np.int64)) for _ in range(threads)]
     free = list(range(threads))
-    seeds64 = np.asarray(seeds, dtype=np.int64)
+    for row, seeds in enumerate(seed_sets):
+        if len(seeds) == 0:
+            continue
+        seeds64 = np.asarray(seeds, dtype=np.int64)
+        for mark, _ in scratch:
+            mark.fill(-1)  # run indices repeat across sets
 
-    def block(ab):
-        slot = free.pop()
-        try:
-            mark, queue = scratch[slot]
-            with np.errstate(over="ignore"):
-                return kern.mc_block(
-                    t_indptr, t_indices, perm, thr, model.uniform, model.weights, model.unit_weights, seeds64, base,
-                    ab[0], ab[1], mark, queue,
-                )  # fmt: skip
-        finally:
-            free.append(slot)
+        def block(ab, seeds64=seeds64):
+            slot = free.pop()
+            try:
+                mark, queue = scratch[slot]
+                with np.errstate(over="ignore"):
+                    return kern.mc_block(
+                        t_indptr, t_indices, perm, thr, model.uniform, model.weights, model.unit_weights, seeds64,
+                        base, ab[0], ab[1], mark, queue,
+                    )  # fmt: skip
+            finally:
+                free.append(slot)
 
-    if threads == 1:
-        parts = [block(ab) for ab in blocks]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(block, blocks))
-    return normal_ci(np.concatenate(parts), seed)
+        if threads == 1:
+            parts = [block(ab) for ab in blocks]
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(block, blocks))
+        out[row] = np.concatenate(parts)
+    return out
 
 
 def influence_max_cpu(
@@ -419,7 +458,7 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
         a, b = g.indices[live].astype(np.int64), src[live]
         adj = csr_array((np.ones(len(a), np.int8), (a, b)), shape=(n, n))
         nc, labels = connected_components(adj, directed=True, connection="strong")
-        labels = labels.astype(np.int64)
+        labels = canonical_labels(labels.astype(np.int64), nc)
         cw = np.bincount(labels, weights=model.weights, minlength=nc)
         ca, cb = labels[a], labels[b]
         keep = ca != cb
@@ -465,6 +504,16 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
         f"bottom-{SKETCH_K} sketches in {len(sketched)}"
     ]
     return np.asarray(chosen, dtype=np.int64), np.asarray(gains), notes
+
+
+def canonical_labels(labels: np.ndarray, nc: int) -> np.ndarray:
+    """Components renumbered by their smallest node (component 0 holds node 0): the numbering no longer depends
+    on the SCC algorithm, so the GPU twin's labels (and the sketches' ranks, drawn per component) are these."""
+    mins = np.full(nc, len(labels), dtype=np.int64)
+    np.minimum.at(mins, labels, np.arange(len(labels), dtype=np.int64))
+    relabel = np.empty(nc, dtype=np.int64)
+    relabel[np.argsort(mins)] = np.arange(nc, dtype=np.int64)
+    return relabel[labels]
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -187,9 +187,13 @@ def install(monkeypatch) -> types.ModuleType:
     cp.ndarray = FakeArray
     for name in (
         "asarray", "zeros", "empty", "full", "arange", "cumsum", "concatenate", "sort", "argsort", "bincount",
-        "searchsorted", "diff", "max",
+        "searchsorted", "diff", "max", "unique", "flatnonzero", "argmax", "where", "minimum", "maximum", "expm1",
+        "ones",
     ):  # fmt: skip
         setattr(cp, name, _fn(getattr(np, name)))
+    cp.bool_ = np.bool_
+    cp.inf = np.inf
+
     cp.RawModule = RawModule
     cp.cuda = types.SimpleNamespace(
         runtime=types.SimpleNamespace(memGetInfo=lambda: (8 << 30, 16 << 30)),

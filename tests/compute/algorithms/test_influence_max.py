@@ -134,6 +134,62 @@ def test_the_evaluator_is_deterministic_for_a_seed_and_counts_seeds_once():
     assert a.mean >= 2
 
 
+def test_paired_comparison_of_one_set_with_itself_is_exactly_zero(backend):
+    model = im.ic_model(random_graph(7), p=0.1)
+    cmp = im.compare_spreads(model, [np.array([5, 1, 9]), np.array([9, 5, 1, 1])], runs=3000, seed=3, backend=backend)
+    assert cmp.difference(0, 1) == (0.0, 0.0, 0.0) and cmp.diff_std[0, 1] == 0.0
+    assert cmp.estimates[0].mean == cmp.estimates[1].mean > 3
+    assert cmp.estimates[0].ci_high > cmp.estimates[0].ci_low  # the unpaired interval is not zero
+
+
+def test_a_dominated_seed_set_is_below_with_a_paired_interval_narrower_than_the_unpaired(backend):
+    model = im.ic_model(random_graph(8), p=0.05)
+    small, big = np.array([0, 1, 2]), np.array([0, 1, 2, 300])  # one lightly followed account more
+    cmp = im.compare_spreads(model, [small, big], runs=4000, seed=5, backend=backend)
+    mean, low, high = cmp.difference(0, 1)
+    assert mean < 0 and high < 0  # a subset never reaches more in any world
+    assert cmp.difference(1, 0) == pytest.approx((-mean, -high, -low))
+    unpaired_half = (cmp.estimates[0].ci_high - cmp.estimates[0].ci_low) / 2
+    assert (high - low) / 2 < unpaired_half / 2
+
+
+def test_paired_differences_are_the_unpaired_evaluators_and_cover_the_exact_difference(backend):
+    rng = np.random.default_rng(11)
+    g = tiny_graph(rng, 9, 15)
+    probs = rng.uniform(0.05, 0.6, g.n_edges)
+    model = im.ic_model(g, p=probs)
+    prob, reach = reach_worlds(g, probs)
+    sets = [[0, 4], [2, 7], [1, 3, 5]]
+    cmp = im.compare_spreads(model, [np.array(x) for x in sets], runs=20000, seed=4, backend=backend)
+    for i, a in enumerate(sets):
+        alone = im.evaluate_spread(model, np.array(a), runs=20000, seed=4, backend=backend)
+        assert cmp.estimates[i].mean == alone.mean and cmp.estimates[i].ci_low == alone.ci_low
+        for j, b in enumerate(sets):
+            if i == j:
+                continue
+            mean, low, high = cmp.difference(i, j)
+            assert mean == pytest.approx(cmp.estimates[i].mean - cmp.estimates[j].mean, abs=1e-9)
+            exact = exact_spread(prob, reach, a, model.weights) - exact_spread(prob, reach, b, model.weights)
+            assert abs(mean - exact) < 2.1 * (high - low) / 2 + 1e-9, (a, b, mean, exact)  # 4 sigma
+    # independent worlds (another seed) agree with the paired difference in expectation
+    other = [
+        im.evaluate_spread(model, np.array(x), runs=20000, seed=s, backend=backend) for x, s in zip(sets, (7, 8, 9))
+    ]
+    for i, j in ((0, 1), (1, 2), (0, 2)):
+        half = 1.96 * np.hypot(other[i].std, other[j].std) / np.sqrt(20000)
+        assert abs((other[i].mean - other[j].mean) - cmp.diff[i, j]) < 2.1 * half + 2.1 * (
+            cmp.diff_high[i, j] - cmp.diff[i, j]
+        )
+
+
+def test_compare_spreads_refuses_no_seed_sets_and_bad_nodes():
+    model = im.ic_model(random_graph(9, n=50, m=200), p=0.1)
+    with pytest.raises(ValueError, match="at least one"):
+        im.compare_spreads(model, [], backend="cpu")
+    with pytest.raises(ValueError, match="node indices"):
+        im.compare_spreads(model, [np.array([0]), np.array([999])], backend="cpu")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Greedy, IMM
 # --------------------------------------------------------------------------------------------------------------

@@ -52,8 +52,6 @@ def test_the_twins_greedy_imm_and_baselines_are_the_cpus(twin):
     gpu = twin.influence_max(model, k=4, eps=0.5, seed=3)
     assert gpu.nodes.tolist() == cpu.nodes.tolist() and np.array_equal(gpu.gains, cpu.gains)
     assert gpu.rr_sets == cpu.rr_sets and gpu.backend == "gpu"
-    with pytest.raises(NotImplementedError):
-        twin.influence_max(model, k=2, method="imgpu")
     with pytest.raises(ValueError, match="backend"):
         twin.rr_sets(model, stop=3, backend="cpu")
 
@@ -77,3 +75,64 @@ def test_the_twins_evaluator_runs_the_cpus_cascades(twin, monkeypatch, weighted)
     a = im.evaluate_spread_cpu(model, seeds, runs=60, seed=5)
     b = twin.evaluate_spread(model, seeds, runs=60, seed=5)
     assert b.mean == pytest.approx(a.mean, rel=1e-12) and b.std == pytest.approx(a.std, rel=1e-9)
+
+
+def test_the_twins_paired_comparison_is_the_cpus(twin, monkeypatch):
+    monkeypatch.setattr(twin, "SEGMENT_EDGES", 30)
+    model = model_for(5, 0.2, True, n=100, m=500)
+    sets = [np.array([0, 3, 50]), np.array([3, 0, 50]), np.array([1, 2])]
+    a = im.compare_spreads_cpu(model, sets, runs=80, seed=6)
+    b = twin.compare_spreads(model, sets, runs=80, seed=6)
+    assert np.allclose(b.diff, a.diff, rtol=1e-12, atol=1e-12) and b.diff[0, 1] == 0.0
+    assert [e.mean for e in b.estimates] == pytest.approx([e.mean for e in a.estimates], rel=1e-12)
+
+
+@pytest.mark.parametrize("p,weighted", [(0.1, False), (0.3, False), ("wc", False), ("edges", True)])
+def test_the_twins_imgpu_traversal_picks_the_cpus_seeds(twin, p, weighted):
+    model = model_for(6, p, weighted)  # integer weights: every reach is an exact sum on both engines
+    nodes, gains, notes = im.imgpu_cpu(model, k=6, snapshots=15, seed=3)
+    res = twin.influence_max(model, k=6, method="imgpu", snapshots=15, seed=3)
+    assert res.nodes.tolist() == nodes.tolist() and np.array_equal(res.gains, gains)
+    assert res.notes == notes and res.backend == "gpu" and res.snapshots == 15
+
+
+def test_the_twins_imgpu_sketches_the_same_snapshots_as_the_cpu(twin, monkeypatch):
+    monkeypatch.setattr(im, "EXACT_ENTRIES", 40)
+    monkeypatch.setattr(twin, "EXACT_ENTRIES", 40)
+    model = model_for(7, 0.35)
+    nodes, gains, notes = im.imgpu_cpu(model, k=5, snapshots=12, seed=2)
+    res = twin.influence_max(model, k=5, method="imgpu", snapshots=12, seed=2)
+    assert "sketches in 0" not in notes[0] and res.notes == notes
+    assert res.nodes.tolist() == nodes.tolist() and np.allclose(res.gains, gains, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_twins_strong_components_are_scipys_named_by_their_smallest_node(twin, seed):
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    size, m = 300, 420 + 60 * seed  # around one edge per node: cycles, chains and many trivial components
+    a, b = rng.integers(0, size, m), rng.integers(0, size, m)
+    label = np.asarray(twin._scc_min_labels(size, a.astype(np.int64), b.astype(np.int64)))
+    nc, ref = connected_components(csr_array((np.ones(m), (a, b)), shape=(size, size)), connection="strong")
+    canon = im.canonical_labels(ref.astype(np.int64), nc)
+    assert nc < size - 20  # some components have several nodes
+    smallest = np.full(nc, size)
+    np.minimum.at(smallest, canon, np.arange(size))
+    assert np.array_equal(label, smallest[canon])
+
+
+def test_a_node_between_two_cycles_is_its_own_component(twin):
+    # 3 is reached from the cycle {2, 4} (so it carries label 2 after propagation) and reaches the cycle {0, 1}
+    a = np.array([0, 1, 2, 4, 4, 3], dtype=np.int64)
+    b = np.array([1, 0, 4, 2, 3, 0], dtype=np.int64)
+    assert np.asarray(twin._scc_min_labels(5, a, b)).tolist() == [0, 0, 2, 3, 2]
+
+
+def test_the_twins_imgpu_sweeps_snapshots_in_groups_that_fit_its_memory(twin, monkeypatch):
+    monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(48 * 300))  # room for ~300 list entries a group
+    model = model_for(8, 0.3)
+    nodes, gains, notes = im.imgpu_cpu(model, k=5, snapshots=10, seed=1)
+    res = twin.influence_max(model, k=5, method="imgpu", snapshots=10, seed=1)
+    assert res.nodes.tolist() == nodes.tolist() and np.array_equal(res.gains, gains) and res.notes == notes

@@ -1,6 +1,7 @@
 """The GPU twin of influence maximisation against the CPU reference: the same RR sets bit for bit (fresh random
 graphs, uniform, weighted-cascade and per-edge probabilities, node weights), the same greedy picks, the same IMM
-seed set for a fixed seed, and the evaluator's spreads."""
+seed set for a fixed seed, the evaluator's spreads and paired differences, and IMGPU's traversal (the same
+seeds from the same snapshots, exact and sketched)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,16 @@ def test_the_evaluator_gives_the_cpus_runs(weighted):
     assert b.mean == pytest.approx(a.mean, rel=1e-12) and b.std == pytest.approx(a.std, rel=1e-9)
 
 
+def test_the_paired_comparison_gives_the_cpus_differences():
+    seed = int(np.random.default_rng().integers(1 << 30))
+    model = fresh_model(seed, 3000, 20000, 0.1)
+    sets = [np.array([0, 1, 2, 50]), np.array([0, 1, 2]), np.array([7, 400])]
+    a = im.compare_spreads(model, sets, runs=2000, seed=seed, backend="cpu")
+    b = im.compare_spreads(model, sets, runs=2000, seed=seed, backend="gpu")
+    assert np.array_equal(b.diff, a.diff) and np.array_equal(b.diff_low, a.diff_low)
+    assert b.diff[1, 0] < 0 and b.diff_high[1, 0] <= 0
+
+
 def test_the_evaluator_chunks_runs_to_its_memory_budget(monkeypatch):
     monkeypatch.setenv("SPREADWATCH_GPU_MEMORY_BYTES", str(64 * 1024))
     model = fresh_model(5, 3000, 20000, 0.1)
@@ -95,7 +106,41 @@ def test_the_evaluator_chunks_runs_to_its_memory_budget(monkeypatch):
     assert b.mean == a.mean and b.std == pytest.approx(a.std, rel=1e-12)
 
 
-def test_imgpu_runs_on_the_cpu_from_the_dispatcher():
-    model = fresh_model(6, 500, 3000, 0.1)
-    res = im.influence_max(model, k=3, method="imgpu", snapshots=10, backend="gpu")
-    assert res.backend == "cpu" and any("CPU reference" in n for n in res.notes)
+@pytest.mark.parametrize("name,p,weighted", CASES)
+def test_imgpu_traversal_picks_the_cpus_seeds(name, p, weighted):
+    seed = int(np.random.default_rng().integers(1 << 30))
+    model = fresh_model(seed, 1500, 9000, p, weighted)  # integer weights: exact sums on both engines
+    cpu = im.influence_max(model, k=8, method="imgpu", snapshots=30, seed=seed, backend="cpu")
+    gpu = im.influence_max(model, k=8, method="imgpu", snapshots=30, seed=seed, backend="gpu")
+    assert gpu.backend == "gpu" and gpu.notes == cpu.notes, seed
+    assert gpu.nodes.tolist() == cpu.nodes.tolist() and np.array_equal(gpu.gains, cpu.gains), seed
+
+
+def test_imgpu_sketches_the_snapshots_the_cpu_sketches(monkeypatch):
+    import compute.gpu.influence_max as twin
+
+    monkeypatch.setattr(im, "EXACT_ENTRIES", 300)
+    monkeypatch.setattr(twin, "EXACT_ENTRIES", 300)
+    model = fresh_model(9, 1500, 9000, 0.3)
+    cpu = im.influence_max(model, k=6, method="imgpu", snapshots=12, seed=4, backend="cpu")
+    gpu = im.influence_max(model, k=6, method="imgpu", snapshots=12, seed=4, backend="gpu")
+    assert "sketches in 0" not in cpu.notes[0] and gpu.notes == cpu.notes
+    assert gpu.nodes.tolist() == cpu.nodes.tolist() and np.allclose(gpu.gains, cpu.gains, rtol=1e-9)
+
+
+def test_imgpu_strong_components_are_scipys():
+    import cupy as cp
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    import compute.gpu.influence_max as twin
+
+    rng = np.random.default_rng()
+    size, m = 20000, 30000
+    a, b = rng.integers(0, size, m), rng.integers(0, size, m)
+    label = twin._scc_min_labels(size, cp.asarray(a), cp.asarray(b)).get()
+    nc, ref = connected_components(csr_array((np.ones(m), (a, b)), shape=(size, size)), connection="strong")
+    canon = im.canonical_labels(ref.astype(np.int64), nc)
+    smallest = np.full(nc, size)
+    np.minimum.at(smallest, canon, np.arange(size))
+    assert np.array_equal(label, smallest[canon])
