@@ -34,6 +34,7 @@ from .serializers import (
     ApiTokenSerializer,
     CollectionSerializer,
     CollectionUploadSerializer,
+    CompareSerializer,
     ComputeRunSerializer,
     PaginatedAlertList,
     PaginatedAlertRuleList,
@@ -236,6 +237,67 @@ def ranking(request, ws: str, publisher: int | None = None):
             "tweets": page.tweets,
             "count": page.total_rows,
             "results": RankingRowSerializer(page.rows, many=True).data,
+        }
+    )
+
+
+@extend_schema(
+    summary="Compare 2 to 5 publishers: their top spreaders, the overlap per pair, the shared accounts",
+    parameters=[
+        OpenApiParameter("p", str, many=True, required=True, description="a publisher's Twitter id, 2 to 5 times"),
+        OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
+        OpenApiParameter("top", int, default=10, description="how many top spreaders of each (1 to 100)"),
+        *WINDOW,
+    ],
+    responses=CompareSerializer,
+)
+@api_view(["GET"])
+def compare(request, ws: str):
+    workspace = selectors.workspace_for_user(request.user, ws)
+    raw = request.query_params.getlist("p")
+    bad = [v for v in raw if not v.strip().isdigit()]
+    if bad:
+        raise ValidationError({"p": f"not a Twitter id: {bad[0]!r}"})
+    try:
+        pubs = selectors.compare_publishers_get(workspace, [int(v) for v in raw])
+    except selectors.CompareError as e:
+        raise ValidationError({"p": str(e)}) from None
+    aggregate = request.query_params.get("aggregate", "total")
+    if aggregate not in selectors.AGGREGATES:
+        raise ValidationError({"aggregate": f"must be one of {', '.join(selectors.AGGREGATES)}"})
+    top = _int_param(request, "top", 10, 1, 100)
+    cmp = selectors.compare_publishers(workspace, pubs, window=_window(request), aggregate=aggregate, top=top)
+    ids = [str(p.twitter_id) for p in pubs]
+    return Response(
+        {
+            "aggregate": aggregate,
+            "top": top,
+            "columns": [
+                {
+                    "publisher": str(p.twitter_id),
+                    "screen_name": p.screen_name or "",
+                    "unit": col.unit,
+                    "tweets": col.tweets,
+                    "count": col.total_rows,
+                    "results": RankingRowSerializer(col.rows, many=True).data,
+                }
+                for p, col in zip(pubs, cmp.columns, strict=True)
+            ],
+            "pairs": [
+                {"a": str(x["a"].twitter_id), "b": str(x["b"].twitter_id), **{k: x[k] for k in ("overlap", "jaccard")}}
+                for x in cmp.pairs
+            ],
+            "shared": [
+                {
+                    "twitter_id": str(s["twitter_id"]),
+                    "screen_name": s["screen_name"] or "",
+                    "in_top": s["in_top"],
+                    "cells": [
+                        {"publisher": i, "rank": c["rank"], "score": c["score"]} for i, c in zip(ids, s["cells"])
+                    ],
+                }
+                for s in cmp.shared
+            ],
         }
     )
 
