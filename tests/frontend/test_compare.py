@@ -108,6 +108,16 @@ def test_the_publisher_page_links_to_the_comparison(client, alice, ws_a, three):
     assert f'href="/w/{ws_a.slug}/compare/?p=500"' in r.content.decode()
 
 
+@pytest.mark.parametrize(
+    "query", ["", "?p=500", "?p=500&p=501&p=502&top=5", "?p=500&p=500", "?p=x", "?p=500&p=501&window=custom"]
+)
+def test_no_state_of_the_page_shows_template_syntax(client, alice, ws_a, three, query):
+    from tests.frontend.test_template_syntax import _leaks
+
+    html = _get(client, alice, ws_a, query).content.decode()
+    assert not _leaks(html)
+
+
 def test_another_workspaces_members_cannot_compare(client, ws_a, three, django_user_model):
     bob = django_user_model.objects.create_user("bob", "bob@example.com", "bob-pass-123")
     client.force_login(bob)
