@@ -63,6 +63,15 @@ def _overflow(page) -> int:
     return page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
+def _too_wide(page) -> list[str]:
+    """The elements that end right of the viewport (what to fix when a page overflows)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .slice(0, 8).map(e => e.tagName + ' ' + Math.round(e.getBoundingClientRect().right))"""
+    )
+
+
 def _download(page, button, tmp_path) -> tuple[str, bytes]:
     with page.expect_download() as info:
         button.click()
@@ -158,7 +167,7 @@ def test_the_rank_chart_has_a_time_axis_a_whole_legend_and_downloads(page, login
     items.first.click()
     expect(items.first).to_have_attribute("aria-pressed", "false")
     assert page.evaluate(f"{chart}.isDatasetVisible(0)") is False
-    assert _overflow(page) <= 0
+    assert _overflow(page) <= 0, _too_wide(page)
     screenshot(page, f"charts-rank-week-{width}")
 
 
@@ -176,7 +185,7 @@ def test_the_per_day_chart_labels_its_days_and_downloads(page, login, months, wi
     # the bars on a true time axis: the 9-month gap is wider than the 2-week one
     xs = page.evaluate(f"{chart}.getDatasetMeta(0).data.map(b => b.x)")
     assert (xs[3] - xs[2]) > 10 * (xs[1] - xs[0]) / 2
-    assert _overflow(page) <= 0
+    assert _overflow(page) <= 0, _too_wide(page)
     screenshot(page, f"charts-account-{width}")
     figure = page.locator("figure:has(#day-chart)")
     _png, svg = _downloads(page, figure, tmp_path, f"newsroom-influence-per-day-{_name(0)}")
