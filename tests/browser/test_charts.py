@@ -137,7 +137,12 @@ def test_the_rank_chart_has_a_time_axis_a_whole_legend_and_downloads(page, login
     screenshot(page, f"charts-rank-month-{width}")
 
     figure = page.locator("section.rank-history figure")
+    # in the dark theme too, the files are dark ink on white
+    page.emulate_media(color_scheme="dark")
+    page.reload()
+    page.wait_for_function("() => document.getElementById('rank-chart') && document.getElementById('rank-chart').chart")
     _png, svg = _downloads(page, figure, tmp_path, "newsroom-rank-over-time-spreaders-of-b-top-20-per-month")
+    assert {t.get("fill") for t in svg.iter(f"{SVG}text")} == {"#373c44"}
     texts = _texts(svg)
     # the legend is drawn into the file, every entry
     assert sum("spreader_with_a_long_name_" in t for t in texts) == 20, texts

@@ -17,6 +17,8 @@
   var svgcanvasUrl = script && script.getAttribute("data-svgcanvas");
   var BACKGROUND = "#ffffff";
   var INK = "#373c44";
+  var GRID = "#e3e6eb";
+  var AXIS = "#9aa1ad";
 
   function fileName(name, ext) {
     var base = String(name || "chart").toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -44,7 +46,10 @@
     },
   };
 
-  // the configuration for a file: fixed size, drawn at once, dark text on the white background
+  function withColour(part, colour) { return Object.assign({}, part || {}, { color: colour }); }
+
+  // the configuration for a file: fixed size, drawn at once, dark ink on the white background whatever the
+  // page's theme (in the dark theme the page's axis text is light grey, which would vanish on white)
   function fileConfig(build, pixelRatio) {
     var cfg = build(true);
     cfg.platform = Chart.BasicPlatform;
@@ -54,6 +59,17 @@
     o.animation = false;
     o.devicePixelRatio = pixelRatio;
     o.color = INK;
+    Object.keys(o.scales || {}).forEach(function (k) {
+      var sc = o.scales[k];
+      sc.ticks = withColour(sc.ticks, INK);
+      sc.title = withColour(sc.title, INK);
+      sc.grid = withColour(sc.grid, GRID);
+      sc.border = withColour(sc.border, AXIS);
+    });
+    o.plugins = o.plugins || {};
+    o.plugins.title = withColour(o.plugins.title, INK);
+    o.plugins.legend = Object.assign({}, o.plugins.legend);
+    o.plugins.legend.labels = withColour(o.plugins.legend.labels, INK);
     return cfg;
   }
 
@@ -119,7 +135,11 @@
     var to = [copy].concat(Array.prototype.slice.call(copy.querySelectorAll("*")));
     from.forEach(function (el, i) {
       var cs = getComputedStyle(el);
-      to[i].setAttribute("style", STYLE.map(function (p) { return p + ":" + cs.getPropertyValue(p); }).join(";"));
+      var style = STYLE.map(function (p) { return p + ":" + cs.getPropertyValue(p); });
+      // dark ink on the file's white background, whatever the page's theme
+      if (el.tagName.toLowerCase() === "text") style.push("fill:" + INK);
+      if (el.tagName.toLowerCase() === "line") style.push("stroke:" + AXIS);
+      to[i].setAttribute("style", style.join(";"));
     });
     copy.removeAttribute("id");
     copy.removeAttribute("class");
