@@ -59,7 +59,7 @@ def test_it_lists_each_publishers_top_spreaders_without_the_publisher(ws_a, thre
         ["b", "a", "f"],
         ["h", "f", "d"],
     ]
-    assert [[r["total"] for r in c.rows] for c in cmp.columns][0] == [50.0, 40.0, 30.0]
+    assert [r["total"] for r in cmp.columns[0].rows] == [50.0, 40.0, 30.0]
     assert cmp.sizes == [3, 3, 3]
 
 
