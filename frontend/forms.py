@@ -94,6 +94,7 @@ class CompareForm(forms.Form):
     window = RankingForm.base_fields["window"]
     start = RankingForm.base_fields["start"]
     end = RankingForm.base_fields["end"]
+    labels = RankingForm.base_fields["labels"]
     top = forms.TypedChoiceField(
         choices=[(5, "Top 5"), (10, "Top 10"), (20, "Top 20"), (50, "Top 50")],
         coerce=int,

@@ -58,7 +58,10 @@ def compare(request: HttpRequest, ws: str) -> HttpResponse:
         else [],
         # the hidden inputs of the forms: the picker's keeps the options, the options' form keeps the publishers
         keep_options=[
-            (k, v) for k in ("aggregate", "window", "start", "end", "top") for v in request.GET.getlist(k) if v
+            (k, v)
+            for k in ("aggregate", "window", "start", "end", "top", "labels")
+            for v in request.GET.getlist(k)
+            if v
         ],
         keep_publishers=[str(a.twitter_id) for a in chosen],
         max_publishers=selectors.MAX_PUBLISHERS,
@@ -70,7 +73,12 @@ def compare(request: HttpRequest, ws: str) -> HttpResponse:
         d = form.cleaned_data
         window, preset = window_from_form(form, selectors.data_span(workspace))
         cmp = selectors.compare_publishers(
-            workspace, chosen, window=window, aggregate=d.get("aggregate") or "total", top=d.get("top") or 10
+            workspace,
+            chosen,
+            window=window,
+            aggregate=d.get("aggregate") or "total",
+            top=d.get("top") or 10,
+            labels=list(d.get("labels") or []) or None,
         )
         ctx |= {
             "comparison": cmp,
@@ -104,9 +112,12 @@ def compare_export(request: HttpRequest, ws: str) -> HttpResponse:
     d = form.cleaned_data
     window, _preset = window_from_form(form, selectors.data_span(workspace))
     aggregate = d.get("aggregate") or "total"
+    labels = list(d.get("labels") or []) or None
     cmp = selectors.compare_publishers(
-        workspace, form.publishers, window=window, aggregate=aggregate, top=d.get("top") or 10
+        workspace, form.publishers, window=window, aggregate=aggregate, top=d.get("top") or 10, labels=labels
     )
     ids = "-".join(str(a.twitter_id) for a in form.publishers)
-    name = exports.filename(workspace, "compare", ids, f"top{cmp.top}", aggregate, window=window, ext="csv")
+    name = exports.filename(
+        workspace, "compare", ids, f"top{cmp.top}", aggregate, *(labels or ()), window=window, ext="csv"
+    )
     return stream(exports.comparison_csv(cmp), fmt="csv", name=name)

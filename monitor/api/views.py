@@ -21,6 +21,7 @@ from monitor.alerts import selectors as alert_selectors
 from monitor.alerts import services as alert_services
 
 from .. import exports, selectors, services
+from ..models import Label
 from ..services import compute_run_cancel, compute_run_retry
 from ..services.uploads import too_many_files_message
 from .paging import MAX_PAGE_SIZE, Pagination, page_bounds, page_of
@@ -247,6 +248,9 @@ def ranking(request, ws: str, publisher: int | None = None):
         OpenApiParameter("p", str, many=True, required=True, description="a publisher's Twitter id, 2 to 5 times"),
         OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
         OpenApiParameter("top", int, default=10, description="how many top spreaders of each (1 to 100)"),
+        OpenApiParameter(
+            "labels", str, many=True, enum=[c for c, _ in Label.choices], description="truth labels (none: every label)"
+        ),
         *WINDOW,
     ],
     responses=CompareSerializer,
@@ -266,7 +270,13 @@ def compare(request, ws: str):
     if aggregate not in selectors.AGGREGATES:
         raise ValidationError({"aggregate": f"must be one of {', '.join(selectors.AGGREGATES)}"})
     top = _int_param(request, "top", 10, 1, 100)
-    cmp = selectors.compare_publishers(workspace, pubs, window=_window(request), aggregate=aggregate, top=top)
+    labels = request.query_params.getlist("labels")
+    unknown = [v for v in labels if v not in Label.values]
+    if unknown:
+        raise ValidationError({"labels": f"not a truth label: {unknown[0]!r} (one of {', '.join(Label.values)})"})
+    cmp = selectors.compare_publishers(
+        workspace, pubs, window=_window(request), aggregate=aggregate, top=top, labels=labels or None
+    )
     ids = [str(p.twitter_id) for p in pubs]
     return Response(
         {

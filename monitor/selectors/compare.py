@@ -80,15 +80,18 @@ def compare_publishers(
     window: Window = ALL_TIME,
     aggregate: str = "total",
     top: int = 10,
+    labels: list[str] | None = None,
 ) -> Comparison:
-    """``publishers`` (from :func:`compare_publishers_get`) compared over ``window``: each one's top ``top``
-    spreaders by ``aggregate``, the overlap of those lists per pair, and the accounts in two or more of them."""
+    """``publishers`` (from :func:`compare_publishers_get`) compared over ``window`` and the tweets of ``labels``
+    (None: every label): each one's top ``top`` spreaders by ``aggregate``, the overlap of those lists per pair,
+    and the accounts in two or more of them."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
     if top < 1:
         raise ValueError("top must be at least 1")
     columns = [
-        ranking(ws, publisher=p, aggregate=aggregate, window=window, limit=top, spreaders_only=True) for p in publishers
+        ranking(ws, publisher=p, aggregate=aggregate, window=window, labels=labels, limit=top, spreaders_only=True)
+        for p in publishers
     ]
     tops = [{r["account"]: r for r in col.rows} for col in columns]
     sets = [set(t) for t in tops]
@@ -106,7 +109,7 @@ def compare_publishers(
         for pk in s:
             counts[pk] = counts.get(pk, 0) + 1
     shared_pks = [pk for pk, c in counts.items() if c >= 2]
-    outside = _scores_outside(ws, publishers, columns, tops, shared_pks, window, aggregate)
+    outside = _scores_outside(ws, publishers, columns, tops, shared_pks, window, aggregate, labels)
     accounts = {a.pk: a for a in Account.objects.filter(pk__in=shared_pks).only("twitter_id", "screen_name")}
     shared = []
     for pk in shared_pks:
@@ -156,6 +159,7 @@ def _scores_outside(
     shared_pks: list[int],
     window: Window,
     aggregate: str,
+    labels: list[str] | None,
 ) -> dict[tuple[int, int], float]:
     """(publisher index, account pk) -> the account's ``aggregate`` score for a publisher whose top N it is not
     in (absent: it spread none of that publisher's tweets in the window). One grouped query."""
@@ -163,11 +167,11 @@ def _scores_outside(
     if not wanted:
         return {}
     index = {p.pk: i for i, p in enumerate(publishers)}
+    q = Q(workspace=ws, publisher__in=[publishers[i].pk for i, _ in wanted], account__in=shared_pks) & window.filter()
+    if labels:
+        q &= Q(label__in=labels)
     rows = (
-        DailyInfluence.objects.filter(
-            Q(workspace=ws, publisher__in=[publishers[i].pk for i, _ in wanted], account__in=shared_pks)
-            & window.filter()
-        )
+        DailyInfluence.objects.filter(q)
         .values("publisher", "account")
         .annotate(total=Sum("influence"), cascades=Sum("cascades"))
     )

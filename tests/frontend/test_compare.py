@@ -122,3 +122,17 @@ def test_another_workspaces_members_cannot_compare(client, ws_a, three, django_u
     bob = django_user_model.objects.create_user("bob", "bob@example.com", "bob-pass-123")
     client.force_login(bob)
     assert client.get(reverse("compare", kwargs={"ws": ws_a.slug}) + "?p=500&p=501").status_code == 404
+
+
+def test_the_truth_label_filter_reaches_the_page_and_the_csv(client, alice, ws_a, three):
+    from tests.monitor.selectors.test_compare import _false_claim
+
+    _false_claim(ws_a, three)
+    r = _get(client, alice, ws_a, "?p=500&p=501&top=5&labels=false")
+    assert r.status_code == 200
+    assert [x["screen_name"] for x in r.context["comparison"].columns[0].rows] == ["g", "a"]
+    assert 'name="labels" value="false"' in r.content.decode()  # the picker's form keeps the filter
+    r = _get(client, alice, ws_a, "?p=500&p=501&top=5&labels=false", name="compare-export")
+    assert r["Content-Disposition"] == 'attachment; filename="newsroom-compare-500-501-top5-total-false.csv"'
+    rows = list(csv.DictReader(io.StringIO(b"".join(r.streaming_content).decode())))
+    assert [(x["publisher_screen_name"], x["screen_name"]) for x in rows] == [("P", "g"), ("P", "a"), ("Q", "g")]

@@ -60,3 +60,13 @@ def test_its_schema_has_a_summary(client):
     op = doc["paths"]["/api/v1/workspaces/{ws}/compare/"]["get"]
     assert op["summary"].startswith("Compare 2 to 5 publishers")
     assert {p["name"] for p in op["parameters"]} >= {"p", "aggregate", "top", "from", "to"}
+
+
+def test_it_filters_by_truth_label_and_refuses_an_unknown_one(api, three):
+    from tests.monitor.selectors.test_compare import _false_claim
+
+    _false_claim(three["P"].workspace, three)
+    body = api.get(URL + "?p=500&p=501&labels=false").json()
+    assert [[r["screen_name"] for r in c["results"]] for c in body["columns"]] == [["g", "a"], ["g"]]
+    r = api.get(URL + "?p=500&p=501&labels=fake")
+    assert r.status_code == 400 and "not a truth label: 'fake'" in r.json()["labels"]

@@ -134,3 +134,30 @@ def test_an_unknown_id_is_named(ws_a, three):
 
 def test_a_list_being_chosen_may_have_one_publisher(ws_a, three):
     assert selectors.compare_publishers_get(ws_a, [501], partial=True) == [three["Q"]]
+
+
+def _false_claim(ws, acc):
+    """One false-labelled tweet of P, spread by g (70) and a (5), and one of Q, spread by g (3): by the false
+    claims alone, P's top 3 is g, a and Q's is g."""
+    from monitor.models import Label
+
+    for pub, scores in (("P", {"g": 70.0, "a": 5.0}), ("Q", {"g": 3.0})):
+        p = acc[pub]
+        PublisherDay.objects.create(workspace=ws, publisher=p, day=DAY, label=Label.FALSE, tweets=1, reach=100.0)
+        DailyInfluence.objects.bulk_create(
+            DailyInfluence(
+                workspace=ws, publisher=p, account=acc[n], day=DAY, label=Label.FALSE, influence=v, cascades=1
+            )
+            for n, v in scores.items()
+        )
+
+
+def test_it_compares_the_spreaders_of_one_truth_label(ws_a, three):
+    _false_claim(ws_a, three)
+    cmp = _compare(ws_a, three, ["P", "Q", "R"], top=3, labels=["false"])
+    assert [[r["screen_name"] for r in c.rows] for c in cmp.columns] == [["g", "a"], ["g"], []]
+    assert [s["screen_name"] for s in cmp.shared] == ["g"]
+    # P ∩ Q = {g} of {g, a}
+    assert cmp.pairs[0]["overlap"] == 1 and cmp.pairs[0]["jaccard"] == 0.5
+    every = _compare(ws_a, three, ["P", "Q", "R"], top=3)
+    assert [r["screen_name"] for r in every.columns[0].rows] == ["g", "a", "b"]  # 70 + 0, 50 + 5, 40
