@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from compute.formats.registry import format_choices
+from monitor import selectors
 from monitor.models import Collection, ComputeRun, Label
 
 FORMAT_CHOICES = format_choices()  # from the input formats' registry
@@ -80,6 +81,48 @@ class RankingForm(forms.Form):
         d = super().clean()
         if d.get("start") and d.get("end") and d["start"] > d["end"]:
             raise forms.ValidationError("The window's start is after its end.")
+        return d
+
+
+class CompareForm(forms.Form):
+    """The compare page's options: the publishers (``p``, repeated: 2 to 5 Twitter ids, read by ``clean``) and
+    the ranking pages' window and aggregate, with how many top spreaders to compare. ``publishers`` (after
+    ``is_valid``) is the list of accounts; fewer than two is not an error here (the page asks for more), the
+    selector's other refusals are (unknown, repeated, too many)."""
+
+    aggregate = RankingForm.base_fields["aggregate"]
+    window = RankingForm.base_fields["window"]
+    start = RankingForm.base_fields["start"]
+    end = RankingForm.base_fields["end"]
+    labels = RankingForm.base_fields["labels"]
+    top = forms.TypedChoiceField(
+        choices=[(5, "Top 5"), (10, "Top 10"), (20, "Top 20"), (50, "Top 50")],
+        coerce=int,
+        required=False,
+        empty_value=10,
+        label="Spreaders",
+    )
+
+    def __init__(self, *args, workspace, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.workspace = workspace
+        self.publishers: list = []
+
+    def clean(self):
+        d = super().clean()
+        if d.get("start") and d.get("end") and d["start"] > d["end"]:
+            raise forms.ValidationError("The window's start is after its end.")
+        raw = [v.strip() for v in self.data.getlist("p") if v.strip()] if hasattr(self.data, "getlist") else []
+        bad = [v for v in raw if not v.isdigit()]
+        if bad:
+            self.add_error(None, f"“{bad[0]}” is not a publisher id: a publisher is named by its Twitter id (p=123).")
+            return d
+        ids = [int(v) for v in raw]
+        try:
+            # fewer than two: the page is still being filled in (it offers the picker), not an error
+            self.publishers = selectors.compare_publishers_get(self.workspace, ids, partial=True)
+        except selectors.CompareError as e:
+            self.add_error(None, str(e))
         return d
 
 

@@ -10,6 +10,7 @@ from .views import (
     alerts,
     cascades,
     collections,
+    compare,
     exports,
     help,
     influence_max,
@@ -34,6 +35,8 @@ urlpatterns = [
     path("w/<slug:ws>/ranking/", rankings.ranking, name="ranking"),
     path("w/<slug:ws>/ranking/export.<tablefmt:fmt>", exports.ranking_export, name="ranking-export"),
     path("w/<slug:ws>/publishers/<int:publisher>/", rankings.ranking, name="publisher"),
+    path("w/<slug:ws>/compare/", compare.compare, name="compare"),
+    path("w/<slug:ws>/compare/export.csv", compare.compare_export, name="compare-export"),
     path(
         "w/<slug:ws>/publishers/<int:publisher>/export.<tablefmt:fmt>", exports.ranking_export, name="publisher-export"
     ),

@@ -126,6 +126,52 @@ def ranking_csv(
         yield buf.getvalue()
 
 
+COMPARISON_COLUMNS = (
+    "publisher_twitter_id",
+    "publisher_screen_name",
+    "rank",
+    "twitter_id",
+    "screen_name",
+    "total",
+    "mean",
+    "participation",
+    "cascades",
+    "unit",
+    "in_top_of",
+)
+
+
+def comparison_csv(cmp: selectors.Comparison) -> Iterator[str]:
+    """A comparison of publishers (:func:`selectors.compare_publishers`) as CSV: each publisher's top N
+    spreaders, one row per (publisher, rank), in the order the publishers were chosen; ``in_top_of`` is how
+    many of the compared publishers' top N lists the account is in (2 or more: a shared account)."""
+    in_top: dict[int, int] = {}
+    for col in cmp.columns:
+        for r in col.rows:
+            in_top[r["account"]] = in_top.get(r["account"], 0) + 1
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COMPARISON_COLUMNS)
+    for pub, col in zip(cmp.publishers, cmp.columns, strict=True):
+        for r in col.rows:
+            w.writerow(
+                [
+                    int(pub.twitter_id),
+                    _csv_text(pub.screen_name or ""),
+                    r["rank"],
+                    int(r["twitter_id"]),
+                    _csv_text(r["screen_name"] or ""),
+                    csv_number(r["total"]),
+                    csv_number(r["mean"]),
+                    csv_number(r["participation"]),
+                    r["cascades"],
+                    col.unit,
+                    in_top[r["account"]],
+                ]
+            )
+    yield buf.getvalue()
+
+
 def ranking_json(
     ws: Workspace,
     *,
@@ -605,6 +651,7 @@ def filename(ws: Workspace, *parts: object, window: selectors.Window | None = No
 
 
 __all__ = [
+    "COMPARISON_COLUMNS",
     "CONTENT_TYPES",
     "GRAPH_FORMATS",
     "NETWORK_COLUMNS",
@@ -612,6 +659,7 @@ __all__ = [
     "TABLE_FORMATS",
     "cascade_gexf",
     "cascade_graphml",
+    "comparison_csv",
     "csv_number",
     "filename",
     "network_accounts_csv",

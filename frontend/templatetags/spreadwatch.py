@@ -1,7 +1,7 @@
 """Small presentation helpers for the dashboard templates: ``{% load spreadwatch %}``.
 
 Numbers: :func:`influence` rounds a score to what is worth reading. Dates: :func:`utc` prints a ``<time>``
-in UTC. Status: :func:`badge`. Charts: :func:`day_bars`, an inline SVG bar chart that needs no JavaScript.
+in UTC. Status: :func:`badge`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import datetime as dt
 from django import template
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.utils import timezone
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from monitor.numbers import account_display, readable
@@ -206,67 +206,6 @@ def account_link(context, twitter_id, screen_name=""):
     if screen_name:
         return format_html('<a href="{}">{}</a>', url, shown)
     return format_html('<a href="{}" class="mono">{}</a>', url, shown)
-
-
-# --- charts ----------------------------------------------------------------------------------------------------
-
-
-@register.simple_tag
-def day_bars(rows, value_key: str = "total", day_key: str = "day", width: int = 960, height: int = 200):
-    """An inline SVG bar chart of ``rows`` (dicts with a date and a value), one bar per day on a true time
-    axis; each bar has a ``<title>`` tooltip. The chart is an image with a text summary: the numbers
-    themselves are in the table that follows it in the page."""
-    pts = [(r[day_key], float(r[value_key] or 0.0)) for r in rows if r.get(day_key) is not None]
-    if not pts:
-        return ""
-    pts.sort()
-    lo, hi = pts[0][0], pts[-1][0]
-    n_days = (hi - lo).days + 1
-    vmax = max(v for _, v in pts) or 1.0
-    left, right, top, bottom = 56, 8, 10, 22
-    pw, ph = width - left - right, height - top - bottom
-    slot = pw / n_days
-    bw = max(3.0, slot * 0.8) if n_days > 1 else min(40.0, pw / 4)
-
-    bars = []
-    for day, v in pts:
-        x = left + ((day - lo).days + 0.5) * slot - bw / 2 if n_days > 1 else left + (pw - bw) / 2
-        h = max(1.0 if v > 0 else 0.0, ph * v / vmax)
-        bars.append((f"{x:.2f}", f"{top + ph - h:.2f}", f"{bw:.2f}", f"{h:.2f}", f"{day.isoformat()}: {influence(v)}"))
-    bar_svg = format_html_join(
-        "", '<rect class="bar" x="{}" y="{}" width="{}" height="{}"><title>{}</title></rect>', bars
-    )
-    axis = format_html(
-        '<line class="axis" x1="{l}" y1="{b}" x2="{r}" y2="{b}"/>'
-        '<line class="axis" x1="{l}" y1="{t}" x2="{l}" y2="{b}"/>'
-        '<text class="tick" x="{tx}" y="{ty0}" text-anchor="end" dominant-baseline="middle">{vmax}</text>'
-        '<text class="tick" x="{tx}" y="{b}" text-anchor="end" dominant-baseline="middle">0</text>'
-        '<text class="tick" x="{l}" y="{dy}" text-anchor="start">{lo}</text>'
-        '<text class="tick" x="{r}" y="{dy}" text-anchor="end">{hi}</text>',
-        l=left,
-        r=width - right,
-        t=top,
-        b=top + ph,
-        tx=left - 6,
-        ty0=top + 4,
-        dy=height - 6,
-        vmax=influence(vmax),
-        lo=lo.isoformat(),
-        hi=hi.isoformat() if hi != lo else "",
-    )
-    peak_day, peak = max(pts, key=lambda p: p[1])
-    summary = (
-        f"Influence per day, {len(pts)} day(s) with activity from {lo.isoformat()} to {hi.isoformat()}; "
-        f"highest {influence(peak)} on {peak_day.isoformat()}."
-    )
-    return format_html(
-        '<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{s}"><title>{s}</title>{axis}{bars}</svg>',
-        w=width,
-        h=height,
-        s=summary,
-        axis=axis,
-        bars=mark_safe(bar_svg),
-    )
 
 
 # --- analyst pages: sortable headers, week-over-week change, shares ---------------------------------------------

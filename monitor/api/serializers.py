@@ -106,6 +106,43 @@ class RankingPageSerializer(serializers.Serializer):
     results = RankingRowSerializer(many=True)
 
 
+class ComparePairSerializer(serializers.Serializer):
+    a = serializers.CharField(help_text="a publisher's Twitter id")
+    b = serializers.CharField(help_text="the other publisher's Twitter id")
+    overlap = serializers.IntegerField(help_text="accounts in both top-N lists")
+    jaccard = serializers.FloatField(allow_null=True, help_text="overlap / accounts in either list (null: both empty)")
+
+
+class CompareColumnSerializer(serializers.Serializer):
+    publisher = serializers.CharField(help_text="the publisher's Twitter id")
+    screen_name = serializers.CharField(allow_blank=True)
+    unit = serializers.CharField()
+    tweets = serializers.IntegerField(help_text="T: the publisher's computed tweets in the window")
+    count = serializers.IntegerField(help_text="accounts that spread its tweets in the window")
+    results = RankingRowSerializer(many=True, help_text="its top N spreaders (the publisher itself left out)")
+
+
+class CompareCellSerializer(serializers.Serializer):
+    publisher = serializers.CharField()
+    rank = serializers.IntegerField(allow_null=True, help_text="null: outside this publisher's top N")
+    score = serializers.FloatField(allow_null=True, help_text="the aggregate's value (null: spread none of its tweets)")
+
+
+class CompareSharedSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    in_top = serializers.IntegerField(help_text="how many of the publishers' top-N lists it is in (2 or more)")
+    cells = CompareCellSerializer(many=True)
+
+
+class CompareSerializer(serializers.Serializer):
+    aggregate = serializers.ChoiceField(choices=ComputeRun.Aggregate.choices)
+    top = serializers.IntegerField()
+    columns = CompareColumnSerializer(many=True)
+    pairs = ComparePairSerializer(many=True)
+    shared = CompareSharedSerializer(many=True)
+
+
 # --- publishers, accounts, cascades ------------------------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ urlpatterns = [
     ),
     path("workspaces/<slug:ws>/tweets/<int:tweet_id>/", views.tweet_detail, name="tweet"),
     path("workspaces/<slug:ws>/ranking/", views.ranking, name="ranking"),
+    path("workspaces/<slug:ws>/compare/", views.compare, name="compare"),
     path("workspaces/<slug:ws>/publishers/<int:publisher>/ranking/", views.ranking, name="publisher-ranking"),
     path("workspaces/<slug:ws>/ranking/export/", views.ranking_export, name="ranking-export"),
     path(

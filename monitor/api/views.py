@@ -21,6 +21,7 @@ from monitor.alerts import selectors as alert_selectors
 from monitor.alerts import services as alert_services
 
 from .. import exports, selectors, services
+from ..models import Label
 from ..services import compute_run_cancel, compute_run_retry
 from ..services.uploads import too_many_files_message
 from .paging import MAX_PAGE_SIZE, Pagination, page_bounds, page_of
@@ -34,6 +35,7 @@ from .serializers import (
     ApiTokenSerializer,
     CollectionSerializer,
     CollectionUploadSerializer,
+    CompareSerializer,
     ComputeRunSerializer,
     PaginatedAlertList,
     PaginatedAlertRuleList,
@@ -236,6 +238,76 @@ def ranking(request, ws: str, publisher: int | None = None):
             "tweets": page.tweets,
             "count": page.total_rows,
             "results": RankingRowSerializer(page.rows, many=True).data,
+        }
+    )
+
+
+@extend_schema(
+    summary="Compare 2 to 5 publishers: their top spreaders, the overlap per pair, the shared accounts",
+    parameters=[
+        OpenApiParameter("p", str, many=True, required=True, description="a publisher's Twitter id, 2 to 5 times"),
+        OpenApiParameter("aggregate", str, enum=list(selectors.AGGREGATES), default="total"),
+        OpenApiParameter("top", int, default=10, description="how many top spreaders of each (1 to 100)"),
+        OpenApiParameter(
+            "labels", str, many=True, enum=[c for c, _ in Label.choices], description="truth labels (none: every label)"
+        ),
+        *WINDOW,
+    ],
+    responses=CompareSerializer,
+)
+@api_view(["GET"])
+def compare(request, ws: str):
+    workspace = selectors.workspace_for_user(request.user, ws)
+    raw = request.query_params.getlist("p")
+    bad = [v for v in raw if not v.strip().isdigit()]
+    if bad:
+        raise ValidationError({"p": f"not a Twitter id: {bad[0]!r}"})
+    try:
+        pubs = selectors.compare_publishers_get(workspace, [int(v) for v in raw])
+    except selectors.CompareError as e:
+        raise ValidationError({"p": str(e)}) from None
+    aggregate = request.query_params.get("aggregate", "total")
+    if aggregate not in selectors.AGGREGATES:
+        raise ValidationError({"aggregate": f"must be one of {', '.join(selectors.AGGREGATES)}"})
+    top = _int_param(request, "top", 10, 1, 100)
+    labels = request.query_params.getlist("labels")
+    unknown = [v for v in labels if v not in Label.values]
+    if unknown:
+        raise ValidationError({"labels": f"not a truth label: {unknown[0]!r} (one of {', '.join(Label.values)})"})
+    cmp = selectors.compare_publishers(
+        workspace, pubs, window=_window(request), aggregate=aggregate, top=top, labels=labels or None
+    )
+    ids = [str(p.twitter_id) for p in pubs]
+    return Response(
+        {
+            "aggregate": aggregate,
+            "top": top,
+            "columns": [
+                {
+                    "publisher": str(p.twitter_id),
+                    "screen_name": p.screen_name or "",
+                    "unit": col.unit,
+                    "tweets": col.tweets,
+                    "count": col.total_rows,
+                    "results": RankingRowSerializer(col.rows, many=True).data,
+                }
+                for p, col in zip(pubs, cmp.columns, strict=True)
+            ],
+            "pairs": [
+                {"a": str(x["a"].twitter_id), "b": str(x["b"].twitter_id), **{k: x[k] for k in ("overlap", "jaccard")}}
+                for x in cmp.pairs
+            ],
+            "shared": [
+                {
+                    "twitter_id": str(s["twitter_id"]),
+                    "screen_name": s["screen_name"] or "",
+                    "in_top": s["in_top"],
+                    "cells": [
+                        {"publisher": i, "rank": c["rank"], "score": c["score"]} for i, c in zip(ids, s["cells"])
+                    ],
+                }
+                for s in cmp.shared
+            ],
         }
     )
 

@@ -7,6 +7,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.rankings` — the ranking, its all-time snapshot, the reach by label, the top spreaders
 * :mod:`.ranking_page` — what the ranking page shows, in one read
 * :mod:`.history` — rank over time, the publishers' reach week over week
+* :mod:`.compare` — two to five publishers' top spreaders side by side, their overlap, the shared accounts
 * :mod:`.explorer` — a cascade: participants, graph, the explorer's drawing and timeline
 * :mod:`.overview` — a workspace's counts and its publishers
 * :mod:`.accounts` — an account's summary and amplification
@@ -35,6 +36,15 @@ from .access import (
 )
 from .accounts import account_amplification, account_summary
 from .collections import collection_files, collection_progress, collection_runs, collections_list
+from .compare import (
+    MAX_PUBLISHERS,
+    MIN_PUBLISHERS,
+    CompareError,
+    Comparison,
+    compare_publishers,
+    compare_publishers_get,
+    publisher_choices,
+)
 from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
 from .history import publishers_reach_weeks, rank_history
 from .influence_max import (
@@ -106,6 +116,12 @@ __all__ = [
     "account_get",
     "account_summary",
     "bucket_for",
+    "compare_publishers",
+    "compare_publishers_get",
+    "CompareError",
+    "Comparison",
+    "MAX_PUBLISHERS",
+    "MIN_PUBLISHERS",
     "cascade_explorer_data",
     "cascade_graph",
     "collection_files",
@@ -133,6 +149,7 @@ __all__ = [
     "network_run_get",
     "network_runs",
     "network_summary",
+    "publisher_choices",
     "publishers_reach_weeks",
     "publishers_summary",
     "rank_history",

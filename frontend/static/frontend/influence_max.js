@@ -11,7 +11,7 @@
   var css = getComputedStyle(document.documentElement);
   var grid = css.getPropertyValue("--pico-muted-border-color").trim() || "#e7eaf0";
   Chart.defaults.color = css.getPropertyValue("--pico-muted-color").trim() || "#646b79";
-  Chart.defaults.font.family = css.getPropertyValue("--pico-font-family-sans-serif").trim() || "system-ui";
+  Chart.defaults.font.family = window.Spreadwatch.chartFont();
   var still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   var k = data.curve.length;
   var curve = data.curve.map(function (p) { return { x: p[0], y: p[1] }; });
@@ -35,7 +35,9 @@
         borderWidth: 2, borderDash: [4, 3] }
     );
   }
-  new Chart(canvas, {
+  var figure = canvas.closest("figure");
+  var title = figure.getAttribute("data-export-title") || "";
+  var build = function (exporting) { return {
     type: "scatter",
     data: { datasets: datasets },
     options: {
@@ -48,10 +50,16 @@
       plugins: {
         legend: { position: "bottom", labels: { boxWidth: 12, boxHeight: 12,
           filter: function (item) { return item.text !== ""; } } },
+        title: { display: !!exporting, text: title, font: { size: 14, weight: "bold" } },
         tooltip: { callbacks: { label: function (ctx) {
           return (ctx.dataset.label || "interval") + ": " + ctx.raw.y.toFixed(1) + " at K = " + ctx.raw.x;
         } } },
       },
     },
-  });
+  }; };
+  new Chart(canvas, build(false));
+  if (window.Spreadwatch.chartDownloads) {
+    window.Spreadwatch.chartDownloads({ into: figure, name: figure.getAttribute("data-export-name"),
+      label: "the reach-against-K chart", title: title, canvas: canvas, build: build, minWidth: 720, minHeight: 420 });
+  }
 })();

@@ -23,7 +23,7 @@
     var text = css.getPropertyValue("--pico-muted-color").trim() || "#646b79";
     var grid = css.getPropertyValue("--pico-muted-border-color").trim() || "#e7eaf0";
     Chart.defaults.color = text;
-    Chart.defaults.font.family = css.getPropertyValue("--pico-font-family-sans-serif").trim() || "system-ui";
+    Chart.defaults.font.family = window.Spreadwatch.chartFont();
     var still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     var logAxis = function (title, values) {
       // a decade of room around the points, so a point never sits on the frame
@@ -34,7 +34,9 @@
     };
     var scatter = function (canvas, datasets, xTitle, yTitle, unit) {
       if (!canvas) return null;
-      return new Chart(canvas, {
+      var figure = canvas.closest("figure");
+      var title = figure.getAttribute("data-export-title") || "";
+      var build = function (exporting) { return {
         type: "scatter",
         data: { datasets: datasets },
         options: {
@@ -45,10 +47,18 @@
           },
           plugins: {
             legend: { position: "bottom", labels: { boxWidth: 12, boxHeight: 12 } },
+            title: { display: !!exporting, text: title, font: { size: 14, weight: "bold" } },
             tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ": " + unit(ctx.raw); } } },
           },
         },
-      });
+      }; };
+      var chart = new Chart(canvas, build(false));
+      if (window.Spreadwatch.chartDownloads) {
+        window.Spreadwatch.chartDownloads({ into: figure, name: figure.getAttribute("data-export-name"),
+          label: "the " + canvas.getAttribute("aria-label").split(",")[0].toLowerCase() + " chart", title: title,
+          canvas: canvas, build: build, minWidth: 720, minHeight: 420 });
+      }
+      return chart;
     };
     var points = function (pairs) {
       return pairs.filter(function (p) { return p[0] > 0 && p[1] > 0; }).map(function (p) { return { x: p[0], y: p[1] }; });

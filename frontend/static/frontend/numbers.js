@@ -17,7 +17,15 @@
   function count(n) {
     return Math.round(Number(n)).toLocaleString("en");
   }
+  // the pages' sans-serif stack for the charts' canvas: Pico's ends in var(--pico-font-family-emoji), which a
+  // custom property hands over unresolved and a canvas font (and svgcanvas) refuses whole
+  function chartFont() {
+    var f = getComputedStyle(document.documentElement).getPropertyValue("--pico-font-family-sans-serif");
+    f = f.replace(/,?\s*var\([^)]*\)/g, "").trim();
+    return f || "system-ui, sans-serif";
+  }
   window.Spreadwatch = window.Spreadwatch || {};
+  window.Spreadwatch.chartFont = chartFont;
   window.Spreadwatch.readable = readable;
   window.Spreadwatch.count = count;
 })();
