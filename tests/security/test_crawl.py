@@ -56,10 +56,15 @@ def _member(o) -> int:
 
 def _invitation(o) -> int:
     """A pending invitation to workspace A (made by its owner, alice)."""
+    import secrets
+
     from monitor.models import Invitation
 
     return Invitation.objects.create(
-        workspace=o.ws, email="newsroom-guest@example.org", token_hash="0" * 64, expires_at="2999-01-01T00:00Z"
+        workspace=o.ws,
+        email="newsroom-guest@example.org",
+        token_hash=secrets.token_hex(32),
+        expires_at="2999-01-01T00:00Z",
     ).pk
 
 
