@@ -50,6 +50,7 @@ SEARCH = {
     m.OutboxTask: "ingest",
     m.ApiToken: "alice",
     m.Notice: "failed",
+    m.Invitation: "newcomer@",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -96,7 +97,7 @@ def thesis(ws_a, alice, import_files):
     # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
     wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
     services.compute_batch_run(batch_id=wtf.batches.get().pk)
-    # one row of each operations table (a worker's lease, a kept task, a token, a notice)
+    # one row of each operations table (a worker's lease, a kept task, a token, a notice, an invitation)
     from django.utils import timezone
 
     now = timezone.now()
@@ -104,6 +105,9 @@ def thesis(ws_a, alice, import_files):
     m.OutboxTask.objects.create(name="monitor.tasks.ingest_collection", args=[c.pk], error="ConnectionError")
     services.api_token_create(user=alice, name="feed")
     m.Notice.objects.create(workspace=ws_a, user=alice, message="Compute run 1 failed")
+    m.Invitation.objects.create(
+        workspace=ws_a, email="newcomer@example.org", token_hash="f" * 64, invited_by=alice, expires_at=now
+    )
     return ws_a
 
 
