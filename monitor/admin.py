@@ -49,6 +49,7 @@ from .models import (
     InfluenceMaxPartial,
     InfluenceMaxResult,
     InfluenceMaxSeed,
+    Invitation,
     Lease,
     Membership,
     NetworkAccount,
@@ -214,6 +215,30 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ("user",)
     readonly_fields = ("created_at",)
     list_per_page = 100
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Invitations are made by a workspace's owners on its settings page (the link is shown to them once and
+    e-mailed; only its hash is stored): here an operator sees who accepted which, and may withdraw one."""
+
+    list_display = ("email", "workspace", "role", "invited_by", "created_at", "expires_at", "accepted_by", "revoked_at")
+    list_filter = ("role", "workspace")
+    list_select_related = ("workspace", "invited_by", "accepted_by")
+    search_fields = ("email", "workspace__name", "accepted_by__username")
+    raw_id_fields = ("workspace", "invited_by", "accepted_by")
+    readonly_fields = ("token_hash", "created_at", "accepted_at", "accepted_by")
+    actions = ["withdraw"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Withdraw the selected invitations")
+    def withdraw(self, request, queryset) -> None:
+        from django.utils import timezone
+
+        n = queryset.filter(accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Withdrew {n} invitation{'s' if n != 1 else ''}.")
 
 
 # --- accounts and the follower graph -----------------------------------------------------------------------

@@ -80,12 +80,16 @@ def _pages(
             return
 
 
-_FORMULA = re.compile(r"^[=+\-@\t\r]")
+_FORMULA = re.compile(r"^[=+\-@\t\r\n]")
 
 
-def _csv_text(value: str) -> str:
-    """Uploaded names are data, not formulas: a spreadsheet would run ``=...`` (OWASP's CSV injection guard;
-    real screen names never start with these characters)."""
+def csv_text(value: str) -> str:
+    """Uploaded text is data, not a formula (OWASP's CSV injection guard): a cell starting with ``= + - @``, a tab
+    or a line break gets a leading ``'``. A carriage return becomes a line feed first: the writers end lines with
+    ``\\n``, so the csv module quotes a field holding ``\\n`` but not one holding a lone ``\\r``, which a
+    spreadsheet reads as the end of a row, and the rest of the cell as a new row's first cell — a formula that
+    this check, made only at the cell's start, would not see. Every CSV export writes its text cells through this."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
     return "'" + value if _FORMULA.match(value) else value
 
 
@@ -115,7 +119,7 @@ def ranking_csv(
                 [
                     r["rank"],
                     int(r["twitter_id"]),
-                    _csv_text(r["screen_name"] or ""),
+                    csv_text(r["screen_name"] or ""),
                     csv_number(r["total"]),
                     csv_number(r["mean"]),
                     csv_number(r["participation"]),
@@ -581,7 +585,7 @@ def network_accounts_csv(run) -> Iterator[str]:
     w = csv.writer(buf, lineterminator="\n")
     for n, row in enumerate(network_account_rows(run), 1):
         _pk, tid, name, *numbers = row
-        w.writerow([int(tid), _csv_text(name or ""), *("" if x is None else repr(x) for x in numbers)])
+        w.writerow([int(tid), csv_text(name or ""), *("" if x is None else repr(x) for x in numbers)])
         if n % 5000 == 0:
             yield buf.getvalue()
             buf = io.StringIO()
@@ -661,6 +665,7 @@ __all__ = [
     "cascade_graphml",
     "comparison_csv",
     "csv_number",
+    "csv_text",
     "filename",
     "network_accounts_csv",
     "network_subgraph",

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 
 from . import selectors
+from .exports import csv_text
 from .models import Account, Workspace
 
 ACCOUNT_COLUMNS = (
@@ -86,7 +87,7 @@ def account_csv(ws: Workspace, account: Account) -> Iterator[str]:
                     name,
                     e["rank"],
                     e["twitter_id"],
-                    e["screen_name"],
+                    csv_text(e["screen_name"] or ""),
                     repr(e["score"]),
                     repr(e["ppr"]),
                     r.circle,
@@ -133,7 +134,7 @@ def watchlist_csv(ws: Workspace, publisher: Account) -> Iterator[str]:
         (
             i + 1,
             r["twitter_id"],
-            r["screen_name"],
+            csv_text(r["screen_name"] or ""),
             len(r["pointed_by"]),
             repr(r["score"]),
             "yes" if r["spreading"] else "no",

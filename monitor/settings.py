@@ -138,6 +138,8 @@ SPREADWATCH_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("SPREADWATCH_LOGIN_MAX_FAIL
 SPREADWATCH_PASSWORD_RESET_MAX = env_int("SPREADWATCH_PASSWORD_RESET_MAX", 5)
 # REST API tokens (monitor/models/ops.py ApiToken): days until a new token expires
 SPREADWATCH_API_TOKEN_DAYS = env_int("SPREADWATCH_API_TOKEN_DAYS", 90)
+# workspace invitations (monitor/models/core.py Invitation): days until an invitation link expires
+SPREADWATCH_INVITATION_DAYS = env_int("SPREADWATCH_INVITATION_DAYS", 7)
 PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

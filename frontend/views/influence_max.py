@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -32,7 +31,6 @@ CSV_COLUMNS = (
     "influence_rank",
     "top_by_influence",
 )
-_FORMULA = re.compile(r"^[=+\-@\t\r]")
 
 
 def _page(request: HttpRequest, workspace, publisher, *, run=None, form=None, status: int = 200) -> HttpResponse:
@@ -101,18 +99,21 @@ def planner_start(request: HttpRequest, ws: str, publisher: int) -> HttpResponse
     return redirect(reverse("counter-campaign", kwargs={"ws": workspace.slug, "publisher": account.twitter_id}))
 
 
-def _text(value: str) -> str:
-    """Screen names are data, not formulas (OWASP's CSV injection guard, as ``monitor.exports`` does)."""
-    return "'" + value if _FORMULA.match(value) else value
-
-
 def _seeds_csv(run):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for rank, _pk, tid, name, gain, cumulative, influence_rank, in_baseline in selectors.influence_max_seed_rows(run):
         w.writerow(
-            [rank, tid, _text(name or ""), repr(gain), repr(cumulative), influence_rank or "", str(in_baseline).lower()]
+            [
+                rank,
+                tid,
+                exports.csv_text(name or ""),
+                repr(gain),
+                repr(cumulative),
+                influence_rank or "",
+                str(in_baseline).lower(),
+            ]
         )
     yield buf.getvalue()
 

@@ -58,6 +58,9 @@ class Membership(models.Model):
         OWNER = "owner", "Owner"
         ANALYST = "analyst", "Analyst"
 
+    #: the roles that may invite, change roles and remove members (monitor/services/workspaces.py)
+    MANAGER_ROLES = (Role.OWNER,)
+
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANALYST)
@@ -68,6 +71,46 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class Invitation(models.Model):
+    """An invitation to join a workspace, sent to an e-mail address that has no account yet (or whose owner
+    prefers the link). The link's token is the capability: only its SHA-256 is stored; it is single use
+    (``accepted_at``), expires (``expires_at``) and can be revoked by the workspace's owners."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.ANALYST)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.workspace}"
+
+    def problem(self, now) -> str:
+        """Why this invitation can no longer be accepted at ``now``, or "" if it can."""
+        if self.accepted_at is not None:
+            return "this invitation has been used already; ask the workspace's owner for a new one"
+        if self.revoked_at is not None:
+            return "this invitation was withdrawn by the workspace's owner"
+        if self.expires_at <= now:
+            return (
+                f"this invitation expired on {self.expires_at:%Y-%m-%d %H:%M} UTC; ask the workspace's owner for a "
+                "new one"
+            )
+        return ""
 
 
 class Account(models.Model):

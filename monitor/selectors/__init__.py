@@ -16,6 +16,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
 * :mod:`.wtf` — who amplifies whom: an account's look-alikes and likely next amplifiers, a publisher's watch list
+* :mod:`.members` — a workspace's members and invitations, and who may manage them
 * :mod:`.stalls` — running work whose worker stopped beating its heartbeat; :mod:`.ops` — notices, API tokens
 
 The expensive reads are cached under the workspace's data version (:mod:`monitor.cache`). The alerts app has its
@@ -57,6 +58,14 @@ from .influence_max import (
     influence_max_runs,
     influence_max_seed_rows,
 )
+from .members import (
+    can_manage_members,
+    invitation_by_token,
+    invitation_get,
+    invitations_pending,
+    member_get,
+    members_list,
+)
 from .network import (
     ACCOUNT_SORTS,
     DIRECTIONS,
@@ -96,6 +105,12 @@ __all__ = [
     "ACCOUNT_SORTS",
     "api_token_get",
     "api_tokens_for_user",
+    "can_manage_members",
+    "invitation_by_token",
+    "invitation_get",
+    "invitations_pending",
+    "member_get",
+    "members_list",
     "notice_get",
     "notices_unread",
     "AGGREGATES",

@@ -11,7 +11,19 @@ from .collections import (
 from .recovery import notice_dismiss, stalled_requeue
 from .runs import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
 from .tokens import api_token_create, api_token_revoke
-from .workspaces import membership_add, workspace_create, workspace_purge
+from .workspaces import (
+    invitation_accept,
+    invitation_accept_new_user,
+    invitation_create,
+    invitation_revoke,
+    member_invite,
+    member_remove,
+    member_set_role,
+    membership_add,
+    workspace_create,
+    workspace_leave,
+    workspace_purge,
+)
 
 __all__ = [
     "api_token_create",
@@ -24,9 +36,17 @@ __all__ = [
     "compute_run_cancel",
     "compute_run_retry",
     "compute_run_start",
+    "invitation_accept",
+    "invitation_accept_new_user",
+    "invitation_create",
+    "invitation_revoke",
+    "member_invite",
+    "member_remove",
+    "member_set_role",
     "membership_add",
     "notice_dismiss",
     "stalled_requeue",
     "workspace_create",
+    "workspace_leave",
     "workspace_purge",
 ]

@@ -52,6 +52,7 @@ SEARCH = {
     m.Notice: "failed",
     m.StreamToken: "feeder",
     m.StreamEvent: "1000",
+    m.Invitation: "newcomer@",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -98,7 +99,7 @@ def thesis(ws_a, alice, import_files):
     # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
     wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
     services.compute_batch_run(batch_id=wtf.batches.get().pk)
-    # one row of each operations table (a worker's lease, a kept task, a token, a notice)
+    # one row of each operations table (a worker's lease, a kept task, a token, a notice, an invitation)
     from django.utils import timezone
 
     now = timezone.now()
@@ -113,6 +114,9 @@ def thesis(ws_a, alice, import_files):
     line = '{"tweet_id": "2000", "retweeted_tweet_id": "1000", "user_id": "9", "created_at": 1600000000}'
     acc = stream_accept(workspace=ws_a, lines=[(1, line)])
     m.StreamEvent.objects.filter(pk=acc.first_id).update(status="dead", error="its original never came")
+    m.Invitation.objects.create(
+        workspace=ws_a, email="newcomer@example.org", token_hash="f" * 64, invited_by=alice, expires_at=now
+    )
     return ws_a
 
 

@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from frontend.views.alerts import RULE_ACTIONS
 from monitor.alerts.models import Alert, AlertRule
-from monitor.models import Collection, ComputeRun
+from monitor.models import Collection, ComputeRun, Invitation, Membership
 
 from .helpers import A_MARKERS, Objects, walk
 
@@ -52,6 +52,27 @@ def _token(o) -> int:
     from monitor.services import api_token_create
 
     return api_token_create(user=o.rule.owner, name="Newsroom feed")[0].pk
+
+
+def _member(o) -> int:
+    """alice's membership of workspace A."""
+    from monitor.models import Membership
+
+    return Membership.objects.get(workspace=o.ws, user=o.rule.owner).pk
+
+
+def _invitation(o) -> int:
+    """A pending invitation to workspace A (made by its owner, alice)."""
+    import secrets
+
+    from monitor.models import Invitation
+
+    return Invitation.objects.create(
+        workspace=o.ws,
+        email="newsroom-guest@example.org",
+        token_hash=secrets.token_hex(32),
+        expires_at="2999-01-01T00:00Z",
+    ).pk
 
 
 FILL = {
@@ -104,6 +125,13 @@ FILL = {
     "wtf-progress": lambda o: [_ws(o) | {"pk": o.wtf_run}],
     "wtf-docs": lambda o: [_ws(o)],
     "notice-dismiss": lambda o: [_ws(o) | {"pk": _notice(o)}],
+    "workspace-settings": lambda o: [_ws(o)],
+    "member-invite": lambda o: [_ws(o)],
+    "member-role": lambda o: [_ws(o) | {"pk": _member(o)}],
+    "member-remove": lambda o: [_ws(o) | {"pk": _member(o)}],
+    "invitation-revoke": lambda o: [_ws(o) | {"pk": _invitation(o)}],
+    "workspace-leave": lambda o: [_ws(o)],
+    "account-token-revoke": lambda o: [{"pk": _token(o)}],
     "api:token": lambda o: [{"pk": _token(o)}],
     "alerts": lambda o: [_ws(o)],
     "alert-read": lambda o: [_ws(o) | {"pk": o.alert}],
@@ -151,7 +179,7 @@ FILL = {
     "api:alert-rule": lambda o: [_ws(o) | {"pk": o.rule.pk}],
 }
 # login required, but no object in the URL: bob gets his own view, which must not show A
-NO_OBJECT = {"home": {}, "api:workspaces": {}, "api:tokens": {}}
+NO_OBJECT = {"home": {}, "api:workspaces": {}, "api:tokens": {}, "workspace-new": {}, "account-tokens": {}}
 # anyone may open these (no login), with the reason
 PUBLIC = {
     "login": "the login page",
@@ -161,6 +189,7 @@ PUBLIC = {
     "password_reset_confirm": "the uid+token in the URL is the capability",
     "password_reset_complete": "a static confirmation",
     "healthz": "the health check: says only ok/fail per dependency",
+    "invitation-accept": "the token in the URL is the capability (single use, expiring; an unknown one is 404)",
     "help": "the help page: explains the measure and the API, holds no data",
     "api:schema": "the OpenAPI schema: describes the API, holds no data",
     "api:docs": "Swagger UI over the schema",
@@ -246,6 +275,10 @@ def test_bob_gets_404_for_every_object_of_workspace_a(client, bob, objs):
     assert Collection.objects.get(pk=objs.collection).status == Collection.Status.DONE
     assert list(ComputeRun.objects.filter(algorithm="wtf").values_list("pk", flat=True)) == [objs.wtf_run]
     assert not AlertRule.objects.exclude(pk=objs.rule.pk).exists()
+    assert list(Membership.objects.filter(workspace=objs.ws).values_list("user__username", "role")) == [
+        ("alice", "analyst")
+    ]
+    assert not Invitation.objects.filter(revoked_at__isnull=False).exists()
 
 
 def test_bob_sees_none_of_workspace_a_where_no_object_is_named(client, bob, objs):
