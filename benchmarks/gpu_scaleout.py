@@ -23,6 +23,7 @@ On a CPU-only machine ``--backend cpu`` rehearses the same path with N CPU worke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -98,15 +99,18 @@ def main() -> int:
 
     def run_with(n: int, algorithm: str, params: dict | None) -> dict:
         settings.SPREADWATCH_RUN_WORKERS = n
-        logs = [open(data / f"worker-{algorithm}-{n}-{i}.log", "w") for i in range(n)]
+        stack = contextlib.ExitStack()
+        logs = [stack.enter_context((data / f"worker-{algorithm}-{n}-{i}.log").open("w")) for i in range(n)]
+        argv = [sys.executable, "-m", "celery", "-A", "monitor", "worker", "-Q", queue, "--pool=solo"]
+        argv += ["--concurrency=1", "--prefetch-multiplier=1", "-l", "info", "--without-gossip", "--without-mingle"]
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "monitor", "worker", "-Q", queue, "--pool=solo",
-                 "--concurrency=1", "--prefetch-multiplier=1", "-n", f"w{i}@%h", "-l", "info",
-                 "--without-gossip", "--without-mingle"],
-                cwd=ROOT, env={**env, "CUDA_VISIBLE_DEVICES": str(i), "SPREADWATCH_RUN_WORKERS": str(n)},
-                stdout=logs[i], stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                [*argv, "-n", f"w{i}@%h"],
+                cwd=ROOT,
+                env={**env, "CUDA_VISIBLE_DEVICES": str(i), "SPREADWATCH_RUN_WORKERS": str(n)},
+                stdout=logs[i],
+                stderr=subprocess.STDOUT,
+            )
             for i in range(n)
         ]
         try:
@@ -126,8 +130,7 @@ def main() -> int:
                 p.terminate()
             for p in procs:
                 p.wait(timeout=60)
-            for f in logs:
-                f.close()
+            stack.close()
         batches = list(run.batches.values("index", "device", "n_nodes", "timings", "started_at", "finished_at"))
         if not batches or any(b["device"] == "" for b in batches):
             raise SystemExit(f"run {run.pk}: batches without a device: {batches[:3]}")

@@ -161,10 +161,10 @@ def comparison_csv(cmp: selectors.Comparison) -> Iterator[str]:
             w.writerow(
                 [
                     int(pub.twitter_id),
-                    _csv_text(pub.screen_name or ""),
+                    csv_text(pub.screen_name or ""),
                     r["rank"],
                     int(r["twitter_id"]),
-                    _csv_text(r["screen_name"] or ""),
+                    csv_text(r["screen_name"] or ""),
                     csv_number(r["total"]),
                     csv_number(r["mean"]),
                     csv_number(r["participation"]),

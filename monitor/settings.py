@@ -243,6 +243,8 @@ SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
 # events are partitioned by cascade into this many partitions; each partition is applied by one consumer at a
 # time, in id order. Changing it moves cascades between partitions: drain the stream first (docs/live.md)
 SPREADWATCH_STREAM_PARTITIONS = env_int("SPREADWATCH_STREAM_PARTITIONS", 8)
+# a retweet whose original has not arrived waits this many seconds, then becomes a dead letter ("never arrived")
+SPREADWATCH_STREAM_ORPHAN_WAIT = env_int("SPREADWATCH_STREAM_ORPHAN_WAIT", 600)
 # a workspace with more queued events than this is refused new ones (429 with Retry-After) until consumers catch up
 SPREADWATCH_STREAM_MAX_BACKLOG = env_int("SPREADWATCH_STREAM_MAX_BACKLOG", 200_000)
 # one POST /api/v1/stream/ body: at most this many bytes and lines (follow_stream sends smaller batches)
@@ -286,6 +288,11 @@ CELERY_BEAT_SCHEDULE = {
     "send-outbox": {
         "task": "monitor.tasks.send_outbox",
         "schedule": max(1, min(15, SPREADWATCH_STALL_SECONDS // 4)),
+    },
+    # stream retweets waiting for an original that an upload (not the stream) brought, and those past their wait
+    "stream-sweep-waiting": {
+        "task": "monitor.tasks.stream_sweep_waiting",
+        "schedule": 60,
     },
 }
 

@@ -1,8 +1,9 @@
 """Celery tasks: each takes ids, fetches, and calls one service. All are idempotent, so ``acks_late`` is safe
 (a task redelivered after a worker died redoes the same work and writes the same rows once).
 
-Two beat tasks keep work moving without a human: ``requeue_stalled`` (work whose worker died) and ``send_outbox``
-(tasks the broker refused while it was away).
+Three beat tasks keep work moving without a human: ``requeue_stalled`` (work whose worker died), ``send_outbox``
+(tasks the broker refused while it was away) and ``stream_sweep_waiting`` (stream retweets whose original came
+by an upload, or never came).
 
 A task that loses its database connection (PostgreSQL restarted, a failover) is retried with backoff: its
 transaction rolled back, so the retry starts from what is committed. Four minutes of retries; a longer
@@ -42,6 +43,14 @@ def compute_batch(batch_id: int) -> str:
 def requeue_stalled() -> dict:
     """Beat: queue again the batches and imports whose worker stopped beating its heartbeat."""
     return recovery.stalled_requeue()
+
+
+@shared_task(name="monitor.tasks.stream_sweep_waiting", acks_late=True)
+def stream_sweep_waiting() -> dict:
+    """Beat: apply the stream's waiting retweets whose original is stored now; dead-letter those past their wait."""
+    from .services.stream.apply import sweep_waiting_all
+
+    return sweep_waiting_all()
 
 
 @shared_task(name="monitor.tasks.send_outbox", acks_late=True)

@@ -58,7 +58,7 @@ from ..ingest.merge import merge
 from ..ingest.stager import Stager
 from ._apply_parse import Parsed, parse_bodies
 
-__all__ = ["apply_events", "orphan_wait_seconds", "sweep_waiting"]
+__all__ = ["apply_events", "orphan_wait_seconds", "sweep_waiting", "sweep_waiting_all"]
 
 _OPEN = (StreamEvent.Status.QUEUED, StreamEvent.Status.WAITING)
 _UPDATE_CHUNK = 5_000
@@ -431,3 +431,11 @@ def _mark(events: list[_Event], res: _Outcome, now) -> int:
             changed, ["status", "applied_at", "error", "wait_until", "cascade_key"], batch_size=1000
         )
     return len(applied) + len(res.notes)
+
+
+def sweep_waiting_all() -> dict[str, dict]:
+    """:func:`sweep_waiting` for every workspace that has waiting stream events (the beat task's body)."""
+    workspaces = (
+        StreamEvent.objects.filter(status=StreamEvent.Status.WAITING).values_list("workspace_id", flat=True).distinct()
+    )
+    return {str(ws): sweep_waiting(workspace_id=ws) for ws in workspaces}
