@@ -2,9 +2,10 @@
 processes share the partitions, the killed one's partitions and unacknowledged wake-ups go to the other, and
 every accepted event ends applied exactly once, each cascade in id order.
 
-By default the consumers run a test-only apply (``tests/faults/_stream_apply.py``) that records each application
-in a table, so "exactly once" is counted directly. ``STREAM_FAULTS_APPLY=real`` runs the product's
-``apply_events`` instead (then the test checks that every event is applied and each retweet stored once)."""
+It runs twice: with a test-only apply (``tests/faults/_stream_apply.py``) that records each application in a
+table, so "exactly once" is counted directly and the kill lands inside a batch's transaction; and with the
+product's ``apply_events`` (the kill lands between batches: it has no pause hook), where every event must end
+applied and each retweet stored once."""
 
 from __future__ import annotations
 
@@ -28,15 +29,14 @@ from .fixtures import database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REAL = os.environ.get("STREAM_FAULTS_APPLY", "") == "real"
 N_CASCADES, PER_CASCADE, CHUNK = 60, 40, 200
 
 
 class ConsumerProc:
-    def __init__(self, name: str, folder, env: dict[str, str]):
+    def __init__(self, name: str, folder, env: dict[str, str], real: bool):
         self.name = name
         self.log = folder / f"consumer-{name}.log"
-        apply = DEFAULT_APPLY if REAL else "tests.faults._stream_apply:apply_events"
+        apply = DEFAULT_APPLY if real else "tests.faults._stream_apply:apply_events"
         argv = [sys.executable, "manage.py", "stream_consume", "--workspace", "newsroom", "--name", name,
                 "--apply", apply]  # fmt: skip
         with open(self.log, "w") as out:
@@ -75,7 +75,8 @@ def _records():
 
 
 @pytest.fixture
-def stream_env(tmp_path, settings):
+def stream_env(tmp_path, settings, request):
+    real = request.param
     if connection.vendor != "postgresql":
         pytest.fail("the fault tests need PostgreSQL shared with the consumer processes: run under with_services.py")
     marks = tmp_path / "marks"
@@ -101,12 +102,12 @@ def stream_env(tmp_path, settings):
         procs: list[ConsumerProc] = []
 
         def start(name: str, **extra: str) -> ConsumerProc:
-            p = ConsumerProc(name, tmp_path, {**env, **extra})
+            p = ConsumerProc(name, tmp_path, {**env, **extra}, real)
             procs.append(p)
             return p
 
         try:
-            yield start, marks, redis
+            yield start, marks, redis, real
         finally:
             for p in procs:
                 p.stop()
@@ -114,9 +115,10 @@ def stream_env(tmp_path, settings):
                 cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
 
 
+@pytest.mark.parametrize("stream_env", [False, True], ids=["counting-apply", "product-apply"], indirect=True)
 def test_every_accepted_event_is_applied_once_after_a_consumer_is_killed_mid_batch(ws_a, stream_env):
-    start, marks, redis = stream_env
-    a = start("a", FAULTS_STREAM_PAUSE_AT="" if REAL else "3")
+    start, marks, redis, real = stream_env
+    a = start("a", FAULTS_STREAM_PAUSE_AT="" if real else "3")
     b = start("b")
     logs = [a, b]
     for p in logs:
@@ -140,7 +142,7 @@ def test_every_accepted_event_is_applied_once_after_a_consumer_is_killed_mid_bat
             os.kill(pid, signal.SIGKILL)  # inside its transaction: rows written, not committed
             a.proc.wait(timeout=30)
             killed_at = i
-        if REAL and i == len(chunks) // 3 and killed_at is None:
+        if real and i == len(chunks) // 3 and killed_at is None:
             a.proc.send_signal(signal.SIGKILL)  # the real apply has no pause hook: kill -9 between batches
             a.proc.wait(timeout=30)
             killed_at = i
@@ -152,7 +154,7 @@ def test_every_accepted_event_is_applied_once_after_a_consumer_is_killed_mid_bat
         logs=logs,
     )
     assert StreamEvent.objects.filter(workspace=ws_a).count() == n
-    if REAL:  # killed between batches (no pause hook): maybe nothing was left to claim
+    if real:  # killed between batches (no pause hook): maybe nothing was left to claim
         assert Retweet.objects.filter(tweet__workspace=ws_a).count() == N_CASCADES * (PER_CASCADE - 1)
         return
     assert "claimed" in b.text()  # the wake-ups a read and never acknowledged
