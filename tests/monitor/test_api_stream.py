@@ -130,3 +130,25 @@ def test_the_schema_documents_the_endpoint(api):
     schema = r.json()
     assert "post" in schema["paths"]["/api/v1/stream/"]
     assert "streamTokenAuth" in schema["components"]["securitySchemes"]
+
+
+def test_the_worked_example_streamed_in_reverse_order_ranks_as_a_batch_upload_does(key, ws_a, settings):
+    """End to end: records posted to the endpoint (follows first, the tweets newest first so every retweet
+    arrives before its original), taken by a consumer with the product's apply, end in the thesis' ranking."""
+    import csv
+
+    from monitor.services.stream.consumer import Consumer
+    from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
+
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    follows = [dict(r) for r in csv.DictReader((THESIS / "follows.csv").open())]
+    tweets = [{k: v for k, v in r.items() if v != ""} for r in csv.DictReader((THESIS / "tweets.csv").open())]
+    c = _client(key)
+    assert _post(c, _body(*follows)).status_code == 202
+    assert _post(c, _body(*reversed(tweets))).status_code == 202
+    consumer = Consumer(workspace=ws_a)
+    for _ in range(3):  # a retweet that came before its original waits for it, then applies with it
+        for p in range(settings.SPREADWATCH_STREAM_PARTITIONS):
+            consumer.drain(ws_a.pk, p)
+    assert set(StreamEvent.objects.filter(workspace=ws_a).values_list("status", flat=True)) == {"applied"}
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
