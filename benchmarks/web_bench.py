@@ -138,6 +138,7 @@ def main() -> int:
         "status": c.status,
         "import_read_s": c.timings.get("read_s"),
         "import_merge_s": c.timings.get("merge_s"),
+        "import_merge_steps_s": c.timings.get("merge_steps_s"),
         "compute_s": run.timings,
         "batches": run.n_batches,
         "import_and_compute_s": round(t_import, 2),

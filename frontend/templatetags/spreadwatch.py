@@ -131,6 +131,7 @@ COUNT_LABELS = {
     "rows_read": "Rows read",
     "missing_times": "Rows without a time (skipped)",
     "accounts_new": "New accounts",
+    "accounts_renamed": "Known accounts renamed",
     "tweets_in_upload": "Original tweets in the upload",
     "tweets_new": "New original tweets",
     "duplicate_originals": "Originals already known",

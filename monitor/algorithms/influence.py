@@ -41,7 +41,7 @@ from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
 from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
-from ..models import ComputeBatch, ComputeRun, Tweet
+from ..models import ComputeBatch, ComputeRun, Label, Tweet
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
 
 log = logging.getLogger(__name__)
@@ -549,24 +549,32 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         if d.postgres:
             # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys)
             cur.execute("SELECT pg_advisory_xact_lock(%s)", [ws])
+        t = time.perf_counter()
         batch_table = _stage_ids(cur, "bt", batch.tweet_pks)
         touched = _stage_touched_days(cur, d, batch_table)
         cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
         cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        t = res.tick("store_delete_s", t)
         _insert_cascade_graphs(cur, d, res.graphs)
+        t = res.tick("store_graphs_s", t)
         influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
+        t = res.tick("store_influence_s", t)
         outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
+        t = res.tick("store_tweets_s", t)
         _refresh_aggregates(cur, d, ws, touched)
+        t = res.tick("store_aggregates_s", t)
         analyze_after_bulk_write(
             cur,
             ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
             int(batch.n_nodes or 0) + len(batch.tweet_pks),
         )
+        t = res.tick("store_analyze_s", t)
         from ..cache import bump_data_version
 
         bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
-            cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+            if tmp:
+                cur.execute(f"DROP TABLE IF EXISTS {tmp}")
 
 
 def _stage_touched_days(cur, d: Dialect, batch_table: str) -> str:
@@ -589,8 +597,12 @@ def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> No
         cur.executemany("INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", graphs)
 
 
-def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str:
-    """Insert the per-cascade influence rows, with the tweet's day and label; returns the staging table."""
+def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | None:
+    """Insert the per-cascade influence rows, with the tweet's day and label; returns the staging table, if
+    one was used (PostgreSQL: one binary COPY straight into the table, no staging)."""
+    if d.postgres:
+        _copy_cascade_influence(cur, rows)
+        return None
     staged = _stage(cur, "inf", InfluenceRows, rows)
     role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
     cur.execute(
@@ -601,6 +613,68 @@ def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str:
             FROM {staged} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
     )
     return staged
+
+
+_LABELS = [c.value for c in Label]
+
+
+def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
+    """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order.
+
+    A binary row is fixed-width but for its two text columns (label, role); rows that share both are
+    fixed-width records, so each (label, role) group is one NumPy structured array written as it is."""
+    if not len(rows.tweet):
+        return
+    order = np.lexsort((rows.account, rows.tweet))
+    rows = InfluenceRows(*(col[order] for col in rows))
+    label_case = "CASE t.label " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
+    tweets = _stage_ids(cur, "inft", np.unique(rows.tweet))
+    pk, day, label = copy_out(
+        cur,
+        f"""SELECT t.id, ((t.created_at AT TIME ZONE 'UTC')::date - DATE '2000-01-01')::bigint,
+                ({label_case})::bigint
+            FROM {tweets} b JOIN monitor_tweet t ON t.id = b.id ORDER BY t.id""",
+        [],
+        [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
+    )
+    cur.execute(f"DROP TABLE IF EXISTS {tweets}")
+    at = np.searchsorted(pk, rows.tweet)
+    if (label < 0).any() or len(pk) != len(np.unique(rows.tweet)):
+        raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
+    row_day, row_label = day[at], label[at]
+    names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
+    raw = cur.cursor if hasattr(cur, "cursor") else cur
+    with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
+        cp.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
+        for lab in np.unique(row_label).tolist():
+            lab_b = _LABELS[lab].encode()
+            for role in np.unique(rows.role[row_label == lab]).tolist():
+                role_b = ROLE_CODES[role].encode()
+                sel = np.flatnonzero((row_label == lab) & (rows.role == role))
+                rec = np.empty(
+                    len(sel),
+                    dtype=[
+                        ("n", ">i2"),
+                        ("l0", ">i4"), ("tweet", ">i8"),
+                        ("l1", ">i4"), ("account", ">i8"),
+                        ("l2", ">i4"), ("publisher", ">i8"),
+                        ("l3", ">i4"), ("day", ">i4"),
+                        ("l4", ">i4"), ("label", f"S{len(lab_b)}"),
+                        ("l5", ">i4"), ("influence", ">f8"),
+                        ("l6", ">i4"), ("followers", ">f8"),
+                        ("l7", ">i4"), ("role", f"S{len(role_b)}"),
+                    ],
+                )  # fmt: skip
+                rec["n"] = 8
+                for f, width in (("l0", 8), ("l1", 8), ("l2", 8), ("l3", 4), ("l5", 8), ("l6", 8)):
+                    rec[f] = width
+                rec["l4"], rec["l7"] = len(lab_b), len(role_b)
+                rec["tweet"], rec["account"], rec["publisher"] = rows.tweet[sel], rows.account[sel], rows.publisher[sel]
+                rec["day"] = row_day[sel]
+                rec["label"], rec["role"] = lab_b, role_b
+                rec["influence"], rec["followers"] = rows.influence[sel], rows.followers[sel]
+                cp.write(rec.tobytes())
+        cp.write(b"\xff\xff")
 
 
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:

@@ -88,6 +88,7 @@ class AccountKeys(NamedTuple):
 
     twitter_id: np.ndarray
     pk: np.ndarray
+    old: np.ndarray = np.zeros(0, np.int64)  # the keys that existed before the merge, sorted
 
     def of(self, user_ids: np.ndarray) -> np.ndarray:
         """Primary keys of ``user_ids`` (every one of them is stored by the accounts step)."""

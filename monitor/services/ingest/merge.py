@@ -1,9 +1,20 @@
 """The merge: the staged upload into the workspace's tables, one step per table, in one transaction.
 
-Every step is a set-based ``INSERT ... SELECT ... ON CONFLICT`` from a temporary table, keyed by natural ids,
-so merging the same upload twice stores each record once. The steps run in the order the foreign keys need:
-accounts, tweets (originals), retweets, follower counts, follows, given edges, publishers; then the tweets
-whose cascades may have changed are collected for the compute planner.
+Merging the same upload twice stores each record once: every step keys its rows by natural ids. The big tables
+(accounts, retweets, follower counts, follows) are not merged row by row with ``INSERT ... ON CONFLICT`` (on
+PostgreSQL that costs about twice a plain insert: each row probes the unique index, inserts, then checks again);
+instead each step finds, set-based in one pass, which of its rows can already be stored, and inserts the rest
+with a plain ``INSERT ... SELECT`` (follows: a COPY straight into the table). A row can only be stored already
+when every key it hangs on existed before this merge (a retweet of a tweet or by an account this upload
+created is new by construction), so a first import checks nothing and a re-upload checks only the rows on old
+keys. That is safe only while no other writer adds rows to the same workspace meanwhile: the merge holds a
+per-workspace advisory lock (PostgreSQL; SQLite has one writer) from its first read until the import commits,
+so two imports of one workspace merge one after the other (their reading still runs side by side). Every
+writer of these tables must take it (:func:`lock_workspace`).
+
+The steps run in the order the foreign keys need: accounts, tweets (originals), retweets, follower counts,
+follows, given edges, publishers; then the tweets whose cascades may have changed are collected for the
+compute planner.
 """
 
 from __future__ import annotations
@@ -17,12 +28,15 @@ import numpy as np
 
 from compute.tables import NO_TWEET
 
-from ...db import copy_out
+from ...db import copy_in, copy_out, dialect
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
 from .stager import Stager
 
-__all__ = ["merge"]
+__all__ = ["lock_workspace", "merge"]
+
+# the class of the per-workspace advisory lock the merge holds (two-int key space: not the compute's one-key lock)
+MERGE_LOCK_CLASS = 20_001
 
 ProgressFn = Callable[[str, float], None]
 
@@ -65,12 +79,22 @@ class _Originals(NamedTuple):
     author_pk: np.ndarray
 
 
+def lock_workspace(cur, ws: int) -> None:
+    """Hold workspace ``ws``'s merge lock until the transaction ends (PostgreSQL; SQLite has one writer)."""
+    if dialect().postgres:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [MERGE_LOCK_CLASS, ws])
+
+
 def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None) -> dict[str, int]:
     """Merge everything staged in ``st`` into workspace ``ws`` for collection ``coll``; returns the counts and
     leaves the primary keys of the tweets whose cascades may have changed in ``st.affected``."""
     step = progress or (lambda stage, frac: None)
     m = _Merge(cur, st, ws, coll)
     tweets = st.tweets()
+    step("waiting for other imports into this workspace", 0.85)
+    t = time.perf_counter()
+    lock_workspace(cur, ws)
+    st.timings["merge lock wait"] = round(time.perf_counter() - t, 3)
     step("checking against the stored tweets", 0.855)
     drop = stored_conflicts(st, ws, tweets)
     m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
@@ -81,10 +105,11 @@ def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = Non
     step("storing accounts", 0.86)
     accounts = _accounts(m, tweets, follows, edges)
     step("storing tweets", 0.88)
+    named_stage, old_tweets = _old_tweets(m, tweets)
     originals = _originals(m, tweets, accounts)
-    named = _named_tweets(m, tweets, originals)
+    named = _named_tweets(m, named_stage)
     step("storing retweets", 0.89)
-    retweeted_pks = _retweets(m, tweets, accounts, named)
+    retweeted_pks = _retweets(m, tweets, accounts, named, old_tweets)
     step("storing follower counts", 0.91)
     _follower_counts(m, tweets, accounts)
     step("storing follows", 0.93)
@@ -93,40 +118,83 @@ def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = Non
     _given_edges(m, edges, accounts, named)
     _publishers(m, originals)
     step("finding the cascades to compute", 0.98)
-    st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows)
+    st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
     return m.counts
 
 
 def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows) -> AccountKeys:
-    """Every user named anywhere in the upload, with the screen names seen; returns their keys."""
+    """Every user named anywhere in the upload, with the screen names seen; returns their keys (``old``: the
+    keys that existed before this merge)."""
     d, st = m.d, m.st
     users = np.unique(np.concatenate([tweets.user_id, follows.follower, follows.followee, edges.src, edges.dst]))
-    t = time.perf_counter()
+    u_stage = st.stage("users", [("twitter_id", "bigint")], [users])
+    key_sql = f"""SELECT a.twitter_id, a.id FROM {u_stage} s {d.join} monitor_account a
+                  ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id"""
+    key_cols = [("twitter_id", "bigint"), ("id", "bigint")]
+    old = AccountKeys(*copy_out(m.cur, key_sql, [m.ws], key_cols))
+    is_old = lookup(old.twitter_id, old.pk, users)[1]
     names = st.names_seen
-    acc_stage = st.stage_text(
-        "users",
+    t = time.perf_counter()
+    new_stage = st.stage_text(
+        "newusers",
         "twitter_id bigint, screen_name varchar(64)",
         ("twitter_id", "screen_name"),
-        [(u, names.get(u, "")[:64]) for u in users.tolist()],
+        [(u, names.get(u, "")[:64]) for u in users[~is_old].tolist()],
     )
     st.timings["stage users"] = round(time.perf_counter() - t, 3)
-    # one pass: new accounts with their names, and known ones renamed where the upload says so
     m.counts["accounts_new"] = m.run(
         f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
-            SELECT %s, twitter_id, screen_name FROM {acc_stage} WHERE true ORDER BY twitter_id
-            ON CONFLICT (workspace_id, twitter_id) DO UPDATE SET screen_name = excluded.screen_name
-            WHERE excluded.screen_name <> '' AND monitor_account.screen_name <> excluded.screen_name""",
+            SELECT %s, twitter_id, screen_name FROM {new_stage} ORDER BY twitter_id""",
         [m.ws],
     )
-    return AccountKeys(
-        *copy_out(
-            m.cur,
-            f"""SELECT a.twitter_id, a.id FROM {acc_stage} s {d.join} monitor_account a
-                ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id""",
-            [m.ws],
-            [("twitter_id", "bigint"), ("id", "bigint")],
+    # known accounts take the name the upload gives them, where it gives one
+    renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
+    if renamed:
+        ren = st.stage_text(
+            "renamed",
+            "twitter_id bigint PRIMARY KEY, screen_name varchar(64)",
+            ("twitter_id", "screen_name"),
+            renamed,
         )
+        if d.postgres:
+            sql = f"""UPDATE monitor_account a SET screen_name = r.screen_name FROM {ren} r
+                      WHERE a.workspace_id = %s AND a.twitter_id = r.twitter_id AND a.screen_name <> r.screen_name"""
+        else:
+            name = f"(SELECT r.screen_name FROM {ren} r WHERE r.twitter_id = monitor_account.twitter_id)"
+            sql = f"""UPDATE monitor_account SET screen_name = {name}
+                      WHERE workspace_id = %s AND twitter_id IN (SELECT twitter_id FROM {ren})
+                          AND screen_name <> {name}"""
+        m.counts["accounts_renamed"] = m.run(sql, [m.ws])
+    if not len(old.pk):
+        keys = AccountKeys(*copy_out(m.cur, key_sql, [m.ws], key_cols))
+    else:
+        new_sql = key_sql.replace(u_stage, f"(SELECT twitter_id FROM {new_stage})")
+        keys = AccountKeys(*copy_out(m.cur, new_sql, [m.ws], key_cols))
+        keys = _merged_keys(old, keys)
+    return keys._replace(old=np.sort(old.pk))
+
+
+def _merged_keys(a: AccountKeys, b: AccountKeys) -> AccountKeys:
+    tw = np.concatenate([a.twitter_id, b.twitter_id])
+    pk = np.concatenate([a.pk, b.pk])
+    o = np.argsort(tw, kind="stable")
+    return AccountKeys(tw[o], pk[o])
+
+
+def _old_tweets(m: _Merge, tweets: TweetRows) -> tuple[str, np.ndarray]:
+    """Stage every tweet id the upload names (as an original or as retweeted); returns that staging table and
+    the keys of those already stored before this merge, sorted."""
+    is_rt = tweets.retweeted_id != NO_TWEET
+    named = np.unique(np.concatenate([tweets.tweet_id[~is_rt], tweets.retweeted_id[is_rt]]))
+    nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
+    (old,) = copy_out(
+        m.cur,
+        f"""SELECT t.id FROM {nt_stage} s {m.d.join} monitor_tweet t
+            ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.id""",
+        [m.ws],
+        [("id", "bigint")],
     )
+    return nt_stage, old
 
 
 def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Originals:
@@ -186,21 +254,40 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
     return originals
 
 
-def _named_tweets(m: _Merge, tweets: TweetRows, originals: _Originals) -> TweetKeys:
+def _named_tweets(m: _Merge, nt_stage: str) -> TweetKeys:
     """The workspace's tweets this upload names (as originals or as retweeted), for the retweets."""
-    d = m.d
-    is_rt = tweets.retweeted_id != NO_TWEET
-    named = np.unique(np.concatenate([tweets.tweet_id[originals.rows], tweets.retweeted_id[is_rt]]))
-    nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
     return TweetKeys(
         *copy_out(
             m.cur,
-            f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {d.join} monitor_tweet t
+            f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {m.d.join} monitor_tweet t
                 ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.tweet_id""",
             [m.ws],
             [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
         )
     )
+
+
+def _in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Mask of ``values`` found in ``sorted_keys``."""
+    return lookup(sorted_keys, sorted_keys, values)[1]
+
+
+def _stored_rows(m: _Merge, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], on: str) -> np.ndarray:
+    """Mask of the candidate rows (``arrays``) that the target already stores: one staged join, ``on`` naming
+    the staging table ``s`` and the target's alias; the staging table gets a row number ``i``."""
+    n = len(arrays[0])
+    found = np.zeros(n, bool)
+    if not n:
+        return found
+    stage = m.st.stage(prefix, [("i", "bigint"), *cols], [np.arange(n), *arrays])
+    t = time.perf_counter()
+    if m.d.postgres:
+        # a temporary table has no statistics: without them the planner may hash the whole target table
+        m.cur.execute(f"ANALYZE {stage}")
+    (hit,) = copy_out(m.cur, f"SELECT s.i FROM {stage} s {m.d.join} {on} WHERE true", [], [("i", "bigint")])
+    m.st.timings[f"check stored {prefix}"] = round(time.perf_counter() - t, 3)
+    found[hit] = True
+    return found
 
 
 class _Retweets(NamedTuple):
@@ -212,7 +299,9 @@ class _Retweets(NamedTuple):
         return _Retweets(*(col[keep] for col in self))
 
 
-def _retweets(m: _Merge, tweets: TweetRows, accounts: AccountKeys, named: TweetKeys) -> np.ndarray:
+def _retweets(
+    m: _Merge, tweets: TweetRows, accounts: AccountKeys, named: TweetKeys, old_tweets: np.ndarray
+) -> np.ndarray:
     """Retweets: of a tweet in the workspace, not by its author, the earliest per user; returns the retweeted
     tweets' keys."""
     d, c = m.d, m.counts
@@ -237,24 +326,58 @@ def _retweets(m: _Merge, tweets: TweetRows, accounts: AccountKeys, named: TweetK
         ("created_at", "float"),
         ("followers", "float"),
     ]
-    picked = tweets.take(rts.rows)
+    # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
+    # says happened earlier moves to the upload's time; the others are left as they are
+    cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
+    updated = 0
+    if cand.any():
+        cr = rts.take(cand)
+        picked = tweets.take(cr.rows)
+        cols = [cr.tweet_pk, cr.account_pk, picked.tweet_id, picked.created_at, picked.followers]
+        stored = _stored_rows(
+            m, "rtold", rt_cols, cols, "monitor_retweet r ON r.tweet_id = s.tweet AND r.retweeter_id = s.account"
+        )
+        if stored.any():
+            upd = m.st.stage("rtupd", rt_cols, [col[stored] for col in cols])
+            updated = m.run(_update_retweets_sql(d, upd))
+            keep = np.ones(len(rts.rows), bool)
+            keep[np.flatnonzero(cand)[stored]] = False
+            rts_new = rts.take(keep)
+        else:
+            rts_new = rts
+    else:
+        rts_new = rts
+    picked = tweets.take(rts_new.rows)
     rt_stage = m.st.stage(
-        "rt", rt_cols, [rts.tweet_pk, rts.account_pk, picked.tweet_id, picked.created_at, picked.followers]
+        "rt", rt_cols, [rts_new.tweet_pk, rts_new.account_pk, picked.tweet_id, picked.created_at, picked.followers]
     )
-    # rowcount: retweets inserted, plus stored ones this upload moved earlier in time
-    c["retweets_stored"] = m.run(
+    inserted = m.run(
         f"""INSERT INTO monitor_retweet (tweet_id, retweeter_id, retweet_id, created_at, followers_count,
                 collection_id)
             SELECT r.tweet, r.account, CASE WHEN r.rid > 0 THEN r.rid END, {d.epoch_to_ts("r.created_at")},
                 {d.nan_to_null("r.followers")}, %s
-            FROM {rt_stage} r WHERE true
-            ON CONFLICT (tweet_id, retweeter_id) DO UPDATE SET
-                created_at = excluded.created_at, followers_count = excluded.followers_count,
-                retweet_id = excluded.retweet_id
-            WHERE excluded.created_at < monitor_retweet.created_at""",
+            FROM {rt_stage} r""",
         [m.coll],
     )
+    # retweets inserted, plus stored ones this upload moved earlier in time
+    c["retweets_stored"] = inserted + updated
     return rts.tweet_pk
+
+
+def _update_retweets_sql(d, upd: str) -> str:
+    """Stored retweets that ``upd`` (a staging table of retweets) says happened earlier take its time, count
+    and id. SQLite's UPDATE ... FROM is recent (3.33): correlated subqueries there."""
+    if d.postgres:
+        return f"""UPDATE monitor_retweet r SET created_at = to_timestamp(u.created_at),
+                       followers_count = NULLIF(u.followers, 'NaN'::double precision),
+                       retweet_id = CASE WHEN u.rid > 0 THEN u.rid END
+                   FROM {upd} u WHERE r.tweet_id = u.tweet AND r.retweeter_id = u.account
+                       AND to_timestamp(u.created_at) < r.created_at"""
+    where = f"FROM {upd} u WHERE u.tweet = monitor_retweet.tweet_id AND u.account = monitor_retweet.retweeter_id"
+    ts = f"(SELECT {d.epoch_to_ts('u.created_at')} {where})"
+    return f"""UPDATE monitor_retweet SET created_at = {ts}, followers_count = (SELECT u.followers {where}),
+                   retweet_id = (SELECT CASE WHEN u.rid > 0 THEN u.rid END {where})
+               WHERE EXISTS (SELECT 1 {where}) AND {ts} < monitor_retweet.created_at"""
 
 
 def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
@@ -265,15 +388,25 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     order = np.lexsort((-count, observed_at, account_pk))
     account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
     first = first_of_runs(account_pk, observed_at)
-    fc_stage = m.st.stage(
-        "fc",
-        [("account", "bigint"), ("t", "float"), ("n", "bigint")],
-        [account_pk[first], observed_at[first], count[first].astype(np.int64)],
-    )
+    cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
+    fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
+    # only an old account can have a snapshot stored already
+    cand = np.flatnonzero(_in(accounts.old, cols[0]))
+    if len(cand):
+        stored = _stored_rows(
+            m,
+            "fcold",
+            fc_cols,
+            [c[cand] for c in cols],
+            f"monitor_followercount f ON f.account_id = s.account AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
+        )
+        keep = np.ones(len(cols[0]), bool)
+        keep[cand[stored]] = False
+        cols = [c[keep] for c in cols]
+    fc_stage = m.st.stage("fc", fc_cols, cols)
     m.counts["follower_counts_new"] = m.run(
         f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
-            SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage} WHERE true
-            ON CONFLICT (account_id, observed_at) DO NOTHING""",
+            SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage}""",
         [m.coll],
     )
 
@@ -287,13 +420,31 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     edges = edges.take(~self_follow)
     edges = edges.take(np.lexsort((edges.followee, edges.follower)))
     edges = edges.take(first_of_runs(edges.follower, edges.followee))
-    fol_stage = m.st.stage("fol", [("a", "bigint"), ("b", "bigint")], [edges.follower, edges.followee])
-    m.counts["follows_new"] = m.run(
-        f"""INSERT INTO monitor_follow (workspace_id, follower_id, followee_id, collection_id)
-            SELECT %s, a, b, %s FROM {fol_stage} WHERE true
-            ON CONFLICT (follower_id, followee_id) DO NOTHING""",
-        [m.ws, m.coll],
+    new = edges
+    # only an edge between two old accounts can be stored already
+    cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
+    if len(cand):
+        stored = _stored_rows(
+            m,
+            "folold",
+            [("a", "bigint"), ("b", "bigint")],
+            [edges.follower[cand], edges.followee[cand]],
+            "monitor_follow f ON f.follower_id = s.a AND f.followee_id = s.b",
+        )
+        keep = np.ones(len(edges.follower), bool)
+        keep[cand[stored]] = False
+        new = edges.take(keep)
+    # straight into the table, in its unique key's order
+    n = len(new.follower)
+    t = time.perf_counter()
+    copy_in(
+        m.cur,
+        "monitor_follow",
+        [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint"), ("collection_id", "bigint")],
+        [np.full(n, m.ws, np.int64), new.follower, new.followee, np.full(n, m.coll, np.int64)],
     )
+    m.st.timings["copy into monitor_follow"] = round(time.perf_counter() - t, 3)
+    m.counts["follows_new"] = n
     return edges
 
 
@@ -331,13 +482,17 @@ def _affected(
     named: TweetKeys,
     retweeted_pks: np.ndarray,
     new_follows: FollowRows,
+    accounts: AccountKeys,
 ) -> list[int]:
     """Keys of the tweets whose cascade may have changed, sorted."""
     affected = set(lookup(named.tweet_id, named.pk, tweets.tweet_id[originals.rows])[0].tolist())
     affected |= set(retweeted_pks.tolist())
-    if len(new_follows.follower):
-        # a participant who gained a follow edge may gain spreading edges in every cascade it took part in
-        fer_stage = m.st.stage("fer", [("account", "bigint")], [np.unique(new_follows.follower)])
+    # a participant who gained a follow edge may gain spreading edges in every cascade it took part in; the
+    # cascades of this upload's retweets are in already, so only the stored retweets of old accounts are left
+    followers = np.unique(new_follows.follower)
+    followers = followers[_in(accounts.old, followers)]
+    if len(followers):
+        fer_stage = m.st.stage("fer", [("account", "bigint")], [followers])
         m.timed(
             f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {m.d.join} monitor_retweet r
                 ON r.retweeter_id = f.account WHERE true"""
