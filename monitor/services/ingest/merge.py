@@ -437,12 +437,12 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     # straight into the table, in its unique key's order
     n = len(new.follower)
     t = time.perf_counter()
-    copy_in(
-        m.cur,
-        "monitor_follow",
-        [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint"), ("collection_id", "bigint")],
-        [np.full(n, m.ws, np.int64), new.follower, new.followee, np.full(n, m.coll, np.int64)],
-    )
+    cols = [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")]
+    arrays = [np.full(n, m.ws, np.int64), new.follower, new.followee]
+    if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
+        cols.append(("collection_id", "bigint"))
+        arrays.append(np.full(n, m.coll, np.int64))
+    copy_in(m.cur, "monitor_follow", cols, arrays)
     m.st.timings["copy into monitor_follow"] = round(time.perf_counter() - t, 3)
     m.counts["follows_new"] = n
     return edges
