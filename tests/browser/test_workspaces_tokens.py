@@ -151,10 +151,11 @@ def test_the_hostile_upload_runs_no_script_and_the_explorer_tooltips_show_it_as_
         page.wait_for_load_state("load")
         assert page.evaluate("document.querySelectorAll('img[src=x], svg[onload]').length") == 0, url
     page.goto(f"{w}/tweets/1000/explore/")
-    page.wait_for_function("window.spreadwatchCascade && window.spreadwatchCascade.nodes().length > 0")
+    page.wait_for_function("window.spreadwatchCascade && window.spreadwatchCascade.graph.order > 0")
     points = page.evaluate(
-        """() => { const cy = window.spreadwatchCascade, box = cy.container().getBoundingClientRect();
-                   return cy.nodes().map(n => { const p = n.renderedPosition();
+        """() => { const cy = window.spreadwatchCascade;
+                   const box = document.getElementById("cy").getBoundingClientRect();
+                   return cy.graph.mapNodes(id => { const p = cy.position(id);
                        return [box.left + p.x, box.top + p.y]; }); }"""
     )
     tips = set()

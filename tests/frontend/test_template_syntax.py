@@ -31,7 +31,7 @@ def _pages(o: Objects):
             yield p.name, reverse(p.name, kwargs=kwargs)
 
 
-def _check(client, url: str, bad: list[str], expect: tuple[int, ...] = (200, 302, 400, 404, 405)) -> None:
+def _check(client, url: str, bad: list[str], expect: tuple[int, ...] = (200, 302, 400, 403, 404, 405)) -> None:
     r = client.get(url)
     assert r.status_code in expect, (url, r.status_code)
     if r.streaming or not r["Content-Type"].startswith("text/html"):
