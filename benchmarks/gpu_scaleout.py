@@ -64,33 +64,22 @@ def main() -> int:
         "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
     }
     os.environ.update(env)
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from web_bench import _ensure_database
+    from _setup import django_on_postgres, generated_collection
 
-    os.environ.update(env)  # web_bench runs its tasks eagerly and says so in the environment: these must not
-    _ensure_database(os.environ["DATABASE_URL"])
-    import django
-
-    django.setup()
+    if not django_on_postgres("gpu_scaleout", os.environ["DATABASE_URL"]):
+        return 2
     from django.conf import settings
-    from django.core.management import call_command
 
     from monitor import services
     from monitor.models import CascadeInfluence, ComputeRun, NetworkAccount, Workspace
 
-    call_command("migrate", verbosity=0)
     data = Path(args.data)
-    if not (data / "tweets.jsonl").exists():
-        from compute.generators import generate
-
-        t = time.perf_counter()
-        generate("twitter", data, fmt="v1", retweets=args.retweets, seed=0)
-        print(f"generated {data} in {time.perf_counter() - t:.1f} s", flush=True)
+    files = generated_collection(data, args.retweets)
     for old in Workspace.objects.filter(slug="scaleout"):
         services.workspace_purge(workspace=old)
     ws = services.workspace_create(name="Scale-out", slug="scaleout")
     t = time.perf_counter()
-    c = services.collection_create(workspace=ws, files=[data / "tweets.jsonl", data / "follows.csv"], compute=False)
+    c = services.collection_create(workspace=ws, files=files, compute=False)
     c = services.collection_ingest(collection_id=c.pk)  # here, not on a worker: the runs below are what is timed
     print(f"imported {c.counts.get('retweets_in_upload')} retweets in {time.perf_counter() - t:.1f} s ({c.status})")
     if c.status != "done":

@@ -44,19 +44,6 @@ os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 PLAN = ((1_000, 5), (10_000, 3), (50_000, 1))  # (micro-batch size, how many), in this order
 
 
-def _ensure_database(url: str) -> None:
-    if not url.startswith(("postgres://", "postgresql://")):
-        return
-    import dj_database_url
-    import psycopg
-
-    cfg = dj_database_url.parse(url)
-    kw = {"host": cfg["HOST"], "port": cfg["PORT"] or 5432, "user": cfg["USER"], "password": cfg["PASSWORD"]}
-    with psycopg.connect(dbname="postgres", autocommit=True, **{k: v for k, v in kw.items() if v}) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
-
-
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -130,24 +117,14 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args()
 
-    _ensure_database(os.environ.get("DATABASE_URL", ""))
-    import django
+    from _setup import django_on_postgres, generated_collection
 
-    django.setup()
-    from django.core.management import call_command
+    if not django_on_postgres("stream_apply_bench", os.environ.get("DATABASE_URL", "")):
+        return 2
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        print("stream_apply_bench: DATABASE_URL must point at PostgreSQL", file=sys.stderr)
-        return 2
-    call_command("migrate", verbosity=0)
     data = Path(args.data)
-    if not (data / "tweets.jsonl").exists():
-        from compute.generators import generate
-
-        t = time.perf_counter()
-        generate("twitter", data, fmt="v1", retweets=args.retweets, seed=0)
-        print(f"generated {data} in {time.perf_counter() - t:.1f} s")
+    generated_collection(data, args.retweets)
 
     from monitor import services
     from monitor.models import Workspace

@@ -74,9 +74,9 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args()
 
-    from benchmarks.web_bench import _ensure_database
+    from benchmarks._setup import ensure_database
 
-    _ensure_database(os.environ.get("DATABASE_URL", ""))
+    ensure_database(os.environ.get("DATABASE_URL", ""))
     import django
 
     django.setup()

@@ -26,20 +26,6 @@ os.environ.setdefault("SPREADWATCH_BACKEND", "cpu")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 
 
-def _ensure_database(url: str) -> None:
-    """Create the benchmark's database when the server has none of that name yet."""
-    if not url.startswith(("postgres://", "postgresql://")):
-        return
-    import dj_database_url
-    import psycopg
-
-    cfg = dj_database_url.parse(url)
-    kw = {"host": cfg["HOST"], "port": cfg["PORT"] or 5432, "user": cfg["USER"], "password": cfg["PASSWORD"]}
-    with psycopg.connect(dbname="postgres", autocommit=True, **{k: v for k, v in kw.items() if v}) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--retweets", type=int, default=1_000_000)
@@ -48,29 +34,17 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args()
 
-    _ensure_database(os.environ.get("DATABASE_URL", ""))
-    import django
+    from _setup import django_on_postgres, generated_collection
 
-    django.setup()
+    if not django_on_postgres("web_bench", os.environ.get("DATABASE_URL", "")):
+        return 2
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    if connection.vendor != "postgresql":
-        print("web_bench: DATABASE_URL must point at PostgreSQL", file=sys.stderr)
-        return 2
-    call_command("migrate", verbosity=0)
-    data = Path(args.data)
-    if not (data / "tweets.jsonl").exists():
-        from compute.generators import generate
-
-        t = time.perf_counter()
-        generate("twitter", data, fmt="v1", retweets=args.retweets, seed=0)
-        print(f"generated {data} in {time.perf_counter() - t:.1f} s")
-    files = [data / "tweets.jsonl", data / "follows.csv"]
+    files = generated_collection(Path(args.data), args.retweets)
     size = sum(f.stat().st_size for f in files)
 
     from monitor import selectors, services

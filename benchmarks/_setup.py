@@ -1,0 +1,51 @@
+"""What the web-side benchmarks share: their own PostgreSQL database (created when the server has none of that
+name) and Django set up and migrated on it, and the generated v1.1 benchmark collection. No side effects on
+import: each benchmark decides itself whether tasks run eagerly."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+
+def ensure_database(url: str) -> None:
+    """Create ``url``'s database when the server has none of that name yet (PostgreSQL URLs only)."""
+    if not url.startswith(("postgres://", "postgresql://")):
+        return
+    import dj_database_url
+    import psycopg
+
+    cfg = dj_database_url.parse(url)
+    kw = {"host": cfg["HOST"], "port": cfg["PORT"] or 5432, "user": cfg["USER"], "password": cfg["PASSWORD"]}
+    with psycopg.connect(dbname="postgres", autocommit=True, **{k: v for k, v in kw.items() if v}) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
+            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+
+
+def django_on_postgres(prog: str, url: str) -> bool:
+    """Set Django up on ``url`` (created if missing) and migrate it; False, with a message, when it is not
+    PostgreSQL (the benchmarks measure PostgreSQL)."""
+    ensure_database(url)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        print(f"{prog}: DATABASE_URL must point at PostgreSQL", file=sys.stderr)
+        return False
+    call_command("migrate", verbosity=0)
+    return True
+
+
+def generated_collection(data: Path, retweets: int, *, seed: int = 0) -> list[Path]:
+    """The ``twitter`` preset's v1.1 collection of ``retweets`` retweets in ``data`` (generated once)."""
+    if not (data / "tweets.jsonl").exists():
+        from compute.generators import generate
+
+        t = time.perf_counter()
+        generate("twitter", data, fmt="v1", retweets=retweets, seed=seed)
+        print(f"generated {data} in {time.perf_counter() - t:.1f} s", flush=True)
+    return [data / "tweets.jsonl", data / "follows.csv"]
