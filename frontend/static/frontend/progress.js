@@ -1,7 +1,8 @@
 /* Spreadwatch: follow a running import on the collection page (progressive enhancement).
-   Polls the element's data-progress-url every 1.5 s, updates the <progress> bar, the stage and the status
-   badge, and reloads the page once the import is no longer active. Without JavaScript the page refreshes
-   itself (<noscript> meta refresh). */
+   Polls the element's data-progress-url every 1.5 s, updates the <progress> bar (one bar over every phase:
+   reading, storing, computing, storing results, aggregates), the phase, its step, the stage and the status
+   badge, and reloads the page once the collection is no longer active (import and compute finished). The bar
+   only moves forward. Without JavaScript the page refreshes itself (<noscript> meta refresh). */
 (function () {
   "use strict";
   var box = document.querySelector("[data-progress-url]");
@@ -9,6 +10,9 @@
   var url = box.getAttribute("data-progress-url");
   var bar = box.querySelector("[data-progress-bar]");
   var stage = box.querySelector("[data-progress-stage]");
+  var phase = box.querySelector("[data-progress-phase]");
+  var step = box.querySelector("[data-progress-step]");
+  var shown = bar ? Number(bar.value) || 0 : 0;
   var pct = box.querySelector("[data-progress-percent]");
   var badge = document.querySelector("[data-status-badge] .badge");
   var INTERVAL = 1500;
@@ -18,7 +22,12 @@
 
   function show(d) {
     var p = Math.max(0, Math.min(100, Number(d.percent) || 0));
+    // forward only: with several workers a later poll may see an earlier batch's phase
+    if (d.active && p < shown) p = shown;
+    shown = p;
     if (bar) { bar.value = p; bar.textContent = Math.round(p) + " %"; }
+    if (phase && d.phase_label) phase.textContent = d.phase_label;
+    if (step && d.step && d.steps) step.textContent = "(step " + d.step + " of " + d.steps + ")";
     if (pct) pct.textContent = Math.round(p) + " %";
     if (stage && d.stage) stage.textContent = capfirst(String(d.stage));
     if (badge && d.status) {
