@@ -74,6 +74,7 @@ def test_the_collection_page_follows_every_phase_and_says_done_only_when_done(
         expect(page.locator("[data-progress-phase]")).to_have_text("Reading")
         expect(page.locator("[data-progress-step]")).to_have_text("(step 1 of 5)")
         expect(page.locator(".messages")).to_contain_text("the import has started")
+        expect(page.get_by_role("button", name="Cancel import")).to_be_visible()
     finally:
         gate.set()
 
@@ -88,6 +89,9 @@ def test_the_collection_page_follows_every_phase_and_says_done_only_when_done(
         expect(page.locator("[data-progress-percent]")).not_to_have_text("100 %")
         if name == "Computing":
             expect(page.locator("[data-progress-stage]")).to_have_text(re.compile(r"^Batch 1 of 1$|^Waiting"))
+            # the page follows the status too: the facts say it, and the import can no longer be cancelled
+            expect(page.locator("[data-status-fact]")).to_have_text("Computing")
+            expect(page.get_by_role("button", name="Cancel import")).to_be_hidden()
             screenshot(page, f"upload-progress-computing-{width}")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert values == sorted(values) and values[0] < values[-1]

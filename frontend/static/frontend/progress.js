@@ -15,6 +15,8 @@
   var shown = bar ? Number(bar.value) || 0 : 0;
   var pct = box.querySelector("[data-progress-percent]");
   var badge = document.querySelector("[data-status-badge] .badge");
+  var fact = document.querySelector("[data-status-fact]");
+  var cancel = document.querySelector("[data-cancel-import]");
   var INTERVAL = 1500;
   var failures = 0;
 
@@ -34,6 +36,9 @@
       badge.className = "badge s-" + d.status;
       badge.textContent = d.status_display || d.status;
     }
+    if (fact && d.status) fact.textContent = d.status_display || d.status;
+    // an import can be cancelled; its compute, once the import stored its data, is cancelled from the run
+    if (cancel && d.status && d.status !== "queued" && d.status !== "ingesting") cancel.hidden = true;
   }
 
   function tick() {
