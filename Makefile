@@ -28,13 +28,13 @@ demo: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py demo_setup --host $(HOST)
-	$(PY) manage.py runserver $(HOST)
+	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py runserver $(HOST)
 
 ## Serve again without re-importing.
 serve: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
-	$(PY) manage.py runserver $(HOST)
+	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py runserver $(HOST)
 
 ## The whole test suite (what CI runs) against real PostgreSQL and Redis: DATABASE_URL / REDIS_URL if set, else
 ## the local default ports, else throwaway instances from installed binaries, else a clear error (exit 3).

@@ -11,14 +11,25 @@ to :class:`~monitor.models.OutboxTask` in PostgreSQL instead of being lost after
 (an upload's collection row would otherwise wait "queued" for ever); :func:`send_outbox`, run by beat every few
 seconds, sends what it holds once the broker answers again. Every task is idempotent, so a task sent twice (the
 broker took it and then failed to answer) costs work, not correctness.
+
+**In the background (the demo).** With no broker and ``SPREADWATCH_EAGER_IN_BACKGROUND`` on (``make demo`` and
+``make serve`` turn it on for the web server), a task is not run inside the request that queued it but on one
+background thread of the web process, in the order they were queued (an import's compute batches after the
+import), each closing its database connections when it ends. So an upload answers at once and its collection
+page follows the import live. Work queued there is lost if the process stops (its collection can then be
+cancelled and retried from its page). Off by default: the tests and ``manage.py`` commands run tasks where they are
+queued, and a command would end before a background thread finished.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from celery import Task
-from django.db import DatabaseError, transaction
+from django.conf import settings
+from django.db import DatabaseError, connections, transaction
 
 from .celery import app
 
@@ -31,6 +42,8 @@ __all__ = [
     "INGEST_COLLECTION",
     "eager",
     "enqueue_on_commit",
+    "in_background",
+    "background_idle",
     "registered_task",
     "send",
     "send_outbox",
@@ -68,9 +81,66 @@ def _publish(name: str, args: tuple[int, ...]) -> None:
     task.apply_async(args, retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5})
 
 
+def in_background() -> bool:
+    """Whether eager tasks run on the web process's background thread instead of in the caller (see above)."""
+    return eager() and bool(getattr(settings, "SPREADWATCH_EAGER_IN_BACKGROUND", False))
+
+
+_executor: ThreadPoolExecutor | None = None
+_pending = 0
+_state = threading.Condition()
+
+
+def _background() -> ThreadPoolExecutor:
+    global _executor
+    with _state:
+        if _executor is None:
+            # one thread: the tasks run one at a time, first queued first run (SQLite has one writer anyway)
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spreadwatch-task")
+        return _executor
+
+
+def _run_in_background(name: str, args: tuple[int, ...]) -> None:
+    global _pending
+    try:
+        registered_task(name).delay(*args)
+    except Exception:
+        # the task recorded its own failure where it has one (a failed import, a failed batch); nobody waits
+        # for this thread's result, so the log is where the rest goes
+        log.exception("background task %s%s failed", name, args)
+    finally:
+        connections.close_all()  # this thread's connections only: the next task opens its own
+        with _state:
+            _pending -= 1
+            _state.notify_all()
+
+
+def _submit(name: str, args: tuple[int, ...]) -> None:
+    global _pending
+    with _state:
+        _pending += 1
+    try:
+        _background().submit(_run_in_background, name, args)
+    except BaseException:
+        with _state:
+            _pending -= 1
+        raise
+
+
+def background_idle(timeout: float | None = None) -> bool:
+    """Wait until the background thread has run every task queued to it (those they queue too); returns
+    whether it is idle (``False``: ``timeout`` seconds passed first)."""
+    with _state:
+        return _state.wait_for(lambda: _pending == 0, timeout=timeout)
+
+
 def send(name: str, *args: int) -> bool:
     """Send the task now; when the broker refuses, keep it in the outbox. Returns whether it was sent."""
     if eager():
+        if in_background():
+            registered_task(name)  # a wrong name fails here, in the caller
+            _submit(name, tuple(args))
+            return True
         registered_task(name).delay(*args)  # runs here: its own errors are its own, not the broker's
         return True
     try:

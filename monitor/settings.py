@@ -179,6 +179,9 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKE
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "memory://localhost/"  # eager: nothing is sent; this only keeps kombu from looking for AMQP
 CELERY_TASK_EAGER_PROPAGATES = True
+# no broker: run eager tasks on one background thread of the web process instead of inside the request that
+# queued them, so an upload answers at once and its page follows the import (``make demo``/``make serve`` set it)
+SPREADWATCH_EAGER_IN_BACKGROUND = env_bool("SPREADWATCH_EAGER_IN_BACKGROUND", False)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's file-based transport: queues as files in the data dir; one machine, no broker service (used by
     # benchmarks/gpu_worker.py on the GPU machine, which has no Redis)

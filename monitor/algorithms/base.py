@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,18 @@ __all__ = [
 
 # asked at the algorithm's safe points: True once the run was cancelled
 Stop = Callable[[], bool]
+
+
+# set by the runner around one batch: where the batch is, for the collection's progress bar (monitor/progress.py)
+_phase_reporter: ContextVar[Callable[[str], None] | None] = ContextVar("spreadwatch_phase_reporter", default=None)
+
+
+def report_phase(phase: str) -> None:
+    """Say which phase of its batch an algorithm is in ("computing", "storing results", "aggregates"), for the
+    progress bar; a no-op outside a runner. ``store`` calls it before refreshing aggregates."""
+    reporter = _phase_reporter.get()
+    if reporter is not None:
+        reporter(phase)
 
 
 class RunCancelled(Exception):

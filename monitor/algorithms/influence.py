@@ -42,7 +42,7 @@ from compute.tables import NO_TWEET, TweetTable
 
 from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
 from ..models import ComputeBatch, ComputeRun, Label, Tweet
-from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
+from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register, report_phase
 
 log = logging.getLogger(__name__)
 
@@ -561,6 +561,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         t = res.tick("store_influence_s", t)
         outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
         t = res.tick("store_tweets_s", t)
+        report_phase("aggregates")
         _refresh_aggregates(cur, d, ws, touched)
         t = res.tick("store_aggregates_s", t)
         analyze_after_bulk_write(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.cache import cache
 
+from .. import progress
 from ..models import Collection, CollectionFile, ComputeRun, Workspace
 
 
@@ -22,20 +23,55 @@ def collection_runs(collection: Collection) -> list[ComputeRun]:
 
 
 def collection_progress(collection: Collection) -> dict:
-    """Where a running import is: ``{"stage", "percent"}`` from the cache, or the final state."""
-    # the key is the writer's: the import task publishes its progress under it
+    """Where a collection is on its one progress bar over every phase (monitor/progress.py):
+    ``{"phase", "phase_label", "step", "steps", "stage", "percent"}``; ``stage`` says what the phase is doing.
+    The import publishes its progress to the cache, a compute run its batches' phases; 100 % only once the
+    collection has finished (a finished import that still computes is not done)."""
+    # the keys are the writers': the import and the compute batches publish their progress under them
     from ..services.collections import progress_key
+    from ..services.runs import run_progress_key
 
+    computes = bool(collection.compute and not collection.validate_only)
+    names = list(progress.PHASES_NAMES if computes else progress.IMPORT_PHASES)
     if collection.status in (Collection.Status.QUEUED, Collection.Status.INGESTING):
-        p = cache.get(progress_key(collection.pk))
-        if p:
-            return p
-        return {"stage": "waiting for a worker" if collection.status == "queued" else "starting", "percent": 0.0}
+        p = cache.get(progress_key(collection.pk)) or {}
+        stage = p.get("stage") or ("waiting for a worker" if collection.status == "queued" else "starting")
+        phase = p.get("phase") if p.get("phase") in names else "reading"
+        pct = min(float(p.get("percent") or 0.0), progress.TOP_WHILE_ACTIVE)
+        return _shown(phase, names, stage, pct)
     if collection.status == Collection.Status.COMPUTING:
         run = collection.compute_runs.order_by("-pk").first()
-        pct = 100.0 * run.progress if run else 0.0
-        return {
-            "stage": f"computing ({run.batches_done}/{run.n_batches} batches)" if run else "computing",
-            "percent": pct,
-        }
-    return {"stage": collection.get_status_display(), "percent": 100.0}
+        if run is None:
+            return _shown("computing", names, "computing", progress.phase_percent("computing"))
+        p = cache.get(run_progress_key(run.pk)) or {}
+        # a phase reported before the last stored batch was counted belongs to that batch: the next one waits
+        phase = p.get("phase") if p.get("done") == run.batches_done and p.get("phase") else "computing"
+        if phase not in progress.COMPUTE_PHASES:
+            phase = "computing"
+        phase, pct = progress.compute_percent(run.batches_done, run.n_batches, phase)
+        if run.batches_done >= run.n_batches:
+            stage = "finishing the run"
+        elif not p and run.batches_done == 0:
+            stage = f"waiting to compute {run.n_batches:,} batch{'es' if run.n_batches != 1 else ''}"
+        else:
+            stage = f"batch {run.batches_done + 1:,} of {run.n_batches:,}"
+        return _shown(phase, names, stage, pct)
+    return {
+        "phase": "done" if collection.status in (Collection.Status.DONE, Collection.Status.VALIDATED) else "ended",
+        "phase_label": collection.get_status_display(),
+        "step": len(names),
+        "steps": len(names),
+        "stage": collection.get_status_display(),
+        "percent": 100.0,
+    }
+
+
+def _shown(phase: str, names: list[str], stage: str, percent: float) -> dict:
+    return {
+        "phase": phase,
+        "phase_label": phase.capitalize(),
+        "step": names.index(phase) + 1,
+        "steps": len(names),
+        "stage": stage,
+        "percent": percent,
+    }

@@ -20,6 +20,7 @@ from compute.formats import InputError
 from .. import jobs
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
+from ..progress import import_percent
 from .ingest import IngestResult, load_files
 from .recovery import holding
 from .runs import compute_run_start
@@ -247,7 +248,11 @@ def _mark_ingesting(c: Collection) -> bool:
         return False
     c.status, c.started_at, c.error = Collection.Status.INGESTING, now, ""
     c.refresh_from_db(fields=["attempts"])  # the import saves the whole row at its end: keep the count it has now
-    cache.set(progress_key(c.pk), {"stage": "starting", "percent": 0.0, "at": time.time()}, timeout=24 * 3600)
+    cache.set(
+        progress_key(c.pk),
+        {"stage": "starting", "phase": "reading", "percent": 0.0, "at": time.time()},
+        timeout=24 * 3600,
+    )
     return True
 
 
@@ -259,10 +264,15 @@ def _progress_reporter(c: Collection) -> Callable[[str, float], None]:
     """Progress to the cache for the collection page; raises :class:`Cancelled` once an analyst cancelled."""
     key = progress_key(c.pk)
 
+    # the import's own fraction on the collection's one bar (monitor/progress.py): reading and storing, then the
+    # compute's phases when a compute follows
+    computes = bool(c.compute and not c.validate_only)
+
     def progress(stage: str, frac: float) -> None:
         if cache.get(cancel_key(c.pk)):
             raise Cancelled()
-        cache.set(key, {"stage": stage, "percent": round(100.0 * frac, 1), "at": time.time()}, timeout=24 * 3600)
+        phase, percent = import_percent(frac, computes=computes)
+        cache.set(key, {"stage": stage, "phase": phase, "percent": percent, "at": time.time()}, timeout=24 * 3600)
 
     return progress
 

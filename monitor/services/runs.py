@@ -17,8 +17,9 @@ import logging
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -26,6 +27,7 @@ from compute.backends import device_name, resolve_backend
 
 from .. import algorithms, jobs
 from ..algorithms import BatchOutcome, RunCancelled
+from ..algorithms.base import _phase_reporter, report_phase
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
 from .recovery import holding
 
@@ -229,10 +231,35 @@ def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
     return True
 
 
+def run_progress_key(run_id: int) -> str:
+    """The cache key of the phase a run's current batch is in (the collection page's bar reads it)."""
+    return f"spreadwatch:{connection.settings_dict['NAME']}:run-progress:{run_id}"
+
+
+def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
+    # "done" is how many batches were stored when this one began the phase: the reader ignores a phase whose
+    # batch has been counted since (or that another worker's batch reported before this run moved on)
+    done = ComputeBatch.objects.filter(run_id=run.pk, status=ComputeBatch.Status.DONE).count()
+    cache.set(
+        run_progress_key(run.pk),
+        {"phase": phase, "batch": batch.index, "done": done, "at": time.time()},
+        timeout=24 * 3600,
+    )
+
+
 def _compute_and_store(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
     """The algorithm's load -> compute, then its store under the row locks; raises RunCancelled when the run
     was cancelled before the store."""
+    token = _phase_reporter.set(lambda phase: _phase(run, batch, phase))
+    try:
+        return _compute_and_store_phases(batch, run)
+    finally:
+        _phase_reporter.reset(token)
+
+
+def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
     algo = algorithms.get(run.algorithm)
+    _phase(run, batch, "computing")
     t0 = time.perf_counter()
     # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
     used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
@@ -246,6 +273,7 @@ def _compute_and_store(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
             return locked
         if locked.status == ComputeBatch.Status.CANCELLED or locked_run.status == ComputeRun.Status.CANCELLED:
             raise RunCancelled()
+        _phase(run, batch, "storing results")
         algo.store(run=run, batch=batch, result=res)
         res.timings["store_s"] = time.perf_counter() - t1
         res.timings["total_s"] = time.perf_counter() - t0
@@ -278,6 +306,7 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> 
     if run.batches_done >= run.n_batches and run.status != ComputeRun.Status.FAILED:
         # the algorithm completes the run from its batches' rows here, once: in this transaction, under the run's
         # row lock, after the last batch stored (a graph-wide analysis adds up its partial sums)
+        report_phase("aggregates")  # the algorithm's run-wide completion (the influence's is in its store)
         algorithms.get(run.algorithm).finish(run=run)
         run.status = ComputeRun.Status.DONE
         run.finished_at = timezone.now()

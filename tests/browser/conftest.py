@@ -3,7 +3,8 @@ missing; ``playwright install`` is never run) against pytest-django's ``live_ser
 
 Every test here is marked ``browser`` and uses a transactional database: the live server answers from its own
 thread and connection, so the data must be committed. Celery runs eagerly (``tests.webapp._eager_celery``): an
-upload is imported and computed inside the upload request. Screenshots of the main pages are written to
+upload is imported and computed inside the upload request
+(``test_upload_progress.py`` turns on the demo's background mode instead). Screenshots of the main pages are written to
 ``tests/browser/artifacts/`` (ignored by git) for a person to look at.
 """
 

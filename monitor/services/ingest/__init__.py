@@ -50,6 +50,7 @@ from django.db import connection
 from compute.formats import MAX_RECORD_BYTES, ReadReport, SeenTweets
 from compute.formats._report import BadRecord
 
+from ...progress import READ_SHARE
 from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
 from .merge import merge
@@ -115,7 +116,8 @@ def load_files(
             # a validation reports what the merge would refuse too (read-only: a temporary table, dropped)
             stored_conflicts(st, workspace_id, st.tweets())
             st.drop()
-    progress("done", 1.0)
+    # not "done": the import still finishes (planner statistics, the compute's plan) and the compute follows
+    progress("stored" if store else "checked", 1.0)
     return res
 
 
@@ -142,7 +144,7 @@ def _typed_inputs(files: list[Upload], workdir: Path, mode: str, report: ReadRep
 
 
 def _read_all(st: Stager, inputs: list[Upload], mode: str, report: ReadReport, progress: ProgressFn) -> None:
-    """Stage every input in turn; reading is the first 85% of the progress bar, by bytes."""
+    """Stage every input in turn; reading is the import's first ``READ_SHARE`` (85 %) of its progress, by bytes."""
     max_record = int(getattr(settings, "SPREADWATCH_MAX_RECORD_BYTES", MAX_RECORD_BYTES))
     sizes = [max(input_size(p), 1) for p, _, _ in inputs]
     total = float(sum(sizes) or 1)
@@ -154,13 +156,13 @@ def _read_all(st: Stager, inputs: list[Upload], mode: str, report: ReadReport, p
         def on_bytes(b: int, tot: int, base=base, size=size, shown=shown) -> None:
             frac = (base + (b / tot if tot else 0) * size) / total
             # live counts: records staged so far (tweets and retweets, follow edges)
-            progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * frac)
+            progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", READ_SHARE * frac)
 
         st.names.append(shown)
         read_into(st, path, shown, fmt, mode, report, on_bytes, max_record=max_record, seen=seen)
         seen.rename(str(path), shown)  # later files name this one as uploaded
         done += size
-        progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", 0.85 * done / total)
+        progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", READ_SHARE * done / total)
 
 
 def _note_reading(res: IngestResult, st: Stager, store: bool) -> None:
