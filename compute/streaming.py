@@ -36,6 +36,7 @@ retweets it concerns, or after :meth:`StreamEngine.recompute_follows` (or ``foll
 from __future__ import annotations
 
 import time as _time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -197,39 +198,40 @@ class StreamUpdate:
         }  # fmt: skip
 
 
-class StreamCore:
+class StreamCore(ABC):
     """Per-cascade state of one backend. The engine calls, per micro-batch, in this order:
     :meth:`set_graph_delta` (when follows changed), :meth:`open_cascades`, :meth:`mark_follow_dirty` (under
     ``follows="recompute"``), :meth:`place` then :meth:`build`. Arrays in and out are host NumPy arrays."""
 
+    @abstractmethod
     def set_graph_delta(self, delta: np.ndarray, extra_ids: np.ndarray, extra_dense: np.ndarray,
                         extra_uid_by_dense: np.ndarray) -> None:  # fmt: skip
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def open_cascades(self, tweet: np.ndarray, user: np.ndarray, time: np.ndarray, followers: np.ndarray,
                       index_tweet: np.ndarray, index_slot: np.ndarray) -> None:  # fmt: skip
         """New cascades (slots ``n_slots...``) with their publishers; ``index_*``: the sorted tweet-id index."""
-        raise NotImplementedError
 
-    def mark_dirty(self, slots: np.ndarray) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def mark_dirty(self, slots: np.ndarray) -> None: ...
 
-    def mark_follow_dirty(self, follower_ids: np.ndarray, followee_ids: np.ndarray) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def mark_follow_dirty(self, follower_ids: np.ndarray, followee_ids: np.ndarray) -> None: ...
 
+    @abstractmethod
     def place(self, tweet, user, time, followers) -> tuple[np.ndarray, dict]:
         """Place retweets: returns (bool mask of those whose original is unknown, counters)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def build(self, collect: bool) -> dict:
         """Rebuild the work participants' edges; returns counters and (when ``collect``) the edges and the
         recomputed/touched slots as tweet ids."""
-        raise NotImplementedError
 
+    @abstractmethod
     def snapshot(self) -> tuple[np.ndarray, ...]:
         """(slot_tweet, node_slot, node_user, node_time, node_followers, node_is_pub, edge_src, edge_dst):
         live participants and live edges (edge ends as indices into the node arrays)."""
-        raise NotImplementedError
 
 
 class StreamEngine:
