@@ -79,20 +79,7 @@ def graphs_from_inputs(
     timings["build_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    graph = res.follower_graph
-    edge_tables = [r.follows for r in (res, follow_res) if r is not None and r.follows is not None and len(r.follows)]
-    if follow_res is not None and follow_res.follower_graph is not None:
-        graph = follow_res.follower_graph
-    if edge_tables:
-        fr = np.concatenate([t.follower_id for t in edge_tables])
-        fe = np.concatenate([t.followee_id for t in edge_tables])
-        if graph is not None:
-            gf, ge = graph.to_edges()
-            fr, fe = np.concatenate([fr, gf]), np.concatenate([fe, ge])
-        graph = FollowerGraph.from_edges(fr, fe)
-    if graph is None:
-        graph = FollowerGraph.from_edges([], [])
-        notes.append("no follower graph in the input: every retweeter is an orphan (use --follows FILE)")
+    graph = _follower_graph(res, follow_res, notes)
     timings["graph_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -157,10 +144,16 @@ def read_collection(
     if res.graphs is not None or res.tweets is None or not len(res.tweets):
         raise ValueError("a stream replays tweet rows: the input holds none (spreading graphs have no retweet rows)")
     extra = read_many([Path(follows)], format="auto", mode=mode) if follows is not None else None
+    return res.tweets, _follower_graph(res, extra, notes), notes
+
+
+def _follower_graph(res, follow_res, notes: list[str]) -> FollowerGraph:
+    """The follower graph of an input and its ``--follows`` file: the follows file's graph (else the input's),
+    with every follows table of both merged in; an empty graph, with a note, when there is none."""
     graph = res.follower_graph
-    if extra is not None and extra.follower_graph is not None:
-        graph = extra.follower_graph
-    tables = [r.follows for r in (res, extra) if r is not None and r.follows is not None and len(r.follows)]
+    if follow_res is not None and follow_res.follower_graph is not None:
+        graph = follow_res.follower_graph
+    tables = [r.follows for r in (res, follow_res) if r is not None and r.follows is not None and len(r.follows)]
     if tables:
         fr = np.concatenate([t.follower_id for t in tables])
         fe = np.concatenate([t.followee_id for t in tables])
@@ -171,7 +164,7 @@ def read_collection(
     if graph is None:
         graph = FollowerGraph.from_edges([], [])
         notes.append("no follower graph in the input: every retweeter is an orphan (use --follows FILE)")
-    return res.tweets, graph, notes
+    return graph
 
 
 def stream_replay(
