@@ -13,9 +13,17 @@ packages carried under ``.debs/``, see ``benchmarks/gpu_stack.sh``). What it doe
    worker i sees only GPU i), starts one influence run with ``SPREADWATCH_RUN_WORKERS=N`` (batches planned for
    N workers, ``compute/batching.py``), waits for it, and records the wall time from start to done, each batch's
    device and timings, and a digest of every per-cascade row;
-3. the same for a sampled-betweenness network run (``--samples`` sources, one block of 64 sources per batch);
-4. checks that every N gives the same rows as N = 1 (influence: bitwise; betweenness: 1e-12 relative) and
-   prints a JSON summary (``--json`` writes it too).
+3. with ``--cpu-baseline``: the same influence run by one CPU worker (``SPREADWATCH_BACKEND=cpu``, every core
+   of the machine), the GPU's baseline through the same stack (issue 18 part 3);
+4. with ``--rsg SCALE``: the thesis' ``rsg`` preset at that scale (spreading graphs given, so a batch runs the
+   backward phase only), imported as its ``.npz`` archive into a workspace of its own and computed the same way;
+5. the same for a sampled-betweenness network run (``--samples`` sources, one block of 64 sources per batch);
+6. checks that every N gives the same rows as N = 1 (influence: to 1e-12 relative; betweenness: 1e-12) and
+   prints a JSON summary (``--json`` writes it too, after every run, so a cut-short call keeps what it did).
+
+Each run reports each worker's share (batches, participants, busy time) and the sum of its batches' step
+timings (load, forward, backward, store and its parts, waits for the locks), so it shows where a batch's time
+goes when more workers share one PostgreSQL.
 
 On a CPU-only machine ``--backend cpu`` rehearses the same path with N CPU worker processes.
 """
@@ -46,6 +54,9 @@ def main() -> int:
     ap.add_argument("--data", default=str(ROOT / "var" / "scaleout"), help="folder for the generated files")
     ap.add_argument("--timeout", type=float, default=900, help="seconds a run may take")
     ap.add_argument("--json", help="write the summary here too")
+    ap.add_argument("--cpu-baseline", action="store_true", help="also compute the influence run on one CPU worker")
+    ap.add_argument("--rsg", type=float, default=0.0, help="also import and compute the rsg preset at this scale")
+    ap.add_argument("--skip-twitter", action="store_true", help="no influence run on the twitter collection")
     args = ap.parse_args()
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
     queue = "gpu" if args.backend == "gpu" else "cpu"
@@ -86,17 +97,43 @@ def main() -> int:
         print(f"gpu_scaleout: the import failed: {c.error}", file=sys.stderr)
         return 1
 
-    def run_with(n: int, algorithm: str, params: dict | None) -> dict:
+    def rsg_workspace(scale: float, folder: Path):
+        """The rsg preset's spreading-graph archive imported into a workspace of its own (not computed)."""
+        from compute.generators import generate
+
+        path = folder / f"rsg-{scale:g}.npz"
+        if not path.exists():
+            generate("rsg", path, scale=scale, seed=0)
+        for old in Workspace.objects.filter(slug="scaleout-rsg"):
+            services.workspace_purge(workspace=old)
+        rws = services.workspace_create(name="Scale-out rsg", slug="scaleout-rsg")
+        t = time.perf_counter()
+        rc = services.collection_create(workspace=rws, files=[path], compute=False)
+        rc = services.collection_ingest(collection_id=rc.pk)
+        print(f"imported rsg@{scale:g} ({rc.counts}) in {time.perf_counter() - t:.1f} s ({rc.status})", flush=True)
+        if rc.status != "done":
+            print(f"gpu_scaleout: the rsg import failed: {rc.error}", file=sys.stderr)
+            return None
+        return rws
+
+    def run_with(n: int, algorithm: str, params: dict | None, ws=ws, backend: str = args.backend) -> dict:
         settings.SPREADWATCH_RUN_WORKERS = n
         stack = contextlib.ExitStack()
-        logs = [stack.enter_context((data / f"worker-{algorithm}-{n}-{i}.log").open("w")) for i in range(n)]
+        tag = f"{ws.slug}-{algorithm}-{backend}-{n}"
+        logs = [stack.enter_context((data / f"worker-{tag}-{i}.log").open("w")) for i in range(n)]
         argv = [sys.executable, "-m", "celery", "-A", "monitor", "worker", "-Q", queue, "--pool=solo"]
         argv += ["--concurrency=1", "--prefetch-multiplier=1", "-l", "info", "--without-gossip", "--without-mingle"]
         procs = [
             subprocess.Popen(
                 [*argv, "-n", f"w{i}@%h"],
                 cwd=ROOT,
-                env={**env, "CUDA_VISIBLE_DEVICES": str(i), "SPREADWATCH_RUN_WORKERS": str(n)},
+                env={
+                    **env,
+                    # a CPU worker listens on the same queue (the routes are fixed when the settings load)
+                    "CUDA_VISIBLE_DEVICES": str(i) if backend == "gpu" else "",
+                    "SPREADWATCH_BACKEND": backend,
+                    "SPREADWATCH_RUN_WORKERS": str(n),
+                },
                 stdout=logs[i],
                 stderr=subprocess.STDOUT,
             )
@@ -105,7 +142,7 @@ def main() -> int:
         try:
             time.sleep(8)  # the workers connect to the broker (and import CuPy) before the clock starts
             t0 = time.perf_counter()
-            run = services.compute_run_start(workspace=ws, backend=args.backend, algorithm=algorithm, params=params)
+            run = services.compute_run_start(workspace=ws, backend=backend, algorithm=algorithm, params=params)
             while True:
                 run.refresh_from_db()
                 if run.status in (ComputeRun.Status.DONE, ComputeRun.Status.FAILED, ComputeRun.Status.CANCELLED):
@@ -123,12 +160,14 @@ def main() -> int:
         batches = list(run.batches.values("index", "device", "n_nodes", "timings", "started_at", "finished_at"))
         if not batches or any(b["device"] == "" for b in batches):
             raise SystemExit(f"run {run.pk}: batches without a device: {batches[:3]}")
-        share: dict[str, dict] = defaultdict(lambda: {"batches": 0, "nodes": 0, "busy_s": 0.0})
+        share: dict[str, dict] = defaultdict(lambda: {"batches": 0, "nodes": 0, "busy_s": 0.0, "steps": {}})
         for b in batches:
             s = share[b["device"]]
             s["batches"] += 1
             s["nodes"] += b["n_nodes"]
             s["busy_s"] = round(s["busy_s"] + (b["timings"] or {}).get("total_s", 0.0), 3)
+            for k, v in (b["timings"] or {}).items():
+                s["steps"][k] = round(s["steps"].get(k, 0.0) + v, 3)
         if algorithm == "influence":
             rows = list(
                 CascadeInfluence.objects.filter(tweet__workspace=ws)
@@ -139,36 +178,45 @@ def main() -> int:
             rows = list(
                 NetworkAccount.objects.filter(run=run).order_by("account_id").values_list("account_id", "betweenness")
             )
-        return {"workers": n, "status": run.status, "error": run.error, "wall_s": round(wall, 3),
-                "batches": len(batches), "share": dict(share), "rows": rows}  # fmt: skip
+        return {"workspace": ws.slug, "backend": backend, "workers": n, "status": run.status, "error": run.error,
+                "wall_s": round(wall, 3), "batches": len(batches), "share": dict(share), "rows": rows}  # fmt: skip
 
     summary: dict = {"backend": args.backend, "retweets": c.counts.get("retweets_in_upload"), "runs": []}
-    for algorithm, params in (("influence", None), ("network", {"samples": args.samples})):
-        if algorithm == "network" and not args.samples:
-            continue
-        base = None
-        for n in counts:
-            res = run_with(n, algorithm, params)
+
+    def same(rows, base) -> bool:
+        # the same rows; values to 1e-12 relative (a batch's cascades are summed on the device in an order that
+        # follows the batch's make-up, so the last bits may differ between plans)
+        return len(rows) == len(base) and all(
+            a[:-1] == b[:-1] and abs(a[-1] - b[-1]) <= 1e-12 * max(abs(b[-1]), 1e-300) for a, b in zip(rows, base)
+        )
+
+    def series(label: str, algorithm: str, params: dict | None, plan: list[tuple[int, str]], ws=ws) -> None:
+        base, first = None, None
+        for n, backend in plan:
+            res = run_with(n, algorithm, params, ws=ws, backend=backend)
             rows = res.pop("rows")
             if base is None:
-                base = rows
+                base, first = rows, res
                 res["same_as_first"] = True
             else:
-                # the same rows; values to 1e-12 relative (a batch's cascades are summed on the device in an
-                # order that follows the batch's make-up, so the last bits may differ between plans)
-                res["same_as_first"] = len(rows) == len(base) and all(
-                    a[:-1] == b[:-1] and abs(a[-1] - b[-1]) <= 1e-12 * max(abs(b[-1]), 1e-300)
-                    for a, b in zip(rows, base)
-                )
+                res["same_as_first"] = same(rows, base)
                 res["bitwise"] = rows == base
-            res["algorithm"] = algorithm
-            res["rows"] = len(rows)
-            first = next(r for r in summary["runs"] if r["algorithm"] == algorithm) if n != counts[0] else res
+            res["algorithm"], res["label"], res["rows"] = algorithm, label, len(rows)
             res["speedup"] = round(first["wall_s"] / res["wall_s"], 3)
             summary["runs"].append(res)
             print(json.dumps(res), flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
+            if args.json:
+                Path(args.json).write_text(json.dumps(summary, indent=2))
+
+    gpu_plan = [(n, args.backend) for n in counts]
+    if not args.skip_twitter:
+        series("influence, twitter", "influence", None, gpu_plan + ([(1, "cpu")] if args.cpu_baseline else []))
+    if args.rsg:
+        rsg_ws = rsg_workspace(args.rsg, data)
+        if rsg_ws is not None:
+            series(f"influence, rsg@{args.rsg:g}", "influence", None, gpu_plan, ws=rsg_ws)
+    if args.samples:
+        series("betweenness", "network", {"samples": args.samples}, gpu_plan)
     ok = all(r["status"] == "done" and r["same_as_first"] for r in summary["runs"])
     print("gpu_scaleout:", "OK" if ok else "FAILED")
     return 0 if ok else 1

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["INFLUENCE", "ROLE_CODES", "BatchResult", "Influence", "plan_batches"]
 
+# the class of the per-workspace advisory lock an aggregate refresh holds (two-int key space, beside the merge's
+# 20_001; the one-key lock on the workspace id is the store lock: shared by compute batches, exclusive for the stream)
+AGGREGATE_LOCK_CLASS = 20_002
 ROLE_CODES = {0: "publisher", 1: "spreader", 2: "leaf", 3: "orphan"}
 ORPHAN = 3
 STATUS_COMPUTED, STATUS_REJECTED = 1, 2  # TweetOutcomes.status
@@ -454,18 +457,21 @@ def _given_graphs(c: Cascades, edges: GivenEdgeRows) -> SpreadingGraphs:
     tweet, src_user, dst_user = edges.tweet[keep], edges.src[keep], edges.dst[keep]
     casc_of_edge = np.searchsorted(c.tweet_ids, tweet)  # tweet_ids are sorted by build_cascades
     casc_of_node = c.cascade_of_node()
-    # node lookup by (cascade, user): sort the nodes by that pair once
-    order = np.lexsort((c.user_ids, casc_of_node))
-    key_c, key_u = casc_of_node[order], c.user_ids[order]
+    # node lookup by (cascade, user) in one search: a user appears once per cascade, so the pair, as one key
+    # (cascade x number of distinct users + the user's rank), is unique and sorts the nodes once
+    users = np.unique(c.user_ids)
+    width = max(len(users), 1)
+    node_key = casc_of_node.astype(np.int64) * width + np.searchsorted(users, c.user_ids)
+    order = np.argsort(node_key, kind="stable")
+    sorted_key = node_key[order]
 
     def find(cs: np.ndarray, us: np.ndarray) -> np.ndarray:
-        lo = np.searchsorted(key_c, cs, "left")
-        hi = np.searchsorted(key_c, cs, "right")
-        out = np.empty(len(cs), np.int64)
-        for i in range(len(cs)):  # per edge, within its cascade's slice (given graphs are small)
-            j = lo[i] + np.searchsorted(key_u[lo[i] : hi[i]], us[i])
-            out[i] = order[j]
-        return out
+        rank = np.minimum(np.searchsorted(users, us), width - 1)
+        want = cs.astype(np.int64) * width + rank
+        at = np.minimum(np.searchsorted(sorted_key, want), max(len(sorted_key) - 1, 0))
+        if len(want) and ((users[rank] != us) | (sorted_key[at] != want)).any():
+            raise ValueError("given edges: an edge names an account that is not a participant of its cascade")
+        return order[at]
 
     src, dst = find(casc_of_edge, src_user), find(casc_of_edge, dst_user)
     by_cascade = np.argsort(casc_of_edge, kind="stable")
@@ -547,8 +553,9 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
     ws = run.workspace_id
     with connection.cursor() as cur:
         if d.postgres:
-            # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys)
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", [ws])
+            # the workspace's store lock, shared: the batches of a run (disjoint cascades) store side by side,
+            # while the live stream's apply, which takes it exclusively, waits for them and they for it
+            cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", [ws])
         t = time.perf_counter()
         batch_table = _stage_ids(cur, "bt", batch.tweet_pks)
         touched = _stage_touched_days(cur, d, batch_table)
@@ -562,6 +569,12 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
         t = res.tick("store_tweets_s", t)
         report_phase("aggregates")
+        if d.postgres:
+            # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys);
+            # a refresh that waited here sees the rows of the one before it: each statement reads what has been
+            # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
+            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
+            t = res.tick("store_wait_aggregates_s", t)
         _refresh_aggregates(cur, d, ws, touched)
         t = res.tick("store_aggregates_s", t)
         analyze_after_bulk_write(

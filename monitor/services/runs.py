@@ -5,10 +5,12 @@ and lets it plan the run's batches and load, compute and store each batch. What 
 algorithm is here: statuses, row locks, cancelling, retries, counting batches into the run, failures.
 
 Faults (docs/reliability.md): a batch task may be delivered twice, or again after its worker died mid-batch;
-the row lock on the batch and the algorithm's replace-not-add store make every delivery after the first that
-commits a no-op. A run can be cancelled (:func:`compute_run_cancel`): batches that finished keep their rows
-(they are correct, and the aggregates they touched were refreshed with them), a batch still running stores
-nothing, batches not yet started do nothing; :func:`compute_run_retry` queues the unfinished batches again.
+the batch's advisory lock (held for its whole store) and the algorithm's replace-not-add store make every
+delivery after the first that commits a no-op; the run's and the batch's row locks are taken only to count the
+batch in, so the batches of a run store side by side. A run can be cancelled (:func:`compute_run_cancel`):
+batches that finished keep their rows (they are correct, and the aggregates they touched were refreshed with
+them), a batch still running stores nothing, batches not yet started do nothing; :func:`compute_run_retry`
+queues the unfinished batches again.
 """
 
 from __future__ import annotations
@@ -180,9 +182,9 @@ def compute_batch_run(*, batch_id: int) -> ComputeBatch:
     """Compute one batch with its run's algorithm and store its results (the body of the ``compute_batch`` task).
 
     Safe to deliver any number of times, at once or after a worker died mid-batch: a batch that is done or
-    cancelled is left alone; results are stored under row locks on the run and the batch (taken in that order,
-    as :func:`compute_run_cancel` does), and only by the first delivery to get there while the batch is neither
-    done nor cancelled."""
+    cancelled is left alone; results are stored under the batch's advisory lock, counted in under row locks on
+    the run and the batch (taken in that order, as :func:`compute_run_cancel` does), and kept only for the first
+    delivery to get there while neither the batch nor the run is cancelled."""
     batch = ComputeBatch.objects.select_related("run", "run__workspace").get(pk=batch_id)
     run = batch.run
     if batch.status in (ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED):
@@ -248,8 +250,8 @@ def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
 
 
 def _compute_and_store(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
-    """The algorithm's load -> compute, then its store under the row locks; raises RunCancelled when the run
-    was cancelled before the store."""
+    """The algorithm's load -> compute, then its store under the batch's lock; raises RunCancelled when the run
+    was cancelled before the store was counted in (the store is then undone with its transaction)."""
     token = _phase_reporter.set(lambda phase: _phase(run, batch, phase))
     try:
         return _compute_and_store_phases(batch, run)
@@ -266,15 +268,26 @@ def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBa
     res = algo.compute(run=run, batch=batch, backend=used, stop=lambda: _cancelled(batch.pk))
     t1 = time.perf_counter()
     with transaction.atomic():
-        locked_run = ComputeRun.objects.select_for_update().get(pk=run.pk)
-        locked = ComputeBatch.objects.select_for_update().get(pk=batch.pk)
-        if locked.status == ComputeBatch.Status.DONE:  # a duplicate delivery finished first
+        # Two locks, so that the batches of one run store side by side: the batch's own advisory lock for the
+        # whole store (two deliveries of one batch store one after the other, and the second finds it done),
+        # and the row locks on the run and the batch only at the end, to count the batch in. Taking the run's
+        # row lock first and holding it for the store made every other batch of the run wait (issue 21).
+        _lock_batch(batch.pk)
+        current = ComputeBatch.objects.select_related("run").get(pk=batch.pk)
+        if current.status == ComputeBatch.Status.DONE:  # a duplicate delivery finished first
             log.info("compute batch %s of run %s was already stored by another delivery", batch.pk, run.pk)
-            return locked
-        if locked.status == ComputeBatch.Status.CANCELLED or locked_run.status == ComputeRun.Status.CANCELLED:
+            return current
+        if current.status == ComputeBatch.Status.CANCELLED or current.run.status == ComputeRun.Status.CANCELLED:
             raise RunCancelled()
         _phase(run, batch, "storing results")
         algo.store(run=run, batch=batch, result=res)
+        t2 = time.perf_counter()
+        # lock order everywhere: the run, then its batches (compute_run_cancel takes them so)
+        locked_run = ComputeRun.objects.select_for_update().get(pk=run.pk)
+        locked = ComputeBatch.objects.select_for_update().get(pk=batch.pk)
+        if locked.status == ComputeBatch.Status.CANCELLED or locked_run.status == ComputeRun.Status.CANCELLED:
+            raise RunCancelled()  # cancelled while it stored: the transaction, and so the store, is undone
+        res.timings["store_wait_run_s"] = time.perf_counter() - t2
         res.timings["store_s"] = time.perf_counter() - t1
         res.timings["total_s"] = time.perf_counter() - t0
         locked.status = ComputeBatch.Status.DONE
@@ -284,6 +297,17 @@ def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBa
         locked.save(update_fields=["status", "device", "timings", "finished_at"])
         _batch_finished(locked_run, locked, res)
     return locked
+
+
+# the class of a batch's advisory lock (two-int key space, beside the merge's and the aggregates' classes)
+BATCH_LOCK_CLASS = 20_003
+
+
+def _lock_batch(batch_pk: int) -> None:
+    """Hold the batch's advisory lock to the end of the transaction (PostgreSQL; SQLite has one writer)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [BATCH_LOCK_CLASS, batch_pk % 2**31])
 
 
 def _cancelled(batch_pk: int) -> bool:

@@ -168,3 +168,73 @@ def test_it_does_not_split_a_batch_on_errors_other_than_gpu_memory(ws_a, import_
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.FAILED and run.error == "batch 0: RuntimeError: a kernel bug"
     assert is_device_oom(RuntimeError("CUDA_ERROR_OUT_OF_MEMORY")) and not is_device_oom(MemoryError())
+
+
+def _cascades_with_given_edges(seed: int):
+    import numpy as np
+
+    from compute.structures import Cascades
+    from monitor.algorithms.influence import GivenEdgeRows
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, size=60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    # each cascade's participants: distinct accounts, shared across cascades, in no particular order
+    users = np.concatenate([rng.choice(500, size=n, replace=False) + 10**9 for n in sizes])
+    c = Cascades(
+        node_offsets=offsets,
+        user_ids=users,
+        followers=np.ones(len(users)),
+        publisher=offsets[:-1].copy(),
+        tweet_ids=np.arange(60, dtype=np.int64) * 7 + 3,
+    )
+    tweet, src, dst = [], [], []
+    for k, n in enumerate(sizes):
+        for _ in range(int(rng.integers(0, 3 * n))):
+            a, b = rng.integers(0, n, size=2)
+            tweet.append(c.tweet_ids[k])
+            src.append(users[offsets[k] + a])
+            dst.append(users[offsets[k] + b])
+    edges = GivenEdgeRows(np.array(tweet), np.array(src), np.array(dst))
+    return c, edges
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_given_edges_find_the_node_of_their_account_in_their_own_cascade(seed):
+    import numpy as np
+
+    c, edges = _cascades_with_given_edges(seed)
+    g = influence._given_graphs(c, edges)
+    # per edge, by a direct look-up: the node of the named account within the edge's cascade
+    want = {}
+    for k in range(c.n_cascades):
+        for node in range(c.node_offsets[k], c.node_offsets[k + 1]):
+            want[(int(c.tweet_ids[k]), int(c.user_ids[node]))] = node
+    expected = sorted(
+        (want[(t, s)], want[(t, d)]) for t, s, d in zip(edges.tweet.tolist(), edges.src.tolist(), edges.dst.tolist())
+    )
+    assert sorted(zip(g.edge_src.tolist(), g.edge_dst.tolist())) == expected
+    cascade_of = c.cascade_of_node()
+    for k in range(c.n_cascades):  # each cascade's edges lie in its own slice
+        lo, hi = g.edge_offsets[k], g.edge_offsets[k + 1]
+        assert (cascade_of[g.edge_src[lo:hi]] == k).all() and (cascade_of[g.edge_dst[lo:hi]] == k).all()
+    assert len(g.edge_src) == len(edges.tweet) and np.diff(g.edge_offsets).min() >= 0
+
+
+def test_a_given_edge_naming_an_account_outside_its_cascade_is_refused():
+    import numpy as np
+
+    from monitor.algorithms.influence import GivenEdgeRows
+
+    c, edges = _cascades_with_given_edges(0)
+    src = edges.src.copy()
+    src[5] = 7  # no participant of any cascade
+    with pytest.raises(ValueError, match="not a participant of its cascade"):
+        influence._given_graphs(c, GivenEdgeRows(edges.tweet, src, edges.dst))
+    other = c.user_ids[c.node_offsets[edges.tweet[5] // 7 + 1] :]  # accounts of later cascades only
+    stranger = np.setdiff1d(
+        other, c.user_ids[c.node_offsets[edges.tweet[5] // 7] : c.node_offsets[edges.tweet[5] // 7 + 1]]
+    )
+    src[5] = stranger[0]  # a participant of another cascade, not of this one
+    with pytest.raises(ValueError, match="not a participant of its cascade"):
+        influence._given_graphs(c, GivenEdgeRows(edges.tweet, src, edges.dst))

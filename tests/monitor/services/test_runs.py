@@ -68,6 +68,98 @@ def test_it_cancels_a_queued_run_and_its_late_batch_tasks_do_nothing(two_batches
     assert not DailyInfluence.objects.filter(workspace=two_batches).exists()
 
 
+def _paused_in_store(monkeypatch):
+    """Make the first influence store to get there wait, inside its transaction, once it has written its
+    cascades' rows and before it refreshes the aggregates (which the batches of a workspace take turns at)."""
+    import threading
+
+    in_store, release = threading.Event(), threading.Event()
+    real = influence._update_tweets
+
+    def update_tweets(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if not in_store.is_set():
+            in_store.set()
+            release.wait(60)
+        return out
+
+    monkeypatch.setattr(influence, "_update_tweets", update_tweets)
+    return in_store, release
+
+
+def _in_thread(fn, **kwargs):
+    import threading
+
+    from django.db import connection
+
+    out: dict = {}
+
+    def go():
+        try:
+            out["result"] = fn(**kwargs)
+        except BaseException as exc:  # handed to the test
+            out["error"] = exc
+        finally:
+            connection.close()
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t, out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_batches_of_one_run_store_side_by_side(two_batches, monkeypatch):
+    # the run's row lock used to be held for a batch's whole store, and the workspace lock for its whole
+    # store too: a second worker's batch waited for the first one's commit (two GPUs ran no faster than one)
+    from monitor import jobs
+
+    monkeypatch.setattr(jobs, "enqueue_on_commit", lambda *a: None)  # the threads below run the batches
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    first, second = run.batches.order_by("index")
+    in_store, release = _paused_in_store(monkeypatch)
+    ta, out_a = _in_thread(services.compute_batch_run, batch_id=first.pk)
+    try:
+        assert in_store.wait(60), out_a
+        tb, out_b = _in_thread(services.compute_batch_run, batch_id=second.pk)
+        tb.join(30)
+        assert not tb.is_alive(), "the second batch waited for the first one's store"
+        assert "error" not in out_b, out_b
+        assert ComputeBatch.objects.get(pk=second.pk).status == ComputeBatch.Status.DONE
+        assert ComputeRun.objects.get(pk=run.pk).batches_done == 1  # the first is not committed yet
+    finally:
+        release.set()
+        ta.join(60)
+    assert "error" not in out_a, out_a
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and run.batches_done == 2
+    assert total_by_name(two_batches) == EXPECTED_TOTAL
+    assert _aggregates_match_rows(two_batches)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_does_not_wait_for_a_store_and_that_store_is_undone(two_batches, monkeypatch):
+    from monitor import jobs
+
+    monkeypatch.setattr(jobs, "enqueue_on_commit", lambda *a: None)
+    run = services.compute_run_start(workspace=two_batches, backend="cpu")
+    first = run.batches.order_by("index").first()
+    in_store, release = _paused_in_store(monkeypatch)
+    ta, out_a = _in_thread(services.compute_batch_run, batch_id=first.pk)
+    try:
+        assert in_store.wait(60), out_a
+        tc, out_c = _in_thread(compute_run_cancel, run=run)
+        tc.join(30)
+        assert not tc.is_alive(), "the cancel waited for a batch's store"
+        assert out_c["result"].status == ComputeRun.Status.CANCELLED
+    finally:
+        release.set()
+        ta.join(60)
+    assert out_a["result"].status == ComputeBatch.Status.CANCELLED
+    assert not CascadeInfluence.objects.filter(tweet__workspace=two_batches).exists()
+    assert not DailyInfluence.objects.filter(workspace=two_batches).exists()
+    assert ComputeRun.objects.get(pk=run.pk).batches_done == 0
+
+
 @pytest.mark.parametrize("when", ["before its cascades", "before its store"])
 def test_it_stores_nothing_of_a_batch_whose_run_is_cancelled_while_it_computes(two_batches, monkeypatch, when):
     run = services.compute_run_start(workspace=two_batches, backend="cpu")
