@@ -57,6 +57,12 @@ def main() -> int:
     ap.add_argument("--cpu-baseline", action="store_true", help="also compute the influence run on one CPU worker")
     ap.add_argument("--rsg", type=float, default=0.0, help="also import and compute the rsg preset at this scale")
     ap.add_argument("--skip-twitter", action="store_true", help="no influence run on the twitter collection")
+    ap.add_argument(
+        "--warmup",
+        action="store_true",
+        help="before each series, one untimed run per backend (a fresh machine compiles the CuPy kernels and numba "
+        "functions on their first use and caches them on disk: without it the first timed run pays for that)",
+    )
     args = ap.parse_args()
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
     queue = "gpu" if args.backend == "gpu" else "cpu"
@@ -192,6 +198,11 @@ def main() -> int:
 
     def series(label: str, algorithm: str, params: dict | None, plan: list[tuple[int, str]], ws=ws) -> None:
         base, first = None, None
+        for backend in dict.fromkeys(b for _, b in plan) if args.warmup else ():
+            warm = run_with(1, algorithm, params, ws=ws, backend=backend)
+            warm.pop("rows")
+            summary.setdefault("warmups", []).append({**warm, "label": label, "algorithm": algorithm})
+            print(json.dumps({"warmup": label, "backend": backend, "wall_s": warm["wall_s"]}), flush=True)
         for n, backend in plan:
             res = run_with(n, algorithm, params, ws=ws, backend=backend)
             rows = res.pop("rows")
