@@ -90,30 +90,25 @@ class SeenTweets:
         run = np.cumsum(first) - 1  # run number of each sorted row
         head = order[first]  # the chunk's first row of each id
         ref = head[run]  # ... for each sorted row
-        known_pos = np.full(len(head), -1, np.int64)
-        if len(self._tid):
-            at = np.minimum(np.searchsorted(self._tid, st[first]), len(self._tid) - 1)
-            hit = self._tid[at] == st[first]
-            known_pos[hit] = self._pos[at[hit]]
-        kp = known_pos[run]
-        old = kp >= 0
         # the reference of each sorted row: what was read before this chunk, else the chunk's first row
-        ref_rt = np.where(old, self._rt[np.maximum(kp, 0)] if self._n else 0, rt[ref])
-        ref_uid = np.where(old, self._uid[np.maximum(kp, 0)] if self._n else 0, uid[ref])
-        ref_sec = np.where(old, self._sec[np.maximum(kp, 0)] if self._n else 0, sec[ref])
+        hit, k_rt, k_uid, k_sec, k_line, k_src = self._known(st[first])
+        old = hit[run]
+        ref_rt = np.where(old, k_rt[run], rt[ref])
+        ref_uid = np.where(old, k_uid[run], uid[ref])
+        ref_sec = np.where(old, k_sec[run], sec[ref])
         differs = (rt[order] != ref_rt) | (uid[order] != ref_uid) | (sec[order] != ref_sec)
         differs &= st != 0
         if not differs.any():
             if register:
-                new = (known_pos < 0) & (st[first] != 0)
+                new = ~hit & (st[first] != 0)
                 self._register(src, st[first][new], head[new], rt, uid, sec, lines)
             return []
         out: list[Conflict] = []
         for k in np.flatnonzero(differs).tolist():
             i = int(order[k])
             if old[k]:
-                p = int(kp[k])
-                where = self._where(int(self._src[p]), int(self._line[p]), src)
+                r = int(run[k])
+                where = self._where(int(k_src[r]), int(k_line[r]), src)
             else:
                 j = int(ref[k])
                 where = self._where(src, int(lines[j]) if lines is not None else -1, src)
@@ -132,24 +127,43 @@ class SeenTweets:
         if not len(tid):
             return
         u, idx = np.unique(tid, return_index=True)  # the first row of each id
-        if len(self._tid):
+        new = ~self._known(u)[0]
+        self._register(src, u[new], idx[new], rt, uid, _seconds(times), lines)
+
+    def _known(self, u: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For the sorted distinct ids ``u``: (known or not, and the reference's retweeted id, author, second,
+        line and file number, arbitrary where not known). A subclass may keep the references elsewhere (the
+        ingest keeps them in the database, so that memory does not grow with the upload): override this and
+        :meth:`_store`."""
+        m = len(u)
+        hit = np.zeros(m, bool)
+        pos = np.zeros(m, np.int64)
+        if len(self._tid) and m:
             at = np.minimum(np.searchsorted(self._tid, u), len(self._tid) - 1)
-            new = self._tid[at] != u
-            u, idx = u[new], idx[new]
-        self._register(src, u, idx, rt, uid, _seconds(times), lines)
+            hit = self._tid[at] == u
+            pos[hit] = self._pos[at[hit]]
+        if not self._n:
+            z = np.zeros(m, np.int64)
+            return hit, z, z, z, z, z
+        return hit, self._rt[pos], self._uid[pos], self._sec[pos], self._line[pos], self._src[pos]
 
     def _register(self, src: int, u: np.ndarray, idx: np.ndarray, rt, uid, sec, lines) -> None:
         """Add the ids ``u`` (sorted, none known yet), whose first rows are ``idx``."""
-        m = len(u)
-        if not m:
+        if not len(u):
             return
+        line = lines[idx] if lines is not None else np.full(len(u), -1, np.int64)
+        self._store(src, u, rt[idx], uid[idx], sec[idx], line)
+
+    def _store(self, src: int, u: np.ndarray, rt, uid, sec, line) -> None:
+        """Keep the references of the new sorted ids ``u`` (in memory here: see :meth:`_known`)."""
+        m = len(u)
         a, b = self._n, self._n + m
         for name in ("_rt", "_uid", "_sec", "_line", "_src"):
             setattr(self, name, _grow(getattr(self, name), b))
-        self._rt[a:b] = rt[idx]
-        self._uid[a:b] = uid[idx]
-        self._sec[a:b] = sec[idx]
-        self._line[a:b] = lines[idx] if lines is not None else -1
+        self._rt[a:b] = rt
+        self._uid[a:b] = uid
+        self._sec[a:b] = sec
+        self._line[a:b] = line
         self._src[a:b] = src
         self._n = b
         ins = np.searchsorted(self._tid, u)
