@@ -220,6 +220,9 @@ SPREADWATCH_COMPUTE_QUEUE = env_choice(
 # one batch per ~1M participants: per-batch work (loading follows, refreshing the touched aggregates) repeats
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
+# an import stages every parsed chunk into this many hash partitions and merges one partition at a time: its
+# memory is about (upload's rows / partitions) plus one chunk; more partitions, less memory, more statements
+SPREADWATCH_INGEST_PARTITIONS = env_int("SPREADWATCH_INGEST_PARTITIONS", 8)
 # the workers a run's batches are spread over (one per GPU, or the CPU worker processes): with more than one,
 # batches shrink to about total / (4 x workers) participants, never below SPREADWATCH_BATCH_MIN_NODES, and are
 # queued largest first (compute/batching.py)

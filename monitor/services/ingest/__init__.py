@@ -47,7 +47,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from compute.formats import MAX_RECORD_BYTES, ReadReport, SeenTweets
+from compute.formats import MAX_RECORD_BYTES, ReadReport
 from compute.formats._report import BadRecord
 
 from ...progress import READ_SHARE
@@ -55,6 +55,7 @@ from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
 from .merge import merge
 from .reading import detect, input_size, read_into
+from .seen import StagedSeenTweets
 from .stager import LABELS, Stager
 
 __all__ = ["IngestResult", "load_files"]
@@ -114,7 +115,7 @@ def load_files(
             _store(res, st, workspace_id, collection_id, progress)
         else:
             # a validation reports what the merge would refuse too (read-only: a temporary table, dropped)
-            stored_conflicts(st, workspace_id, st.tweets())
+            stored_conflicts(st, workspace_id)
             st.drop()
     # not "done": the import still finishes (planner statistics, the compute's plan) and the compute follows
     progress("stored" if store else "checked", 1.0)
@@ -148,7 +149,8 @@ def _read_all(st: Stager, inputs: list[Upload], mode: str, report: ReadReport, p
     max_record = int(getattr(settings, "SPREADWATCH_MAX_RECORD_BYTES", MAX_RECORD_BYTES))
     sizes = [max(input_size(p), 1) for p, _, _ in inputs]
     total = float(sum(sizes) or 1)
-    seen = SeenTweets()  # one for the whole upload: a tweet id must agree with itself across files
+    # one for the whole upload: a tweet id must agree with itself across files (kept in the database)
+    seen = StagedSeenTweets(st.cur, st.temps)
     done = 0.0
     for (path, shown, fmt), size in zip(inputs, sizes):
         base = done

@@ -18,17 +18,49 @@ from .stager import Stager
 __all__ = ["stored_conflicts"]
 
 
-def stored_conflicts(st: Stager, ws: int, tweets: TweetRows) -> np.ndarray:
-    """Rows that contradict a tweet already stored in the workspace (its author, its time to the second, or
-    being an original): strict mode raises ``InputError`` on the first, in upload order; skip-bad reports each
-    such tweet id once (at its first row) and returns the mask of its rows, which the merge leaves out."""
+def stored_conflicts(st: Stager, ws: int) -> int:
+    """Check the staged statuses against the tweets already stored in the workspace (their author, their time to
+    the second, or being an original), one ``tid`` partition at a time: strict mode raises ``InputError`` on the
+    first conflicting row in upload order; skip-bad reports each such tweet id once (at its first row, in upload
+    order) and records the ids in ``st.dropped``, whose rows the merge leaves out. Returns the rows left out.
+    A second call (the live stream checks before it merges) checks nothing again."""
+    if st.stored_checked:
+        return st.conflicting_rows
+    found: list[tuple[int, int, int, BadRecord]] = []  # (file, line, tweet id, record), for the upload order
+    bad_ids: list[np.ndarray] = []
+    n_rows = 0
+    for table in st.partitions("tid"):
+        tweets, where = st.tweet_rows(table)
+        drop, recs = _partition_conflicts(st, ws, tweets, where)
+        if drop.any():
+            n_rows += int(np.count_nonzero(drop))
+            bad_ids.append(np.unique(tweets.tweet_id[drop]))
+            found.extend(recs)
+    st.stored_checked = True
+    if not found:
+        return 0
+    found.sort(key=lambda f: (f[0], f[1], f[2]))
+    if st.mode == "strict":
+        raise InputError(found[0][3])
+    for rec in found:
+        st.report.add(rec[3])
+    st.dropped = st.stage("dropped", [("tweet_id", "bigint")], [np.concatenate(bad_ids)])
+    st.conflicting_rows = n_rows
+    return n_rows
+
+
+def _partition_conflicts(
+    st: Stager, ws: int, tweets: TweetRows, where: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, list[tuple[int, int, int, BadRecord]]]:
+    """One partition's rows (every row of each of its tweet ids) against the stored tweets: the mask of the rows
+    to leave out, and the record of each conflicting tweet id's first row with its (file, line, tweet id)."""
     drop = np.zeros(len(tweets.tweet_id), bool)
     rows = np.flatnonzero(tweets.tweet_id != 0)  # 0: a retweet whose own id is unknown (trees, TUDataset)
     if not len(rows):
-        return drop
+        return drop, []
     stored = _stored(st, ws, np.unique(tweets.tweet_id[rows]))
     if not len(stored.tweet_id):
-        return drop
+        return drop, []
     pos = np.minimum(np.searchsorted(stored.tweet_id, tweets.tweet_id[rows]), len(stored.tweet_id) - 1)
     hit = stored.tweet_id[pos] == tweets.tweet_id[rows]
     rows, pos = rows[hit], pos[hit]
@@ -37,15 +69,15 @@ def stored_conflicts(st: Stager, ws: int, tweets: TweetRows) -> np.ndarray:
     bad = is_rt | (tweets.user_id[rows] != stored.author_id[pos]) | (np.floor(tweets.created_at[rows]) != stored_sec)
     rows, pos, is_rt = rows[bad], pos[bad], is_rt[bad]
     if not len(rows):
-        return drop
-    where = st.where()
+        return drop, []
+    src, line = where
+    out = []
     for k in _first_per_tweet(where, tweets.tweet_id, rows):
-        rec = _conflict(st, where, tweets, stored, int(rows[k]), int(pos[k]), bool(is_rt[k]), tweets.tweet_id[rows])
-        if st.mode == "strict":
-            raise InputError(rec)
-        st.report.add(rec)
+        i = int(rows[k])
+        rec = _conflict(st, where, tweets, stored, i, int(pos[k]), bool(is_rt[k]), tweets.tweet_id[rows])
+        out.append((int(src[i]), int(line[i]), int(tweets.tweet_id[i]), rec))
     drop[rows] = True
-    return drop
+    return drop, out
 
 
 def _stored(st: Stager, ws: int, ids: np.ndarray) -> StoredTweets:
@@ -63,7 +95,7 @@ def _stored(st: Stager, ws: int, ids: np.ndarray) -> StoredTweets:
             [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float")],
         )
     )
-    st.timings["check stored tweets"] = round(time.perf_counter() - t0, 3)
+    st.timings["check stored tweets"] = round(st.timings.get("check stored tweets", 0.0) + time.perf_counter() - t0, 3)
     return stored
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from compute.tables import NO_TWEET
 
 from ...db import copy_in, copy_out, dialect
-from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
+from .columns import EdgeRows, FollowRows, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
 from .stager import Stager
 
@@ -50,6 +50,8 @@ class _Merge:
     ws: int
     coll: int
     counts: dict[str, int] = field(default_factory=dict)
+    old_account: int = 0  # the largest account key before this merge: keys above it are this merge's
+    old_tweet: int = 0  # the same for tweets
 
     @property
     def d(self):
@@ -72,13 +74,6 @@ class _Merge:
         return int(self.cur.fetchone()[0] or 0)
 
 
-class _Originals(NamedTuple):
-    """The upload's originals, one row per tweet id (the first row wins)."""
-
-    rows: np.ndarray  # indices into the staged tweet rows
-    author_pk: np.ndarray
-
-
 def lock_workspace(cur, ws: int) -> None:
     """Hold workspace ``ws``'s merge lock until the transaction ends (PostgreSQL; SQLite has one writer)."""
     if dialect().postgres:
@@ -86,134 +81,115 @@ def lock_workspace(cur, ws: int) -> None:
 
 
 def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None) -> dict[str, int]:
-    """Merge everything staged in ``st`` into workspace ``ws`` for collection ``coll``; returns the counts and
-    leaves the primary keys of the tweets whose cascades may have changed in ``st.affected``."""
+    """Merge everything staged in ``st`` into workspace ``ws`` for collection ``coll``, one partition at a time;
+    returns the counts and leaves the primary keys of the tweets whose cascades may have changed in
+    ``st.affected``."""
     step = progress or (lambda stage, frac: None)
     m = _Merge(cur, st, ws, coll)
-    tweets = st.tweets()
     step("waiting for other imports into this workspace", 0.85)
     t = time.perf_counter()
     lock_workspace(cur, ws)
     st.timings["merge lock wait"] = round(time.perf_counter() - t, 3)
     step("checking against the stored tweets", 0.855)
-    drop = stored_conflicts(st, ws, tweets)
-    m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
-    if m.counts["conflicts_with_stored"]:
-        tweets = tweets.take(~drop)
-    follows, edges = st.follows(), st.edges()
+    m.counts["conflicts_with_stored"] = stored_conflicts(st, ws)
+    # a row stored before this merge has a key no greater than the largest key now (keys only grow, and no
+    # other writer adds to this workspace while the lock is held): "old" is a comparison, not a set in memory
+    m.old_account = m.count("SELECT COALESCE(max(id), 0) FROM monitor_account", [])
+    m.old_tweet = m.count("SELECT COALESCE(max(id), 0) FROM monitor_tweet", [])
+    affected: set[int] = set()
 
     step("storing accounts", 0.86)
-    accounts = _accounts(m, tweets, follows, edges)
+    _accounts(m)
     step("storing tweets", 0.88)
-    named_stage, old_tweets = _old_tweets(m, tweets)
-    originals = _originals(m, tweets, accounts)
-    named = _named_tweets(m, named_stage)
-    step("storing retweets", 0.89)
-    retweeted_pks = _retweets(m, tweets, accounts, named, old_tweets)
-    step("storing follower counts", 0.91)
-    _follower_counts(m, tweets, accounts)
+    _originals(m, affected)
+    step("storing retweets and follower counts", 0.89)
+    _retweets_and_counts(m, affected)
     step("storing follows", 0.93)
-    new_follows = _follows(m, follows, accounts)
+    _follows(m, affected)
     step("storing given edges", 0.97)
-    _given_edges(m, edges, accounts, named)
-    _publishers(m, originals)
+    _given_edges(m, st.edges())
     step("finding the cascades to compute", 0.98)
-    st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
+    st.affected = sorted(affected)
     return m.counts
 
 
-def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows) -> AccountKeys:
-    """Every user named anywhere in the upload, with the screen names seen; returns their keys (``old``: the
-    keys that existed before this merge)."""
+def _add(m: _Merge, key: str, n: int) -> None:
+    m.counts[key] = m.counts.get(key, 0) + int(n)
+
+
+def _accounts(m: _Merge) -> None:
+    """Every user named anywhere in the upload, one ``uid`` partition at a time, with the last screen name seen."""
     d, st = m.d, m.st
-    users = np.unique(np.concatenate([tweets.user_id, follows.follower, follows.followee, edges.src, edges.dst]))
-    u_stage = st.stage("users", [("twitter_id", "bigint")], [users])
-    key_sql = f"""SELECT a.twitter_id, a.id FROM {u_stage} s {d.join} monitor_account a
-                  ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id"""
-    key_cols = [("twitter_id", "bigint"), ("id", "bigint")]
-    old = AccountKeys(*copy_out(m.cur, key_sql, [m.ws], key_cols))
-    is_old = lookup(old.twitter_id, old.pk, users)[1]
-    names = st.names_seen
-    t = time.perf_counter()
-    new_stage = st.stage_text(
-        "newusers",
-        "twitter_id bigint, screen_name varchar(64)",
-        ("twitter_id", "screen_name"),
-        [(u, names.get(u, "")[:64]) for u in users[~is_old].tolist()],
-    )
-    st.timings["stage users"] = round(time.perf_counter() - t, 3)
-    m.counts["accounts_new"] = m.run(
-        f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
-            SELECT %s, twitter_id, screen_name FROM {new_stage} ORDER BY twitter_id""",
-        [m.ws],
-    )
-    # known accounts take the name the upload gives them, where it gives one
-    renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
-    if renamed:
-        ren = st.stage_text(
-            "renamed",
-            "twitter_id bigint PRIMARY KEY, screen_name varchar(64)",
-            ("twitter_id", "screen_name"),
-            renamed,
+    m.counts["accounts_new"] = 0
+    names_parts, usr_parts, uid_parts = st.partitions("nam"), st.partitions("usr"), st.partitions("uid")
+    # the same hash partitions every user-keyed table, so partition p of each names the same users
+    for p in range(st.k if usr_parts or uid_parts else 0):
+        sources = [f"SELECT DISTINCT s.user_id FROM {usr_parts[p]} s WHERE {st.not_dropped('s')}"] if usr_parts else []
+        sources += [f"SELECT DISTINCT twitter_id FROM {uid_parts[p]}"] if uid_parts else []
+        (users,) = copy_out(m.cur, " UNION ".join(sources), [], [("twitter_id", "bigint")])
+        users = np.unique(users)
+        st.loaded(len(users))
+        u_stage = st.stage("users", [("twitter_id", "bigint")], [users])
+        (old_ids,) = copy_out(
+            m.cur,
+            f"""SELECT a.twitter_id FROM {u_stage} s {d.join} monitor_account a
+                ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id""",
+            [m.ws],
+            [("twitter_id", "bigint")],
         )
-        if d.postgres:
-            sql = f"""UPDATE monitor_account a SET screen_name = r.screen_name FROM {ren} r
-                      WHERE a.workspace_id = %s AND a.twitter_id = r.twitter_id AND a.screen_name <> r.screen_name"""
-        else:
-            name = f"(SELECT r.screen_name FROM {ren} r WHERE r.twitter_id = monitor_account.twitter_id)"
-            sql = f"""UPDATE monitor_account SET screen_name = {name}
-                      WHERE workspace_id = %s AND twitter_id IN (SELECT twitter_id FROM {ren})
-                          AND screen_name <> {name}"""
-        m.counts["accounts_renamed"] = m.run(sql, [m.ws])
-    if not len(old.pk):
-        keys = AccountKeys(*copy_out(m.cur, key_sql, [m.ws], key_cols))
-    else:
-        new_sql = key_sql.replace(u_stage, f"(SELECT twitter_id FROM {new_stage})")
-        keys = AccountKeys(*copy_out(m.cur, new_sql, [m.ws], key_cols))
-        keys = _merged_keys(old, keys)
-    return keys._replace(old=np.sort(old.pk))
+        is_old = _in(old_ids, users)
+        names: dict[int, str] = {}
+        if names_parts:
+            m.cur.execute(f"SELECT user_id, name FROM {names_parts[p]} ORDER BY seq")
+            names = dict(m.cur.fetchall())  # in upload order: the last name seen wins
+            st.loaded(len(names))
+        t = time.perf_counter()
+        new_stage = st.stage_text(
+            "newusers",
+            "twitter_id bigint, screen_name varchar(64)",
+            ("twitter_id", "screen_name"),
+            [(u, (names.get(u) or "")[:64]) for u in users[~is_old].tolist()],
+        )
+        st.timings["stage users"] = round(st.timings.get("stage users", 0.0) + time.perf_counter() - t, 3)
+        _add(
+            m,
+            "accounts_new",
+            m.run(
+                f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
+                    SELECT %s, twitter_id, screen_name FROM {new_stage} ORDER BY twitter_id""",
+                [m.ws],
+            ),
+        )
+        # known accounts take the name the upload gives them, where it gives one
+        renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
+        if renamed:
+            ren = st.stage_text(
+                "renamed",
+                "twitter_id bigint PRIMARY KEY, screen_name varchar(64)",
+                ("twitter_id", "screen_name"),
+                renamed,
+            )
+            if d.postgres:
+                sql = f"""UPDATE monitor_account a SET screen_name = r.screen_name FROM {ren} r
+                          WHERE a.workspace_id = %s AND a.twitter_id = r.twitter_id
+                              AND a.screen_name <> r.screen_name"""
+            else:
+                name = f"(SELECT r.screen_name FROM {ren} r WHERE r.twitter_id = monitor_account.twitter_id)"
+                sql = f"""UPDATE monitor_account SET screen_name = {name}
+                          WHERE workspace_id = %s AND twitter_id IN (SELECT twitter_id FROM {ren})
+                              AND screen_name <> {name}"""
+            _add(m, "accounts_renamed", m.run(sql, [m.ws]))
 
 
-def _merged_keys(a: AccountKeys, b: AccountKeys) -> AccountKeys:
-    tw = np.concatenate([a.twitter_id, b.twitter_id])
-    pk = np.concatenate([a.pk, b.pk])
-    o = np.argsort(tw, kind="stable")
-    return AccountKeys(tw[o], pk[o])
-
-
-def _old_tweets(m: _Merge, tweets: TweetRows) -> tuple[str, np.ndarray]:
-    """Stage every tweet id the upload names (as an original or as retweeted); returns that staging table and
-    the keys of those already stored before this merge, sorted."""
-    is_rt = tweets.retweeted_id != NO_TWEET
-    named = np.unique(np.concatenate([tweets.tweet_id[~is_rt], tweets.retweeted_id[is_rt]]))
-    nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
-    (old,) = copy_out(
-        m.cur,
-        f"""SELECT t.id FROM {nt_stage} s {m.d.join} monitor_tweet t
-            ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.id""",
-        [m.ws],
-        [("id", "bigint")],
-    )
-    return nt_stage, old
-
-
-def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Originals:
-    """Originals: one per tweet id, the first row wins; a stored tweet gains a label, text or follower count
-    it lacked, and keeps the rest."""
+def _originals(m: _Merge, affected: set[int]) -> None:
+    """Originals, one ``tid`` partition at a time: one per tweet id, the first row wins; a stored tweet gains a
+    label, text or follower count it lacked, and keeps the rest. Their authors become publishers."""
     d, st = m.d, m.st
-    rows = np.flatnonzero(tweets.retweeted_id == NO_TWEET)
-    rows = rows[np.argsort(tweets.tweet_id[rows], kind="stable")]
-    first = first_of_runs(tweets.tweet_id[rows])
-    m.counts["tweets_in_upload"] = int(first.sum())
-    rows = rows[first]
-    originals = _Originals(rows, accounts.of(tweets.user_id[rows]))
-    ids = tweets.tweet_id[rows]
-    n = len(rows)
-    if st.given:
-        given = np.array([st.given.get(int(x), None) is not None for x in ids], bool).astype(np.int64)
-        times_known = np.array([bool(st.given.get(int(x), True)) for x in ids], bool).astype(np.int64)
-    else:
-        given, times_known = np.zeros(n, np.int64), np.ones(n, np.int64)
+    count_sql = "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s"
+    before = m.count(count_sql, [m.ws])
+    m.counts["tweets_in_upload"] = 0
+    m.counts["publishers_new"] = 0
+    texts_parts = st.partitions("txt")
     orig_cols = [
         ("tweet_id", "bigint"),
         ("author", "bigint"),
@@ -222,49 +198,69 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
         ("given", "int"),
         ("times_known", "int"),
     ]
-    orig_stage = st.stage(
-        "orig",
-        orig_cols,
-        [ids, originals.author_pk, tweets.created_at[rows], tweets.followers[rows], given, times_known],
-    )
-    texts = st.stage_text(
-        "texts",
-        "tweet_id bigint, text text, label varchar(16)",
-        ("tweet_id", "text", "label"),
-        [(k, *v) for k, v in st.texts_seen.items()],
-    )
-    count_sql = "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s"
-    before = m.count(count_sql, [m.ws])
-    m.run(
-        f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
-                graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
-            SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
-                COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
-                CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
-                %s, 'pending', 0, 0, 0, 'followers'
-            FROM {orig_stage} o LEFT JOIN {texts} tx ON tx.tweet_id = o.tweet_id
-            WHERE true
-            ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
-                label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
-                text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
-                author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)""",
-        [m.ws, m.coll],
-    )
-    m.counts["tweets_new"] = m.count(count_sql, [m.ws]) - before
-    return originals
-
-
-def _named_tweets(m: _Merge, nt_stage: str) -> TweetKeys:
-    """The workspace's tweets this upload names (as originals or as retweeted), for the retweets."""
-    return TweetKeys(
-        *copy_out(
+    for p, part in enumerate(st.partitions("tid")):
+        tid, author, created, followers = copy_out(
             m.cur,
-            f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {m.d.join} monitor_tweet t
-                ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.tweet_id""",
+            f"""SELECT s.tweet_id, a.id, s.created_at, s.followers FROM {part} s {d.join} monitor_account a
+                ON a.workspace_id = %s AND a.twitter_id = s.user_id
+                WHERE s.rt = {NO_TWEET} AND {st.not_dropped("s")} ORDER BY s.seq""",
             [m.ws],
-            [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
+            [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float"), ("f", "float")],
         )
-    )
+        st.loaded(len(tid))
+        if not len(tid):
+            continue
+        rows = np.argsort(tid, kind="stable")
+        rows = rows[first_of_runs(tid[rows])]
+        _add(m, "tweets_in_upload", len(rows))
+        ids = tid[rows]
+        n = len(rows)
+        if st.given:
+            given = np.array([st.given.get(int(x), None) is not None for x in ids], bool).astype(np.int64)
+            times_known = np.array([bool(st.given.get(int(x), True)) for x in ids], bool).astype(np.int64)
+        else:
+            given, times_known = np.zeros(n, np.int64), np.ones(n, np.int64)
+        orig_stage = st.stage(
+            "orig", orig_cols, [ids, author[rows], created[rows], followers[rows], given, times_known]
+        )
+        texts = []
+        if texts_parts:
+            m.cur.execute(f"SELECT tweet_id, text, label FROM {texts_parts[p]} ORDER BY seq")
+            for t_id, text, label in m.cur.fetchall():
+                texts.append((t_id, text, label))
+            first: dict[int, tuple] = {}
+            for r in texts:  # the first row with a text or a label wins
+                first.setdefault(r[0], r)
+            texts = list(first.values())
+            st.loaded(len(texts))
+        tx_stage = st.stage_text(
+            "texts", "tweet_id bigint, text text, label varchar(16)", ("tweet_id", "text", "label"), texts
+        )
+        m.run(
+            f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
+                    graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
+                SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
+                    COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
+                    CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
+                    %s, 'pending', 0, 0, 0, 'followers'
+                FROM {orig_stage} o LEFT JOIN {tx_stage} tx ON tx.tweet_id = o.tweet_id
+                WHERE true
+                ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
+                    label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
+                    text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
+                    author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)""",
+            [m.ws, m.coll],
+        )
+        (pks,) = copy_out(
+            m.cur,
+            f"""SELECT t.id FROM {orig_stage} o {d.join} monitor_tweet t
+                ON t.workspace_id = %s AND t.tweet_id = o.tweet_id""",
+            [m.ws],
+            [("id", "bigint")],
+        )
+        affected.update(pks.tolist())
+        _publishers(m, np.unique(author[rows]))
+    m.counts["tweets_new"] = m.count(count_sql, [m.ws]) - before
 
 
 def _in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -299,25 +295,49 @@ class _Retweets(NamedTuple):
         return _Retweets(*(col[keep] for col in self))
 
 
-def _retweets(
-    m: _Merge, tweets: TweetRows, accounts: AccountKeys, named: TweetKeys, old_tweets: np.ndarray
-) -> np.ndarray:
-    """Retweets: of a tweet in the workspace, not by its author, the earliest per user; returns the retweeted
-    tweets' keys."""
-    d, c = m.d, m.counts
+def _retweets_and_counts(m: _Merge, affected: set[int]) -> None:
+    """Retweets and follower-count snapshots, one ``usr`` partition (by author) at a time: both group by
+    author (one retweet per user and tweet, one snapshot per account and time), so a partition holds every row
+    of its groups. Ids are resolved to keys by the database as the partition is read."""
+    d, st, c = m.d, m.st, m.counts
+    for key in ("retweets_in_upload", "retweets_of_unknown_tweets", "self_retweets", "duplicate_retweets"):
+        c[key] = 0
+    c["retweets_stored"] = 0
+    c["follower_counts_new"] = 0
+    for part in st.partitions("usr"):
+        tid, rt, account, tweet, author, created, followers = copy_out(
+            m.cur,
+            f"""SELECT s.tweet_id, s.rt, a.id, COALESCE(t.id, -1), COALESCE(t.author_id, -1), s.created_at, s.followers
+                FROM {part} s {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.user_id
+                LEFT JOIN monitor_tweet t ON s.rt <> {NO_TWEET} AND t.workspace_id = %s AND t.tweet_id = s.rt
+                WHERE {st.not_dropped("s")} ORDER BY s.seq""",
+            [m.ws, m.ws],
+            [(n, "bigint") for n in ("tid", "rt", "account", "tweet", "author")] + [("t", "float"), ("f", "float")],
+        )
+        st.loaded(len(tid))
+        rows = TweetRows(tid, rt, account, created, followers)  # user_id: the account's key here
+        retweeted = _retweets(m, rows, tweet, author)
+        affected.update(np.unique(retweeted).tolist())
+        _follower_counts(m, rows)
+
+
+def _retweets(m: _Merge, tweets: TweetRows, tweet_pks: np.ndarray, author_pks: np.ndarray) -> np.ndarray:
+    """One partition's retweets (``tweets.user_id``: account keys; ``tweet_pks``, ``author_pks``: the retweeted
+    tweet and its author, -1 when the workspace has no such tweet): of a tweet in the workspace, not by its
+    author, the earliest per user (ties: the first in the upload); returns the retweeted tweets' keys."""
+    d = m.d
     rows = np.flatnonzero(tweets.retweeted_id != NO_TWEET)
-    c["retweets_in_upload"] = len(rows)
-    tweet_pk, known = lookup(named.tweet_id, named.pk, tweets.retweeted_id[rows])
-    author_pk, _ = lookup(named.tweet_id, named.author_pk, tweets.retweeted_id[rows])
-    c["retweets_of_unknown_tweets"] = int(np.count_nonzero(~known))
-    rows, tweet_pk, author_pk = rows[known], tweet_pk[known], author_pk[known]
-    rts = _Retweets(rows, tweet_pk, accounts.of(tweets.user_id[rows]))
-    self_rt = rts.account_pk == author_pk
-    c["self_retweets"] = int(np.count_nonzero(self_rt))
+    _add(m, "retweets_in_upload", len(rows))
+    known = tweet_pks[rows] >= 0
+    _add(m, "retweets_of_unknown_tweets", np.count_nonzero(~known))
+    rows = rows[known]
+    rts = _Retweets(rows, tweet_pks[rows], tweets.user_id[rows])
+    self_rt = rts.account_pk == author_pks[rows]
+    _add(m, "self_retweets", np.count_nonzero(self_rt))
     rts = rts.take(~self_rt)
     rts = rts.take(np.lexsort((rts.rows, tweets.created_at[rts.rows], rts.account_pk, rts.tweet_pk)))
     first = first_of_runs(rts.tweet_pk, rts.account_pk)
-    c["duplicate_retweets"] = int(len(first) - first.sum())
+    _add(m, "duplicate_retweets", len(first) - first.sum())
     rts = rts.take(first)
     rt_cols = [
         ("tweet", "bigint"),
@@ -328,8 +348,9 @@ def _retweets(
     ]
     # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
     # says happened earlier moves to the upload's time; the others are left as they are
-    cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
+    cand = (rts.tweet_pk <= m.old_tweet) & (rts.account_pk <= m.old_account)
     updated = 0
+    rts_new = rts
     if cand.any():
         cr = rts.take(cand)
         picked = tweets.take(cr.rows)
@@ -343,10 +364,6 @@ def _retweets(
             keep = np.ones(len(rts.rows), bool)
             keep[np.flatnonzero(cand)[stored]] = False
             rts_new = rts.take(keep)
-        else:
-            rts_new = rts
-    else:
-        rts_new = rts
     picked = tweets.take(rts_new.rows)
     rt_stage = m.st.stage(
         "rt", rt_cols, [rts_new.tweet_pk, rts_new.account_pk, picked.tweet_id, picked.created_at, picked.followers]
@@ -360,7 +377,7 @@ def _retweets(
         [m.coll],
     )
     # retweets inserted, plus stored ones this upload moved earlier in time
-    c["retweets_stored"] = inserted + updated
+    _add(m, "retweets_stored", inserted + updated)
     return rts.tweet_pk
 
 
@@ -380,10 +397,11 @@ def _update_retweets_sql(d, upd: str) -> str:
                WHERE EXISTS (SELECT 1 {where}) AND {ts} < monitor_retweet.created_at"""
 
 
-def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
-    """Follower-count snapshots: every row with a count is one (the highest count per account and time)."""
+def _follower_counts(m: _Merge, tweets: TweetRows) -> None:
+    """One partition's follower-count snapshots (``tweets.user_id``: account keys): every row with a count is
+    one (the highest count per account and time)."""
     has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
-    account_pk = accounts.of(tweets.user_id[has])
+    account_pk = tweets.user_id[has]
     observed_at, count = tweets.created_at[has], tweets.followers[has]
     order = np.lexsort((-count, observed_at, account_pk))
     account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
@@ -391,7 +409,7 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
     fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
     # only an old account can have a snapshot stored already
-    cand = np.flatnonzero(_in(accounts.old, cols[0]))
+    cand = np.flatnonzero(cols[0] <= m.old_account)
     if len(cand):
         stored = _stored_rows(
             m,
@@ -404,98 +422,109 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
         keep[cand[stored]] = False
         cols = [c[keep] for c in cols]
     fc_stage = m.st.stage("fc", fc_cols, cols)
-    m.counts["follower_counts_new"] = m.run(
-        f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
-            SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage}""",
-        [m.coll],
+    _add(
+        m,
+        "follower_counts_new",
+        m.run(
+            f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
+                SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage}""",
+            [m.coll],
+        ),
     )
 
 
-def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRows:
-    """Follow edges, each once, without self-follows; returns them as account keys."""
-    m.counts["follows_in_upload"] = m.st.n_follows
-    edges = FollowRows(accounts.of(follows.follower), accounts.of(follows.followee))
-    self_follow = edges.follower == edges.followee
-    m.counts["self_follows"] = int(np.count_nonzero(self_follow))
-    edges = edges.take(~self_follow)
-    edges = edges.take(np.lexsort((edges.followee, edges.follower)))
-    edges = edges.take(first_of_runs(edges.follower, edges.followee))
-    new = edges
-    # only an edge between two old accounts can be stored already
-    cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
-    if len(cand):
-        stored = _stored_rows(
-            m,
-            "folold",
+def _follows(m: _Merge, affected: set[int]) -> None:
+    """Follow edges, one ``fol`` partition (by follower) at a time: each once, without self-follows. A participant
+    who gained a follow edge may gain spreading edges in every cascade it took part in: the stored retweets of
+    the old followers are added to ``affected`` (this upload's retweets are in already)."""
+    d, st = m.d, m.st
+    m.counts["follows_in_upload"] = st.n_follows
+    m.counts["self_follows"] = 0
+    m.counts["follows_new"] = 0
+    for part in st.partitions("fol"):
+        a, b = copy_out(
+            m.cur,
+            f"""SELECT a.id, b.id FROM {part} s
+                {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.follower
+                {d.join} monitor_account b ON b.workspace_id = %s AND b.twitter_id = s.followee""",
+            [m.ws, m.ws],
             [("a", "bigint"), ("b", "bigint")],
-            [edges.follower[cand], edges.followee[cand]],
-            "monitor_follow f ON f.follower_id = s.a AND f.followee_id = s.b",
         )
-        keep = np.ones(len(edges.follower), bool)
-        keep[cand[stored]] = False
-        new = edges.take(keep)
-    # straight into the table, in its unique key's order
-    n = len(new.follower)
-    t = time.perf_counter()
-    cols = [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")]
-    arrays = [np.full(n, m.ws, np.int64), new.follower, new.followee]
-    if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
-        cols.append(("collection_id", "bigint"))
-        arrays.append(np.full(n, m.coll, np.int64))
-    copy_in(m.cur, "monitor_follow", cols, arrays)
-    m.st.timings["copy into monitor_follow"] = round(time.perf_counter() - t, 3)
-    m.counts["follows_new"] = n
-    return edges
+        st.loaded(len(a))
+        edges = FollowRows(a, b)
+        self_follow = edges.follower == edges.followee
+        _add(m, "self_follows", np.count_nonzero(self_follow))
+        edges = edges.take(~self_follow)
+        edges = edges.take(np.lexsort((edges.followee, edges.follower)))
+        edges = edges.take(first_of_runs(edges.follower, edges.followee))
+        new = edges
+        # only an edge between two old accounts can be stored already
+        cand = np.flatnonzero((edges.follower <= m.old_account) & (edges.followee <= m.old_account))
+        if len(cand):
+            stored = _stored_rows(
+                m,
+                "folold",
+                [("a", "bigint"), ("b", "bigint")],
+                [edges.follower[cand], edges.followee[cand]],
+                "monitor_follow f ON f.follower_id = s.a AND f.followee_id = s.b",
+            )
+            keep = np.ones(len(edges.follower), bool)
+            keep[cand[stored]] = False
+            new = edges.take(keep)
+        # straight into the table, in its unique key's order
+        n = len(new.follower)
+        t = time.perf_counter()
+        cols = [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")]
+        arrays = [np.full(n, m.ws, np.int64), new.follower, new.followee]
+        if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
+            cols.append(("collection_id", "bigint"))
+            arrays.append(np.full(n, m.coll, np.int64))
+        copy_in(m.cur, "monitor_follow", cols, arrays)
+        st.timings["copy into monitor_follow"] = round(
+            st.timings.get("copy into monitor_follow", 0.0) + time.perf_counter() - t, 3
+        )
+        _add(m, "follows_new", n)
+        followers = np.unique(edges.follower)
+        followers = followers[followers <= m.old_account]
+        if len(followers):
+            fer_stage = st.stage("fer", [("account", "bigint")], [followers])
+            m.timed(
+                f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {d.join} monitor_retweet r
+                    ON r.retweeter_id = f.account WHERE true"""
+            )
+            affected.update(row[0] for row in m.cur.fetchall())
 
 
-def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: TweetKeys) -> None:
-    """Given spreading edges (TUDataset, spreading-graph archives), of the tweets stored."""
+def _given_edges(m: _Merge, edges: EdgeRows) -> None:
+    """Given spreading edges (TUDataset, spreading-graph archives), of the tweets stored; keys resolved by the
+    database (these formats are read whole, so the edges are in memory already)."""
     m.counts["given_edges_new"] = 0
     if not len(edges.tweet):
         return
-    tweet_pk, ok = lookup(named.tweet_id, named.pk, edges.tweet)
-    keyed = EdgeRows(tweet_pk, accounts.of(edges.src), accounts.of(edges.dst))
-    ge_stage = m.st.stage(
-        "ge", [("t", "bigint"), ("s", "bigint"), ("d", "bigint")], [keyed.tweet[ok], keyed.src[ok], keyed.dst[ok]]
-    )
+    d = m.d
+    ge_stage = m.st.stage("ge", [("t", "bigint"), ("s", "bigint"), ("d", "bigint")], list(edges))
     m.counts["given_edges_new"] = m.run(
-        f"""INSERT INTO monitor_givenedge (tweet_id, src_id, dst_id) SELECT t, s, d FROM {ge_stage} WHERE true
-            ON CONFLICT (tweet_id, src_id, dst_id) DO NOTHING"""
+        f"""INSERT INTO monitor_givenedge (tweet_id, src_id, dst_id)
+            SELECT t.id, a.id, b.id FROM {ge_stage} g
+            {d.join} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = g.t
+            {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = g.s
+            {d.join} monitor_account b ON b.workspace_id = %s AND b.twitter_id = g.d
+            WHERE true
+            ON CONFLICT (tweet_id, src_id, dst_id) DO NOTHING""",
+        [m.ws, m.ws, m.ws],
     )
 
 
-def _publishers(m: _Merge, originals: _Originals) -> None:
+def _publishers(m: _Merge, authors: np.ndarray) -> None:
     """Every author of an original is a publisher of the workspace."""
-    pub_stage = m.st.stage("pub", [("account", "bigint")], [np.unique(originals.author_pk)])
-    m.counts["publishers_new"] = m.run(
-        f"""INSERT INTO monitor_publisher (workspace_id, account_id, monitored, created_at)
-            SELECT %s, account, {"true" if m.d.postgres else "1"}, CURRENT_TIMESTAMP FROM {pub_stage} WHERE true
-            ON CONFLICT (workspace_id, account_id) DO NOTHING""",
-        [m.ws],
+    pub_stage = m.st.stage("pub", [("account", "bigint")], [authors])
+    _add(
+        m,
+        "publishers_new",
+        m.run(
+            f"""INSERT INTO monitor_publisher (workspace_id, account_id, monitored, created_at)
+                SELECT %s, account, {"true" if m.d.postgres else "1"}, CURRENT_TIMESTAMP FROM {pub_stage} WHERE true
+                ON CONFLICT (workspace_id, account_id) DO NOTHING""",
+            [m.ws],
+        ),
     )
-
-
-def _affected(
-    m: _Merge,
-    tweets: TweetRows,
-    originals: _Originals,
-    named: TweetKeys,
-    retweeted_pks: np.ndarray,
-    new_follows: FollowRows,
-    accounts: AccountKeys,
-) -> list[int]:
-    """Keys of the tweets whose cascade may have changed, sorted."""
-    affected = set(lookup(named.tweet_id, named.pk, tweets.tweet_id[originals.rows])[0].tolist())
-    affected |= set(retweeted_pks.tolist())
-    # a participant who gained a follow edge may gain spreading edges in every cascade it took part in; the
-    # cascades of this upload's retweets are in already, so only the stored retweets of old accounts are left
-    followers = np.unique(new_follows.follower)
-    followers = followers[_in(accounts.old, followers)]
-    if len(followers):
-        fer_stage = m.st.stage("fer", [("account", "bigint")], [followers])
-        m.timed(
-            f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {m.d.join} monitor_retweet r
-                ON r.retweeter_id = f.account WHERE true"""
-        )
-        affected.update(row[0] for row in m.cur.fetchall())
-    return sorted(affected)

@@ -25,7 +25,11 @@ from compute.formats.detect import not_text_reason
 from ..uploads import UploadError
 from .stager import Stager
 
-__all__ = ["detect", "input_size", "read_into"]
+__all__ = ["FOLLOW_CHUNK", "TWEET_CHUNK", "detect", "input_size", "read_into"]
+
+# rows per chunk of a streamed input: the stager holds one chunk at a time, so these bound reading's memory
+TWEET_CHUNK = 200_000
+FOLLOW_CHUNK = 1_000_000
 
 
 def detect(path: Path, shown: str, fmt: str) -> str:
@@ -76,10 +80,10 @@ def read_into(
             # a format read in two passes (tweets, then follows) would report its bytes twice: no live bytes
             live = on_bytes if spec.has_tweets != spec.has_follows else None
             if spec.has_tweets:
-                for chunk in iter_tweets(path, fmt, progress=live, seen=seen, **kw):
+                for chunk in iter_tweets(path, fmt, chunk_size=TWEET_CHUNK, progress=live, seen=seen, **kw):
                     st.add_tweets(chunk)
             if spec.has_follows:
-                for chunk in iter_follows(path, fmt, progress=live, **kw):
+                for chunk in iter_follows(path, fmt, chunk_size=FOLLOW_CHUNK, progress=live, **kw):
                     st.add_follows(chunk)
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
             r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)

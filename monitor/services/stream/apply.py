@@ -52,6 +52,7 @@ from compute.tables import NO_TWEET, FollowTable, TweetTable
 from ... import jobs
 from ...algorithms import get as get_algorithm
 from ...cache import bump_data_version
+from ...db import copy_out
 from ...models import ComputeBatch, ComputeRun, StreamEvent, Tweet
 from ..ingest.conflicts import stored_conflicts
 from ..ingest.merge import merge
@@ -334,16 +335,12 @@ def _store(ws: int, events: list[_Event], tweets: TweetTable, follows: FollowTab
         if len(follows):
             st.add_follows(follows)
         # rows contradicting a stored tweet: left out as an upload in skip-bad mode leaves them out; the event is
-        # dead when nothing of it is left, else applied with the reason as its note
-        staged = st.tweets()
-        drop = stored_conflicts(st, ws, staged)
-        if drop.any():
+        # dead when nothing of it is left, else applied with the reason as its note (the merge leaves them out)
+        if stored_conflicts(st, ws):
+            staged = st.tweets()
+            ids = copy_out(cur, f"SELECT tweet_id FROM {st.dropped}", [], [("tweet_id", "bigint")])[0]
+            drop = np.isin(staged.tweet_id, ids) & (staged.tweet_id != 0)
             _note_conflicts(st, staged, drop, res)
-            kept = ~drop
-            st.tweet_parts = [staged.take(kept)]
-            src, line = st.where()
-            st.where_parts = [(src[kept], line[kept])]
-            st.rows = int(kept.sum())
         try:
             counts = merge(cur, st, ws, None)
         finally:
