@@ -79,3 +79,78 @@ def test_the_merge_holds_the_workspace_lock_until_the_import_ends(ws_a):
     with connection.cursor() as cur:
         cur.execute(held_sql, [MERGE_LOCK_CLASS, ws_a.pk])
         assert cur.fetchone()[0] == 0
+
+
+def _stored(ws) -> dict:
+    """Every row an import writes in ``ws``, by natural ids (primary keys differ between workspaces)."""
+    from monitor.models import Publisher, Tweet
+
+    def rows(qs, *fields):
+        return sorted(qs.values_list(*fields))
+
+    return {
+        "accounts": rows(Account.objects.filter(workspace=ws), "twitter_id", "screen_name"),
+        "tweets": rows(
+            Tweet.objects.filter(workspace=ws),
+            "tweet_id",
+            "author__twitter_id",
+            "created_at",
+            "text",
+            "label",
+            "author_followers",
+            "graph_source",
+            "times_known",
+        ),
+        "retweets": rows(
+            Retweet.objects.filter(tweet__workspace=ws),
+            "tweet__tweet_id",
+            "retweeter__twitter_id",
+            "retweet_id",
+            "created_at",
+            "followers_count",
+        ),
+        "snapshots": rows(
+            FollowerCount.objects.filter(account__workspace=ws), "account__twitter_id", "observed_at", "count"
+        ),
+        "follows": rows(Follow.objects.filter(workspace=ws), "follower__twitter_id", "followee__twitter_id"),
+        "publishers": rows(Publisher.objects.filter(workspace=ws), "account__twitter_id"),
+    }
+
+
+def _three_uploads(ws, import_files, base, more):
+    """A first import, a skip-bad upload that partly contradicts it, and that upload again."""
+    first = import_files(ws, base, compute=False)
+    second = import_files(ws, more, compute=False, mode="skip-bad")
+    again = import_files(ws, more, compute=False, mode="skip-bad")
+    out = []
+    for c in (first, second, again):
+        assert c.status == Collection.Status.DONE, c.error
+        out.append((c.counts, c.report.get("notes"), c.report.get("read")))
+    return out
+
+
+def test_a_tiny_partition_and_chunk_setting_stores_exactly_what_the_default_stores(
+    ws_a, ws_b, import_files, tmp_path, settings, monkeypatch
+):
+    """The partitioned merge gives the same rows, counts, notes and bad records whatever the partitions and the
+    chunks: 50 partitions of a few dozen rows and 97-record chunks (each group split over many chunks) against
+    the defaults."""
+    from monitor.services.ingest import reading
+
+    from .synthetic import write_v1
+
+    base = write_v1(tmp_path / "base", retweets=2_000, seed=11)
+    # the same original ids with other authors and times: conflicts with the stored tweets (left out in
+    # skip-bad), their retweets still stored; new retweets, renames, snapshots and follows besides
+    more = write_v1(tmp_path / "more", retweets=800, seed=12)
+    want = _three_uploads(ws_a, import_files, base, more)
+
+    settings.SPREADWATCH_INGEST_PARTITIONS = 50
+    monkeypatch.setattr(reading, "TWEET_CHUNK", 97)
+    monkeypatch.setattr(reading, "FOLLOW_CHUNK", 97)
+    got = _three_uploads(ws_b, import_files, base, more)
+
+    assert want[1][0]["conflicts_with_stored"] > 0 and want[1][0]["retweets_stored"] > 0
+    assert want[2][0]["retweets_stored"] == 0 and want[2][0]["follows_new"] == 0  # a re-upload stores nothing
+    assert got == want
+    assert _stored(ws_b) == _stored(ws_a)
