@@ -2,10 +2,11 @@
 
 The whole load of one collection is one transaction:
 
-1. every file is stream-parsed a chunk at a time and its rows are copied into temporary *staging* tables
-   (binary COPY on PostgreSQL), so a 1 GB upload never sits in memory as Python objects;
-2. set-based ``INSERT ... SELECT ... ON CONFLICT`` statements merge the staging tables into the real ones,
-   keyed by natural ids (workspace + Twitter ids), which is what makes re-uploading the same data a no-op;
+1. every file is stream-parsed a chunk at a time and each chunk is copied at once into hash-partitioned
+   temporary *staging* tables (binary COPY on PostgreSQL), so the import holds one chunk, not the upload;
+2. the merge takes one partition at a time (``SPREADWATCH_INGEST_PARTITIONS``): ids resolved to keys by the
+   database, deduplicated and sorted in NumPy, inserted keyed by natural ids (workspace + Twitter ids), which
+   is what makes re-uploading the same data a no-op;
 3. the tweets the upload touched are returned so the compute planner can batch them.
 
 A strict upload that meets a bad record raises ``InputError`` from inside the transaction, so nothing is
@@ -19,7 +20,8 @@ Bad input policy, beyond the readers' own checks (``compute.formats``):
   a ROOT line...): strict mode fails the upload naming the file; skip-bad mode skips that file (one bad record,
   a note) and stores the rest, and fails the upload only when nothing else in it could be stored. Archives
   refused for safety (bombs, limits, members outside the archive) fail the upload in both modes.
-* *Conflicting tweet ids*: one ``SeenTweets`` spans every file of the upload, so a tweet id that a later file
+* *Conflicting tweet ids*: one ``SeenTweets`` spans every file of the upload (its references in a temporary
+  table: :mod:`.seen`), so a tweet id that a later file
   gives with another author, time or retweeted tweet is a bad record of that file naming the earlier
   ``file:line``. Against what is already stored, a tweet id keeps its stored author and time: an upload row that
   says otherwise (another author, a time more than a second away, or a retweet whose own id is a stored
@@ -28,10 +30,11 @@ Bad input policy, beyond the readers' own checks (``compute.formats``):
   (nothing indexes them); a retweet per user and tweet keeps its earliest time, as before.
 
 The package is cut along those steps, because each step has its own data and its own reader: ``reading``
-(an input's format and its records into the staging area), ``stager`` (the staged columns and temporary
-tables), ``merge`` (one function per table, in foreign-key order), ``conflicts`` (the check against stored
-tweets, which a validation runs too) and ``columns`` (the named column tuples they pass along). One module
-per table would split the merge's shared lookups (account and tweet keys) over eight files for no gain.
+(an input's format and its records into the staging area), ``stager`` (the partitioned temporary tables),
+``seen`` (the upload-wide duplicate check's table), ``merge`` (one function per table, in foreign-key order),
+``conflicts`` (the check against stored tweets, which a validation runs too) and ``columns`` (the named column
+tuples they pass along). One module per table would split the merge's shared steps over eight files for no
+gain.
 Archive safety (unpacking before anything is read) is :mod:`monitor.services.uploads`.
 """
 

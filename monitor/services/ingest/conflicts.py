@@ -30,7 +30,9 @@ def stored_conflicts(st: Stager, ws: int) -> int:
     bad_ids: list[np.ndarray] = []
     n_rows = 0
     for table in st.partitions("tid"):
-        tweets, where = st.tweet_rows(table)
+        # only the rows of tweet ids the workspace stores can conflict (all of them: the message counts them)
+        stored_ids = "EXISTS (SELECT 1 FROM monitor_tweet t WHERE t.workspace_id = %s AND t.tweet_id = s.tweet_id)"
+        tweets, where = st.tweet_rows(table, stored_ids, [ws])
         drop, recs = _partition_conflicts(st, ws, tweets, where)
         if drop.any():
             n_rows += int(np.count_nonzero(drop))

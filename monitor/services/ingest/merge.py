@@ -12,9 +12,11 @@ per-workspace advisory lock (PostgreSQL; SQLite has one writer) from its first r
 so two imports of one workspace merge one after the other (their reading still runs side by side). Every
 writer of these tables must take it (:func:`lock_workspace`).
 
-The steps run in the order the foreign keys need: accounts, tweets (originals), retweets, follower counts,
-follows, given edges, publishers; then the tweets whose cascades may have changed are collected for the
-compute planner.
+The steps run in the order the foreign keys need: accounts, tweets (originals) and their publishers, retweets
+and follower counts, follows, given edges; each takes the staging area's partitions one at a time (a
+partition holds every row of the groups it deduplicates: see :mod:`.stager`), so the merge holds one
+partition, not the upload. The keys of the tweets whose cascades may have changed are collected on the way,
+for the compute planner.
 """
 
 from __future__ import annotations
@@ -126,9 +128,8 @@ def _accounts(m: _Merge) -> None:
     for p in range(st.k if usr_parts or uid_parts else 0):
         sources = [f"SELECT DISTINCT s.user_id FROM {usr_parts[p]} s WHERE {st.not_dropped('s')}"] if usr_parts else []
         sources += [f"SELECT DISTINCT twitter_id FROM {uid_parts[p]}"] if uid_parts else []
-        (users,) = copy_out(m.cur, " UNION ".join(sources), [], [("twitter_id", "bigint")])
+        (users,) = st.read_back("users", " UNION ".join(sources), [], [("twitter_id", "bigint")])
         users = np.unique(users)
-        st.loaded(len(users))
         u_stage = st.stage("users", [("twitter_id", "bigint")], [users])
         (old_ids,) = copy_out(
             m.cur,
@@ -140,9 +141,11 @@ def _accounts(m: _Merge) -> None:
         is_old = _in(old_ids, users)
         names: dict[int, str] = {}
         if names_parts:
+            t = time.perf_counter()
             m.cur.execute(f"SELECT user_id, name FROM {names_parts[p]} ORDER BY seq")
             names = dict(m.cur.fetchall())  # in upload order: the last name seen wins
             st.loaded(len(names))
+            st.timings["read names"] = round(st.timings.get("read names", 0.0) + time.perf_counter() - t, 3)
         t = time.perf_counter()
         new_stage = st.stage_text(
             "newusers",
@@ -199,19 +202,20 @@ def _originals(m: _Merge, affected: set[int]) -> None:
         ("times_known", "int"),
     ]
     for p, part in enumerate(st.partitions("tid")):
-        tid, author, created, followers = copy_out(
-            m.cur,
-            f"""SELECT s.tweet_id, a.id, s.created_at, s.followers FROM {part} s {d.join} monitor_account a
-                ON a.workspace_id = %s AND a.twitter_id = s.user_id
-                WHERE s.rt = {NO_TWEET} AND {st.not_dropped("s")} ORDER BY s.seq""",
+        # a v1.1 retweet repeats its original: the database picks each original's first row (its least seq)
+        tid, author, created, followers = st.read_back(
+            "originals",
+            f"""SELECT s.tweet_id, a.id, s.created_at, s.followers FROM {part} s
+                JOIN (SELECT min(seq) AS seq FROM {part} s WHERE s.rt = {NO_TWEET} AND {st.not_dropped("s")}
+                      GROUP BY s.tweet_id) f ON f.seq = s.seq
+                {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.user_id
+                ORDER BY s.tweet_id""",
             [m.ws],
             [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float"), ("f", "float")],
         )
-        st.loaded(len(tid))
         if not len(tid):
             continue
-        rows = np.argsort(tid, kind="stable")
-        rows = rows[first_of_runs(tid[rows])]
+        rows = np.arange(len(tid))
         _add(m, "tweets_in_upload", len(rows))
         ids = tid[rows]
         n = len(rows)
@@ -305,8 +309,8 @@ def _retweets_and_counts(m: _Merge, affected: set[int]) -> None:
     c["retweets_stored"] = 0
     c["follower_counts_new"] = 0
     for part in st.partitions("usr"):
-        tid, rt, account, tweet, author, created, followers = copy_out(
-            m.cur,
+        tid, rt, account, tweet, author, created, followers = st.read_back(
+            "retweets and counts",
             f"""SELECT s.tweet_id, s.rt, a.id, COALESCE(t.id, -1), COALESCE(t.author_id, -1), s.created_at, s.followers
                 FROM {part} s {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.user_id
                 LEFT JOIN monitor_tweet t ON s.rt <> {NO_TWEET} AND t.workspace_id = %s AND t.tweet_id = s.rt
@@ -314,7 +318,6 @@ def _retweets_and_counts(m: _Merge, affected: set[int]) -> None:
             [m.ws, m.ws],
             [(n, "bigint") for n in ("tid", "rt", "account", "tweet", "author")] + [("t", "float"), ("f", "float")],
         )
-        st.loaded(len(tid))
         rows = TweetRows(tid, rt, account, created, followers)  # user_id: the account's key here
         retweeted = _retweets(m, rows, tweet, author)
         affected.update(np.unique(retweeted).tolist())
@@ -442,15 +445,14 @@ def _follows(m: _Merge, affected: set[int]) -> None:
     m.counts["self_follows"] = 0
     m.counts["follows_new"] = 0
     for part in st.partitions("fol"):
-        a, b = copy_out(
-            m.cur,
+        a, b = st.read_back(
+            "follows",
             f"""SELECT a.id, b.id FROM {part} s
                 {d.join} monitor_account a ON a.workspace_id = %s AND a.twitter_id = s.follower
                 {d.join} monitor_account b ON b.workspace_id = %s AND b.twitter_id = s.followee""",
             [m.ws, m.ws],
             [("a", "bigint"), ("b", "bigint")],
         )
-        st.loaded(len(a))
         edges = FollowRows(a, b)
         self_follow = edges.follower == edges.followee
         _add(m, "self_follows", np.count_nonzero(self_follow))

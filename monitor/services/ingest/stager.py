@@ -301,16 +301,26 @@ class Stager:
             return "true" if self.d.postgres else "1"
         return f"NOT EXISTS (SELECT 1 FROM {self.dropped} x WHERE x.tweet_id = {alias}.tweet_id)"
 
-    def tweet_rows(self, table: str, where: str = "true") -> tuple[TweetRows, tuple[np.ndarray, np.ndarray]]:
+    def read_back(self, what: str, sql: str, params: list, cols: list[tuple[str, str]]) -> list[np.ndarray]:
+        """``copy_out`` of staged rows (timed as ``read <what>``, and counted: :attr:`peak_loaded_rows`)."""
+        t = time.perf_counter()
+        out = copy_out(self.cur, sql, params, cols)
+        key = f"read {what}"
+        self.timings[key] = round(self.timings.get(key, 0.0) + time.perf_counter() - t, 3)
+        self.loaded(len(out[0]))
+        return out
+
+    def tweet_rows(
+        self, table: str, where: str = "true", params: list | None = None
+    ) -> tuple[TweetRows, tuple[np.ndarray, np.ndarray]]:
         """One partition's statuses (``tid`` or ``usr``; ``where``: an SQL condition on its rows, alias ``s``),
         in upload order, and their (file index, line or -1)."""
-        _, src, line, *cols = copy_out(
-            self.cur,
+        _, src, line, *cols = self.read_back(
+            "statuses",
             f"SELECT {', '.join('s.' + c for c, _ in TWEET_COLS)} FROM {table} s WHERE {where} ORDER BY s.seq",
-            [],
+            params or [],
             TWEET_COLS,
         )
-        self.loaded(len(src))
         return TweetRows(*cols), (src.astype(np.int32), line)
 
     def _all_tweets(self) -> tuple[TweetRows, tuple[np.ndarray, np.ndarray]]:
