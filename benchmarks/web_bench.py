@@ -32,6 +32,11 @@ def main() -> int:
     ap.add_argument("--data", default=str(ROOT / "var" / "bench1m"), help="folder for the generated files")
     ap.add_argument("--requests", type=int, default=200, help="ranking page requests for the latency")
     ap.add_argument("--json", help="write the results here too")
+    ap.add_argument(
+        "--import-only",
+        action="store_true",
+        help="import without computing (the import's own time and memory: run it under /usr/bin/time -v)",
+    )
     args = ap.parse_args()
 
     from _setup import django_on_postgres, generated_collection
@@ -60,9 +65,30 @@ def main() -> int:
         cur.execute("VACUUM ANALYZE")
 
     t0 = time.perf_counter()
-    c = services.collection_create(workspace=ws, files=files, user=user, name="bench 1M")
+    c = services.collection_create(workspace=ws, files=files, user=user, name="bench 1M", compute=not args.import_only)
     c.refresh_from_db()
     t_import = time.perf_counter() - t0
+    if args.import_only:
+        import resource
+
+        res = {
+            "retweets": c.counts.get("retweets_in_upload"),
+            "tweets": c.counts.get("tweets_in_upload"),
+            "follows": c.counts.get("follows_in_upload"),
+            "accounts": c.counts.get("accounts_new"),
+            "statuses_read": c.counts.get("rows_read"),
+            "status": c.status,
+            "import_s": round(t_import, 2),
+            "import_read_s": c.timings.get("read_s"),
+            "import_merge_s": c.timings.get("merge_s"),
+            "import_merge_steps_s": c.timings.get("merge_steps_s"),
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "partitions": getattr(settings, "SPREADWATCH_INGEST_PARTITIONS", None),
+        }
+        print(json.dumps(res, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
+        return 0
     run = c.compute_runs.get()
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["*"]
