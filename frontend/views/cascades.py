@@ -11,7 +11,7 @@ from monitor import selectors
 
 from .base import workspace_context
 
-EXPLORER_LIMIT = 20_000  # nodes drawn by default (WebGL: every node of cascades up to this size)
+EXPLORER_LIMIT = selectors.EXPLORER_LIMIT  # nodes drawn by default (the warm-up after a run stores this view)
 EXPLORER_MAX = 50_000  # the most a reader may ask for with ?limit=
 
 

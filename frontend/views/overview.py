@@ -25,18 +25,13 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def overview(request: HttpRequest, ws: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    lo, hi = selectors.data_span(workspace)
     ctx = workspace_context(
         request,
         workspace,
-        counts=selectors.workspace_counts(workspace),
-        publishers=selectors.publishers_summary(workspace, limit=25),
-        weeks=selectors.publishers_reach_weeks(workspace, 10, end=hi),
-        top=selectors.ranking(workspace, limit=10),
+        **selectors.overview_page(workspace),  # counts, publishers, weeks, top, span
         collections=selectors.collections_list(workspace, limit=5),
         runs=selectors.runs_list(workspace, limit=5),
         alerts=_unread_alerts(request, workspace),
-        span=(lo, hi),
     )
     return render(request, "frontend/overview.html", ctx)
 

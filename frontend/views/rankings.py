@@ -21,7 +21,7 @@ from monitor.models import Label
 
 from ..forms import RankingForm
 from ..forms_wtf import WatchListForm
-from .base import PAGE, workspace_context
+from .base import workspace_context
 
 
 def window_from_form(form: RankingForm, span: tuple[dt.date | None, dt.date | None]) -> tuple[selectors.Window, str]:
@@ -81,7 +81,13 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
     account = selectors.account_get(workspace, publisher) if publisher is not None else None
     # the defaults are bound too, so that the selects show them
     data = request.GET.copy()
-    for name, default in (("aggregate", "total"), ("window", "all"), ("top", "10"), ("bucket", "auto")):
+    # (as selectors.ranking_page_view opens it: the warm-up after a compute run stores what these defaults read)
+    for name, default in (
+        ("aggregate", "total"),
+        ("window", "all"),
+        ("top", str(selectors.RANKING_TOP)),
+        ("bucket", "auto"),
+    ):
         data.setdefault(name, default)
     form = RankingForm(data)
     if not form.is_valid():
@@ -98,7 +104,7 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
     sort = d.get("sort") or aggregate
     labels = list(d.get("labels") or [])
     page_no = d.get("page") or 1
-    top_n = d.get("top") or 10
+    top_n = d.get("top") or selectors.RANKING_TOP
     shown = selectors.ranking_page(
         workspace,
         publisher=account,
@@ -108,7 +114,7 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         sort=sort,
         labels=labels,
         page_no=page_no,
-        page_size=PAGE,
+        page_size=selectors.RANKING_PAGE_SIZE,
         top=top_n,
         bucket=d.get("bucket") or "auto",
         history_requested=bool(request.GET.get("history")),

@@ -31,6 +31,7 @@ def twitter_ids(account_pks: set[int]) -> dict[int, int]:
     return dict(Account.objects.filter(pk__in=account_pks).values_list("pk", "twitter_id"))
 
 
+EXPLORER_LIMIT = 20_000  # nodes the explorer draws by default (WebGL: every node of cascades up to this size)
 TIMELINE_POINTS = 512  # the explorer's retweet timeline is drawn from at most this many (delay, count) points
 
 
