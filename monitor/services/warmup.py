@@ -161,7 +161,7 @@ def _reads(ws: Workspace, res: WarmResult, deadline: float) -> Iterator[tuple[st
         )
     for t in _largest_cascades(ws, settings.SPREADWATCH_WARM_CASCADES):
         limit = selectors.EXPLORER_LIMIT
-        yield f"cascade {t.tweet_id}", lambda t=t, limit=limit: selectors.cascade_explorer_data(ws, t, limit=limit)
+        yield f"cascade {t.tweet_id}", lambda t=t, limit=limit: selectors.cascade_explorer_page(ws, t, limit=limit)
     for scope in [None, *publishers]:
         for v in VARIANTS:
             yield f"variant {v}", lambda scope=scope, v=v: selectors.ranking_page_view(ws, publisher=scope, **v)
