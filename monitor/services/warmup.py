@@ -17,7 +17,8 @@ What, in this order, until ``SPREADWATCH_WARM_SECONDS`` have passed (the rest is
 3. the ranking variants one click away (another aggregate, the cascades sort, the last 30 days, page 2).
 
 Warming never fails the run: each read runs in its own savepoint, under a statement timeout of the time left,
-and a failure is logged and counted. It runs inside the run's transaction, which holds the workspace row and its
+and a failure is logged and counted. It is PostgreSQL's only: on SQLite (``make demo``) the transaction would hold
+the database's one writer lock meanwhile. It runs inside the run's transaction, which holds the workspace row and its
 aggregate lock meanwhile (another import or run of the workspace waits): that is what the time bound is for.
 """
 
@@ -74,7 +75,9 @@ def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> Wa
     bounds it."""
     res = WarmResult()
     budget = settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds
-    if budget <= 0 or settings.SPREADWATCH_READ_CACHE_SECONDS <= 0:
+    # not on SQLite (the demo's database): its one writer would be held for the warm-up (30 s for Twitter16 in
+    # `make demo`), and a login or upload meanwhile would wait for the lock or fail with "database is locked"
+    if budget <= 0 or settings.SPREADWATCH_READ_CACHE_SECONDS <= 0 or connection.vendor != "postgresql":
         return res
     t0 = time.monotonic()
     deadline = t0 + budget
