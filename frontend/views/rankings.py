@@ -23,6 +23,9 @@ from ..forms import RankingForm
 from ..forms_wtf import WatchListForm
 from .base import workspace_context
 
+# rows per page: the size the warm-up after a compute run reads too (selectors.ranking_page_view)
+PAGE = selectors.RANKING_PAGE_SIZE
+
 
 def window_from_form(form: RankingForm, span: tuple[dt.date | None, dt.date | None]) -> tuple[selectors.Window, str]:
     """The window the ranking form selected (``selectors.window_for_preset``), and its preset."""
@@ -114,7 +117,7 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         sort=sort,
         labels=labels,
         page_no=page_no,
-        page_size=selectors.RANKING_PAGE_SIZE,
+        page_size=PAGE,
         top=top_n,
         bucket=d.get("bucket") or "auto",
         history_requested=bool(request.GET.get("history")),
