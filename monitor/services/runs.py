@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -32,6 +32,7 @@ from ..algorithms import BatchOutcome, RunCancelled
 from ..algorithms.base import _phase_reporter, report_phase
 from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
+from ..progress import run_progress_key
 from .recovery import holding
 from .warmup import read_cache_warm
 
@@ -235,11 +236,6 @@ def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
     if run.status == ComputeRun.Status.QUEUED:
         ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.QUEUED).update(status=ComputeRun.Status.RUNNING)
     return True
-
-
-def run_progress_key(run_id: int) -> str:
-    """The cache key of the phase a run's current batch is in (the collection page's bar reads it)."""
-    return f"spreadwatch:{connection.settings_dict['NAME']}:run-progress:{run_id}"
 
 
 def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
