@@ -84,7 +84,8 @@ def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> Wa
     try:
         # an outer savepoint: whatever goes wrong here leaves the run's transaction as it was
         with transaction.atomic(), warming(workspace) as written, _statement_timeout_restored():
-            for _name, read in _reads(workspace, res, deadline):
+            res.keys = written  # the same list: what was written before a failure is dropped with the rest
+            for _name, read in _reads(workspace):
                 if time.monotonic() >= deadline:
                     res.skipped += 1
                     continue
@@ -92,7 +93,6 @@ def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> Wa
                     res.done += 1
                 else:
                     res.failed += 1
-            res.keys = list(written)
     except Exception:
         log.exception("warming the read cache of workspace %s failed; its pages build their reads", workspace.pk)
         res.failed += 1
@@ -132,7 +132,7 @@ def _statement_timeout_restored() -> Iterator[None]:
             cur.execute("SELECT set_config('statement_timeout', %s, true)", [before])
 
 
-def _reads(ws: Workspace, res: WarmResult, deadline: float) -> Iterator[tuple[str, Callable[[], object]]]:
+def _reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
     """The reads to warm, most used first. A generator: the publishers and accounts are read (themselves
     through the cache) only when their turn comes."""
     from ..api.paging import DEFAULT_PAGE_SIZE
