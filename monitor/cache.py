@@ -11,6 +11,13 @@ database (tests, a restored dump) never meets an old entry. ``SPREADWATCH_READ_C
 
 This module is out of ``monitor.selectors`` because bumping the version is a write: services call
 :func:`bump_data_version` in their transaction, selectors decorate their reads with :func:`cached`.
+
+**Warming** (:func:`warming`, used by ``monitor.services.warmup``): a compute run's last transaction bumps the
+version and then, before it commits, calls the busiest pages' selectors under the version that transaction sees
+(the new one, *pinned*: read from the row, never copied into the cache, so no other process meets the new version
+before the commit makes its rows visible). What they store is under the keys the pages will ask for once the
+commit lands, so the first readers after a run shows done find them. If that transaction does not commit, the
+caller drops the keys written (:func:`forget_keys`): the version number is used again by the next bump.
 """
 
 from __future__ import annotations
@@ -18,14 +25,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection, models
 
 if TYPE_CHECKING:
     from .models import Workspace
+
+log = logging.getLogger(__name__)
+
+# while warming (see the module): the workspace whose version is pinned, that version, and the keys written
+_PINNED: ContextVar[tuple[int, int, list[str]] | None] = ContextVar("sw_read_cache_pinned", default=None)
 
 
 def _version_key(ws_id: int) -> str:
@@ -109,8 +123,14 @@ def cached(fn: Callable) -> Callable:
                 if hit is not None:
                     return hit
         try:
+            t = time.perf_counter()
             value = fn(ws, *args, **kwargs)
             cache.set(key, value, timeout=ttl)
+            pinned = _PINNED.get()
+            if pinned is not None and pinned[0] == ws.pk:
+                pinned[2].append(key)
+            # the cold builds a page pays for: what warming is meant to leave none of (tests count these)
+            log.debug("read cache: built %s in %.0f ms", fn.__name__, 1000 * (time.perf_counter() - t))
         finally:
             cache.delete(lock)
         return value
@@ -126,6 +146,9 @@ def current_version(ws: Workspace) -> str:
 
     from .models import Workspace
 
+    pinned = _PINNED.get()
+    if pinned is not None and pinned[0] == ws.pk:
+        return f"{ws.pk}:{ws.created_at.isoformat()}:{pinned[1]}"
     key = _version_key(ws.pk)
     version = cache.get(key)
     if version is None:
@@ -142,3 +165,26 @@ def data_version(ws: Workspace) -> str | None:
     if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
         return None
     return current_version(ws)
+
+
+@contextlib.contextmanager
+def warming(ws: Workspace) -> Iterator[list[str]]:
+    """Within: the cached reads of ``ws`` use the data version this connection sees now (inside a transaction
+    that bumped it: the new one) and do not copy it into the cache; yields the list of keys they write."""
+    from .models import Workspace
+
+    version = Workspace.objects.filter(pk=ws.pk).values_list("data_version", flat=True).first() or 0
+    written: list[str] = []
+    token = _PINNED.set((ws.pk, version, written))
+    try:
+        yield written
+    finally:
+        _PINNED.reset(token)
+
+
+def forget_keys(keys: list[str]) -> None:
+    """Drop cached values (warmed for a version whose transaction did not commit)."""
+    from django.core.cache import cache
+
+    with contextlib.suppress(Exception):  # unreachable: they expire with the read cache's TTL
+        cache.delete_many(keys)

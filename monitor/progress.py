@@ -25,7 +25,28 @@ __all__ = [
     "compute_percent",
     "import_percent",
     "phase_percent",
+    "progress_key",
+    "run_progress_key",
 ]
+
+
+# the cache keys the progress is published under (by the import and the compute batches, monitor.services) and
+# read from (monitor.selectors.collections): here, so that neither layer imports the other for them
+
+
+def progress_key(collection_id: int) -> str:
+    """The cache key of a collection's import progress."""
+    from django.db import connection
+
+    return f"spreadwatch:{connection.settings_dict['NAME']}:collection-progress:{collection_id}"
+
+
+def run_progress_key(run_id: int) -> str:
+    """The cache key of the phase a run's current batch is in (the collection page's bar reads it)."""
+    from django.db import connection
+
+    return f"spreadwatch:{connection.settings_dict['NAME']}:run-progress:{run_id}"
+
 
 # share of the bar per phase, in order (they add up to 100)
 PHASES: tuple[tuple[str, float], ...] = (

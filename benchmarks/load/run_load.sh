@@ -7,10 +7,17 @@
 # 1. analysts: 50 Locust users for 60 s, each opening a page, reading it 1-5 s, opening the next (the model is in
 #    benchmarks/load/locustfile.py), after every page was opened once (the read cache is warm, as between
 #    computes). Per page p50/p95/p99 and failures: the issue's target is read here.
-# 2. analysts-cold: the same right after the read cache was emptied (as the first minute after a compute run).
-# 3. analysts-nocache: 30 s with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its work.
-# 4. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
+# 2. analysts-after-compute: the first minute after a compute run: the same web processes (they served case 1), a
+#    compute run finishes (over the busiest publisher's LOAD_RECOMPUTE_TWEETS newest tweets: any run bumps the data
+#    version, so every cached read is of an old version, and its worker warms the new one before it marks the run
+#    done, monitor/services/warmup.py), then the 50 analysts arrive at once. Its log: after-compute-run.txt.
+# 3. analysts-cold: the same right after the read cache was emptied and the web processes restarted: a Redis
+#    flush or restart, not a compute run (before the warm-up existed, this stood for the first minute after one).
+# 4. analysts-nocache: 30 s with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its work.
+# 5. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
 #    answers), 30 s over every page kind, then 10 s per kind: the most this machine serves.
+# LOAD_CASES (default "warm after-compute cold nocache capacity") picks the cases; `uptime` before each is in
+# uptime.txt (the load average says what else ran on the machine).
 # Results go to benchmarks/results/load_<date>_<time>/ (LOAD_OUT= to choose): summary.md, Locust CSVs, wrk.txt.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,12 +28,14 @@ TMP=$(mktemp -d)  # the session cookie and the server log stay out of the result
 PORT=${LOAD_PORT:-8099}
 USERS=${LOAD_USERS:-50}
 SECONDS_RUN=${LOAD_SECONDS:-60}
+CASES=" ${LOAD_CASES:-warm after-compute cold nocache capacity} "
+RECOMPUTE_TWEETS=${LOAD_RECOMPUTE_TWEETS:-200}
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/spreadwatch}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/14}
 export DEBUG=0 ALLOWED_HOSTS=127.0.0.1 SECRET_KEY=${SECRET_KEY:-load-test-secret-key-not-for-production-0123456789abcdef}
 export CELERY_TASK_ALWAYS_EAGER=1 LOG_LEVEL=WARNING
 unset CELERY_BROKER_URL || true
-command -v wrk >/dev/null || { echo "run_load.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+[[ $CASES != *" capacity "* ]] || command -v wrk >/dev/null || { echo "run_load.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
 [ -x .venv/bin/locust ] || $PY -m pip install -q -e ".[load]"
 $PY manage.py collectstatic --noinput -v0
 # the pages, by kind: the overview; rankings over all publishers and for the 10 busiest, each with the variants an
@@ -79,18 +88,44 @@ empty_cache() {
   $PY manage.py shell -c "from django.core.cache import cache; cache.clear()" 2>/dev/null
 }
 analysts() {  # $1: result name, $2: seconds
+  echo "$1: $(uptime)" >> "$OUT/uptime.txt"
   PAGES_JSON=$OUT/pages.json .venv/bin/locust -f benchmarks/load/locustfile.py --headless -u $USERS -r 25 \
     -t ${2}s --stop-timeout 10 --host http://127.0.0.1:$PORT --csv "$OUT/$1" --only-summary \
     > "$OUT/$1.log" 2>&1 || true  # locust exits 1 when any request failed: the failures are in the table
 }
+compute_run() {  # a compute run over the busiest publisher's newest tweets, in this process (eager), to its end
+  $PY manage.py shell -c "
+import time
+from monitor import selectors, services
+from monitor.models import ComputeRun, Tweet, Workspace
+ws = Workspace.objects.get(slug='bench-1m')
+pub = selectors.publishers_summary(ws, limit=1)[0]['twitter_id']
+pks = list(Tweet.objects.filter(workspace=ws, author__twitter_id=pub).order_by('-created_at').values_list('pk', flat=True)[:$RECOMPUTE_TWEETS])
+t = time.perf_counter()
+run = services.compute_run_start(workspace=ws, tweet_pks=pks, backend='cpu')
+run.refresh_from_db()
+print(f'run {run.pk}: {run.status}, {len(pks)} tweets, {time.perf_counter() - t:.1f} s; warm_s={run.timings.get(\"warm_s\")}; notes={run.notes}')
+assert run.status == ComputeRun.Status.DONE, run.error
+" 2>&1 | grep -v "^WARNING\|^INFO" >> "$OUT/after-compute-run.txt"
+}
 serve
 empty_cache; warm
-analysts analysts $SECONDS_RUN
-serve  # fresh processes: their snapshots of the all-time sums go too
-empty_cache
-analysts analysts-cold $SECONDS_RUN
-serve SPREADWATCH_READ_CACHE_SECONDS=0
-analysts analysts-nocache 30
+case $CASES in *" warm "*) analysts analysts $SECONDS_RUN ;; esac
+if [[ $CASES == *" after-compute "* ]]; then
+  echo "compute run: $(uptime)" >> "$OUT/uptime.txt"
+  compute_run  # the web processes keep running, as they would
+  analysts analysts-after-compute $SECONDS_RUN
+fi
+if [[ $CASES == *" cold "* ]]; then
+  serve  # fresh processes: their snapshots of the all-time sums go too
+  empty_cache
+  analysts analysts-cold $SECONDS_RUN
+fi
+if [[ $CASES == *" nocache "* ]]; then
+  serve SPREADWATCH_READ_CACHE_SECONDS=0
+  analysts analysts-nocache 30
+fi
+if [[ $CASES == *" capacity "* ]]; then
 serve
 warm
 {
@@ -101,4 +136,5 @@ warm
     PAGES_FILE=$OUT/pages-$k.txt wrk -t2 -c50 -d10s --timeout 10s -s benchmarks/load/pages.lua http://127.0.0.1:$PORT
   done
 } > "$OUT/wrk.txt"
+fi
 $PY benchmarks/load/summarise.py "$OUT" | tee "$OUT/summary.md"

@@ -51,7 +51,11 @@ def main(folder: str) -> None:
     d = Path(folder)
     for name, title in (
         ("analysts", "50 analysts (1-5 s think time), 60 s, read cache warm (between computes)"),
-        ("analysts-cold", "50 analysts (1-5 s think time), 60 s, read cache emptied first (just after a compute)"),
+        (
+            "analysts-after-compute",
+            "50 analysts (1-5 s think time), 60 s, arriving as a compute run (with its warm-up) has finished",
+        ),
+        ("analysts-cold", "50 analysts (1-5 s think time), 60 s, read cache emptied and web processes restarted"),
         ("analysts-nocache", "50 analysts (1-5 s think time), 30 s, read cache off (every request does its work)"),
     ):
         stats = d / f"{name}_stats.csv"

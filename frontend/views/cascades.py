@@ -11,7 +11,7 @@ from monitor import selectors
 
 from .base import workspace_context
 
-EXPLORER_LIMIT = 20_000  # nodes drawn by default (WebGL: every node of cascades up to this size)
+EXPLORER_LIMIT = selectors.EXPLORER_LIMIT  # nodes drawn by default (the warm-up after a run stores this view)
 EXPLORER_MAX = 50_000  # the most a reader may ask for with ?limit=
 
 
@@ -37,7 +37,7 @@ def cascade(request: HttpRequest, ws: str, tweet_id: int) -> HttpResponse:
         limit = min(max(int(request.GET.get("limit", EXPLORER_LIMIT)), 10), EXPLORER_MAX)
     except ValueError:
         return HttpResponse("limit: not an integer", status=400, content_type="text/plain")
-    data = selectors.cascade_explorer_data(workspace, t, limit=limit)
+    page = selectors.cascade_explorer_page(workspace, t, limit=limit)
     return render(
-        request, "frontend/cascade.html", workspace_context(request, workspace, tweet=t, data=data, limit=limit)
+        request, "frontend/cascade.html", workspace_context(request, workspace, tweet=t, data=page, limit=limit)
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -9,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from monitor import selectors
+from monitor.cache import data_version
 
 from .base import workspace_context
 
@@ -25,18 +27,16 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def overview(request: HttpRequest, ws: str) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
-    lo, hi = selectors.data_span(workspace)
     ctx = workspace_context(
         request,
         workspace,
-        counts=selectors.workspace_counts(workspace),
-        publishers=selectors.publishers_summary(workspace, limit=25),
-        weeks=selectors.publishers_reach_weeks(workspace, 10, end=hi),
-        top=selectors.ranking(workspace, limit=10),
+        **selectors.overview_page(workspace),  # counts, publishers, weeks, top, span
         collections=selectors.collections_list(workspace, limit=5),
         runs=selectors.runs_list(workspace, limit=5),
         alerts=_unread_alerts(request, workspace),
-        span=(lo, hi),
+        # the data part is rendered once per data version (its tables are most of a warm overview's time)
+        fragment_key=data_version(workspace),
+        fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
     return render(request, "frontend/overview.html", ctx)
 

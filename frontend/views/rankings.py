@@ -21,7 +21,10 @@ from monitor.models import Label
 
 from ..forms import RankingForm
 from ..forms_wtf import WatchListForm
-from .base import PAGE, workspace_context
+from .base import workspace_context
+
+# rows per page: the size the warm-up after a compute run reads too (selectors.ranking_page_view)
+PAGE = selectors.RANKING_PAGE_SIZE
 
 
 def window_from_form(form: RankingForm, span: tuple[dt.date | None, dt.date | None]) -> tuple[selectors.Window, str]:
@@ -81,7 +84,13 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
     account = selectors.account_get(workspace, publisher) if publisher is not None else None
     # the defaults are bound too, so that the selects show them
     data = request.GET.copy()
-    for name, default in (("aggregate", "total"), ("window", "all"), ("top", "10"), ("bucket", "auto")):
+    # (as selectors.ranking_page_view opens it: the warm-up after a compute run stores what these defaults read)
+    for name, default in (
+        ("aggregate", "total"),
+        ("window", "all"),
+        ("top", str(selectors.RANKING_TOP)),
+        ("bucket", "auto"),
+    ):
         data.setdefault(name, default)
     form = RankingForm(data)
     if not form.is_valid():
@@ -98,7 +107,7 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
     sort = d.get("sort") or aggregate
     labels = list(d.get("labels") or [])
     page_no = d.get("page") or 1
-    top_n = d.get("top") or 10
+    top_n = d.get("top") or selectors.RANKING_TOP
     shown = selectors.ranking_page(
         workspace,
         publisher=account,

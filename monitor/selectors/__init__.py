@@ -46,7 +46,15 @@ from .compare import (
     compare_publishers_get,
     publisher_choices,
 )
-from .explorer import TIMELINE_POINTS, cascade_explorer_data, cascade_graph, tweet_participants, twitter_ids
+from .explorer import (
+    EXPLORER_LIMIT,
+    TIMELINE_POINTS,
+    cascade_explorer_data,
+    cascade_explorer_page,
+    cascade_graph,
+    tweet_participants,
+    twitter_ids,
+)
 from .history import publishers_reach_weeks, rank_history
 from .influence_max import (
     SEED_COLUMNS,
@@ -84,8 +92,8 @@ from .network import (
     network_summary,
 )
 from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
-from .overview import publishers_summary, workspace_counts
-from .ranking_page import RankingPageData, ranking_page
+from .overview import overview_page, publishers_summary, workspace_counts
+from .ranking_page import RANKING_PAGE_SIZE, RANKING_TOP, RankingPageData, ranking_page, ranking_page_view
 from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
 from .search import SearchResult, account_by_screen_name, search
@@ -120,6 +128,7 @@ __all__ = [
     "PRESET_DAYS",
     "SEED_COLUMNS",
     "SORTS",
+    "EXPLORER_LIMIT",
     "TIMELINE_POINTS",
     "RankingPage",
     "RankingPageData",
@@ -138,6 +147,7 @@ __all__ = [
     "MAX_PUBLISHERS",
     "MIN_PUBLISHERS",
     "cascade_explorer_data",
+    "cascade_explorer_page",
     "cascade_graph",
     "collection_files",
     "collection_get",
@@ -166,10 +176,14 @@ __all__ = [
     "network_summary",
     "publisher_choices",
     "publishers_reach_weeks",
+    "overview_page",
     "publishers_summary",
     "rank_history",
     "ranking",
     "ranking_page",
+    "ranking_page_view",
+    "RANKING_PAGE_SIZE",
+    "RANKING_TOP",
     "reach_by_label",
     "run_batches",
     "run_get",

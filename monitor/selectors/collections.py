@@ -27,9 +27,8 @@ def collection_progress(collection: Collection) -> dict:
     ``{"phase", "phase_label", "step", "steps", "stage", "percent"}``; ``stage`` says what the phase is doing.
     The import publishes its progress to the cache, a compute run its batches' phases; 100 % only once the
     collection has finished (a finished import that still computes is not done)."""
-    # the keys are the writers': the import and the compute batches publish their progress under them
-    from ..services.collections import progress_key
-    from ..services.runs import run_progress_key
+    # the keys the import and the compute batches publish their progress under
+    from ..progress import progress_key, run_progress_key
 
     computes = bool(collection.compute and not collection.validate_only)
     names = list(progress.PHASES_NAMES if computes else progress.IMPORT_PHASES)

@@ -6,6 +6,9 @@ from django.db.models import Max, Min, Sum
 
 from ..cache import cached
 from ..models import Account, Publisher, PublisherDay, Retweet, Tweet, Workspace
+from .history import publishers_reach_weeks
+from .rankings import ranking
+from .windows import data_span
 
 
 @cached
@@ -39,3 +42,17 @@ def publishers_summary(ws: Workspace, *, limit: int = 100, offset: int = 0) -> l
         }
         for r in rows
     ]
+
+
+def overview_page(ws: Workspace) -> dict:
+    """The overview's data reads (each cached under the data version): the counts, the 25 busiest publishers,
+    their reach week over week, the top 10 accounts and the span of days with data. One function for the page and
+    for the warm-up after a compute run (``monitor.services.warmup``), so both ask for the same cache keys."""
+    span = data_span(ws)
+    return {
+        "counts": workspace_counts(ws),
+        "publishers": publishers_summary(ws, limit=25),
+        "weeks": publishers_reach_weeks(ws, 10, end=span[1]),
+        "top": ranking(ws, limit=10),
+        "span": span,
+    }

@@ -13,7 +13,12 @@ from ..models import Account, Label, Workspace
 from ..numbers import account_display
 from .history import rank_history
 from .rankings import RankingPage, ranking, reach_by_label, top_spreaders
-from .windows import Window, bucket_for
+from .windows import Window, bucket_for, data_span, window_for_preset
+
+#: rows per ranking page (the page's ``?page=``; the API pages by its own ``page_size``)
+RANKING_PAGE_SIZE = 50
+#: the rank chart's accounts when the page's form does not say (``?top=``)
+RANKING_TOP = 10
 
 
 @dataclass
@@ -119,6 +124,36 @@ def ranking_page(
         history=history,
         history_deferred=history_deferred and bool(page.total_rows),
         chart=_chart(history, aggregate, page.unit),
+    )
+
+
+def ranking_page_view(
+    ws: Workspace,
+    *,
+    publisher: Account | None,
+    aggregate: str = "total",
+    sort: str | None = None,
+    preset: str = "all",
+    page_no: int = 1,
+) -> RankingPageData:
+    """The ranking page as a link with only these parameters opens it (no labels, the chart's defaults): what
+    the warm-up after a compute run reads (``monitor.services.warmup``), with the same arguments as the view
+    (``frontend.views.rankings``) passes for that query string, so the page finds what the warm-up stored."""
+    span = data_span(ws, publisher)
+    window, _ = window_for_preset(preset, span)
+    return ranking_page(
+        ws,
+        publisher=publisher,
+        window=window,
+        span=span,
+        aggregate=aggregate,
+        sort=sort or aggregate,
+        labels=[],
+        page_no=page_no,
+        page_size=RANKING_PAGE_SIZE,
+        top=RANKING_TOP,
+        bucket="auto",
+        history_requested=False,
     )
 
 

@@ -20,7 +20,7 @@ from compute.formats import InputError
 from .. import jobs
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
-from ..progress import import_percent
+from ..progress import import_percent, progress_key
 from .ingest import IngestResult, load_files
 from .recovery import holding
 from .runs import compute_run_start
@@ -39,10 +39,6 @@ __all__ = [
 
 # the database's name is part of the keys: two databases sharing one Redis (two deployments, or two test runs)
 # have collections with the same ids, and one's cancel must not stop the other's import (it did, in test runs)
-def progress_key(collection_id: int) -> str:
-    return f"spreadwatch:{connection.settings_dict['NAME']}:collection-progress:{collection_id}"
-
-
 def cancel_key(collection_id: int) -> str:
     return f"spreadwatch:{connection.settings_dict['NAME']}:collection-cancel:{collection_id}"
 

@@ -15,8 +15,10 @@ queues the unfinished batches again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Iterator
 
 from django.conf import settings
 from django.core.cache import cache
@@ -30,8 +32,11 @@ from compute.backends import device_name, resolve_backend
 from .. import algorithms, jobs
 from ..algorithms import BatchOutcome, RunCancelled
 from ..algorithms.base import _phase_reporter, report_phase
+from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
+from ..progress import run_progress_key
 from .recovery import holding
+from .warmup import read_cache_warm
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +153,8 @@ def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
 def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
     """Queue a failed or cancelled run's unfinished batches again (same cascades, options and batch plan).
     Batches are idempotent, so the retried run ends with the same rows as a run that never stopped."""
-    with transaction.atomic():
+    warmed: list[str] = []
+    with _forgotten_unless_committed(warmed), transaction.atomic():
         locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
         if locked.status not in (ComputeRun.Status.FAILED, ComputeRun.Status.CANCELLED):
             raise ValidationError(f"only a failed or cancelled run can be retried, not a {locked.status} one")
@@ -167,9 +173,10 @@ def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
                 )
         else:  # every batch had finished (e.g. the last one committed as the run failed elsewhere)
             algorithms.get(locked.algorithm).finish(run=locked)  # that commit did not finish the failed run
+            _warm(locked, warmed)
             locked.status = ComputeRun.Status.DONE
             locked.finished_at = timezone.now()
-        locked.save(update_fields=["status", "batches_done", "error", "finished_at"])
+        locked.save(update_fields=["status", "batches_done", "error", "finished_at", "timings", "notes"])
         _queue_batches(todo)
     run.refresh_from_db()
     return run
@@ -233,11 +240,6 @@ def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
     return True
 
 
-def run_progress_key(run_id: int) -> str:
-    """The cache key of the phase a run's current batch is in (the collection page's bar reads it)."""
-    return f"spreadwatch:{connection.settings_dict['NAME']}:run-progress:{run_id}"
-
-
 def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
     # "done" is how many batches were stored when this one began the phase: the reader ignores a phase whose
     # batch has been counted since (or that another worker's batch reported before this run moved on)
@@ -267,7 +269,8 @@ def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBa
     used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
     res = algo.compute(run=run, batch=batch, backend=used, stop=lambda: _cancelled(batch.pk))
     t1 = time.perf_counter()
-    with transaction.atomic():
+    warmed: list[str] = []  # read-cache keys the last batch warmed for the version this transaction commits
+    with _forgotten_unless_committed(warmed), transaction.atomic():
         # Two locks, so that the batches of one run store side by side: the batch's own advisory lock for the
         # whole store (two deliveries of one batch store one after the other, and the second finds it done),
         # and the row locks on the run and the batch only at the end, to count the batch in. Taking the run's
@@ -295,7 +298,7 @@ def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBa
         locked.timings = {k: round(v, 4) for k, v in res.timings.items()}
         locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "device", "timings", "finished_at"])
-        _batch_finished(locked_run, locked, res)
+        _batch_finished(locked_run, locked, res, warmed)
     return locked
 
 
@@ -314,8 +317,9 @@ def _cancelled(batch_pk: int) -> bool:
     return ComputeBatch.objects.filter(pk=batch_pk, status=ComputeBatch.Status.CANCELLED).exists()
 
 
-def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> None:
-    """Count ``batch`` into ``run`` (locked by the caller) and finish the run after its last batch."""
+def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome, warmed: list[str]) -> None:
+    """Count ``batch`` into ``run`` (locked by the caller) and finish the run after its last batch; the read-cache
+    keys warmed for the new data version are added to ``warmed`` (none before the last batch)."""
     # counted, not incremented: a batch redone after its worker died must not count twice
     run.batches_done = run.batches.filter(status=ComputeBatch.Status.DONE).count()
     run.n_edges += res.n_edges
@@ -332,6 +336,7 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> 
         # row lock, after the last batch stored (a graph-wide analysis adds up its partial sums)
         report_phase("aggregates")  # the algorithm's run-wide completion (the influence's is in its store)
         algorithms.get(run.algorithm).finish(run=run)
+        _warm(run, warmed)  # before the run shows done: its pages' reads are cached when the commit lands
         run.status = ComputeRun.Status.DONE
         run.finished_at = timezone.now()
     run.save()
@@ -340,6 +345,30 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome) -> 
         jobs.enqueue_on_commit(jobs.EVALUATE_ALERTS, run.workspace_id)
         if run.collection_id:
             _collection_finished(run.collection_id)
+
+
+def _warm(run: ComputeRun, warmed: list[str]) -> None:
+    """Warm the read cache of the run's workspace for the data version this transaction is about to commit
+    (``services.warmup``), adding the keys written to ``warmed``; never raises. Its time goes into the run's
+    timings, what it left cold into a note."""
+    out = read_cache_warm(workspace=run.workspace)
+    warmed += out.keys
+    if out.done or out.failed or out.skipped:
+        run.timings["warm_s"] = round(out.seconds, 4)
+    if (out.failed or out.skipped) and len(run.notes) < 51:
+        run.notes.append(out.note())
+
+
+@contextlib.contextmanager
+def _forgotten_unless_committed(keys: list[str]) -> Iterator[None]:
+    """Around a transaction that may warm the read cache: if it does not commit, the keys it warmed are dropped
+    (their data version was not committed, and the next bump will use its number again)."""
+    try:
+        yield
+    except BaseException:
+        if keys:
+            forget_keys(keys)
+        raise
 
 
 def _batch_failed(batch: ComputeBatch, run: ComputeRun, msg: str) -> None:

@@ -1,0 +1,144 @@
+"""Warming the read cache when a compute run finishes (``monitor.services.warmup``): after a run shows done the
+busiest pages build nothing cold, and warming never fails or outlives the run."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.core.cache import cache
+
+from monitor import selectors, services
+from monitor.models import ComputeRun
+from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
+
+
+@pytest.fixture
+def read_cache(settings):
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    return settings
+
+
+@pytest.fixture
+def computed(ws_a, import_files, read_cache):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    return ws_a
+
+
+def _cold_builds(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "monitor.cache" and "built" in r.getMessage()]
+
+
+def _busy_pages(ws) -> list[str]:
+    """The pages the warm-up is for: the overview, the rankings (all publishers and each publisher's, as they
+    open), the rankings API, the top accounts' pages and the largest cascade's explorer."""
+    pubs = [p["twitter_id"] for p in selectors.publishers_summary(ws)]
+    top = [r["twitter_id"] for r in selectors.ranking(ws, limit=20).rows]
+    biggest = ws.tweets.filter(n_participants__gt=1).order_by("-n_participants", "pk").first()
+    return [
+        f"/w/{ws.slug}/",
+        f"/w/{ws.slug}/ranking/",
+        *[f"/w/{ws.slug}/publishers/{p}/" for p in pubs],
+        f"/api/v1/workspaces/{ws.slug}/ranking/",
+        *[f"/api/v1/workspaces/{ws.slug}/publishers/{p}/ranking/" for p in pubs],
+        *[f"/w/{ws.slug}/accounts/{a}/" for a in top],
+        f"/w/{ws.slug}/tweets/{biggest.tweet_id}/explore/",
+    ]
+
+
+def test_it_leaves_the_busiest_pages_nothing_to_build_after_a_compute_run(computed, alice, client, run_tasks, caplog):
+    client.force_login(alice)
+    pages = _busy_pages(computed)
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")  # bumps the data version
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE
+    caplog.set_level(logging.DEBUG, logger="monitor.cache")
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    assert _cold_builds(caplog) == []
+    assert total_by_name(computed) == EXPECTED_TOTAL
+
+
+def test_the_pages_build_their_reads_after_a_run_when_warming_is_off(
+    computed, alice, client, run_tasks, caplog, read_cache
+):
+    # the control of the test above: the same pages after a run that did not warm
+    read_cache.SPREADWATCH_WARM_SECONDS = 0
+    client.force_login(alice)
+    pages = _busy_pages(computed)
+    run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    caplog.set_level(logging.DEBUG, logger="monitor.cache")
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    assert any("built ranking" in m for m in _cold_builds(caplog))
+
+
+def test_a_warm_up_that_fails_does_not_fail_the_run(computed, alice, client, run_tasks, monkeypatch):
+    from django.db import connection
+
+    def broken(ws):  # an SQL error: the run's transaction must survive it (savepoint)
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1 / 0")
+
+    monkeypatch.setattr(selectors, "overview_page", broken)
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert any("1 failed" in n for n in run.notes)
+    monkeypatch.undo()
+    assert total_by_name(computed) == EXPECTED_TOTAL
+    client.force_login(alice)
+    assert client.get(f"/w/{computed.slug}/").status_code == 200
+
+
+def test_a_warm_up_stops_at_its_time_limit_and_says_what_it_left(computed, run_tasks, read_cache):
+    read_cache.SPREADWATCH_WARM_SECONDS = 1e-9
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and "warm_s" in run.timings
+    assert any("left to their first reader" in n for n in run.notes), run.notes
+
+
+def test_no_other_process_sees_the_new_version_before_the_run_commits(computed, run_tasks, monkeypatch):
+    from monitor import cache as read_cache
+    from monitor.services import warmup
+
+    seen = {}
+
+    def warm_and_look(**kw):
+        out = real(**kw)
+        # what another process would read now: the version copy in the cache, else the committed row
+        seen["copy"] = cache.get(read_cache._version_key(computed.pk))
+        return out
+
+    real = warmup.read_cache_warm
+    monkeypatch.setattr("monitor.services.runs.read_cache_warm", warm_and_look)
+    before = computed.__class__.objects.get(pk=computed.pk).data_version
+    run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    assert seen["copy"] is None  # the warm-up read the new version inside the transaction and did not copy it
+    assert computed.__class__.objects.get(pk=computed.pk).data_version == before + 1
+
+
+def test_the_values_warmed_for_a_run_that_did_not_commit_are_dropped(computed, run_tasks, monkeypatch):
+    from monitor import jobs
+    from monitor.services import runs, warmup
+
+    warmed = {}
+
+    def warm(**kw):
+        out = warmup.read_cache_warm(**kw)
+        warmed["keys"] = out.keys
+        return out
+
+    def enqueue(task, *args):
+        if task == jobs.EVALUATE_ALERTS:  # queued after the warm-up, in the run's last transaction
+            raise RuntimeError("the run's transaction fails after the warm-up")
+
+    monkeypatch.setattr(runs, "read_cache_warm", warm)
+    monkeypatch.setattr(runs.jobs, "enqueue_on_commit", enqueue)
+    with pytest.raises(RuntimeError):
+        services.compute_batch_run(
+            batch_id=services.compute_run_start(workspace=computed, backend="cpu").batches.get().pk
+        )
+    assert warmed["keys"]
+    assert cache.get_many(warmed["keys"]) == {}  # the version they were for was rolled back: its number comes again
