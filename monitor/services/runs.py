@@ -241,9 +241,12 @@ def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
 
 
 def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
-    # "done" is how many batches were stored when this one began the phase: the reader ignores a phase whose
-    # batch has been counted since (or that another worker's batch reported before this run moved on)
-    done = ComputeBatch.objects.filter(run_id=run.pk, status=ComputeBatch.Status.DONE).count()
+    # "done" is how many other batches were stored when this one began the phase: the reader ignores a phase whose
+    # batch has been counted since (or that another worker's batch reported before this run moved on). This batch
+    # is left out: its own "aggregates" (the run's completion and the read cache's warm-up) comes after it is marked
+    # done in its still uncommitted transaction, and counting it there made the bar fall back to "computing" for as
+    # long as the warm-up took
+    done = ComputeBatch.objects.filter(run_id=run.pk, status=ComputeBatch.Status.DONE).exclude(pk=batch.pk).count()
     cache.set(
         run_progress_key(run.pk),
         {"phase": phase, "batch": batch.index, "done": done, "at": time.time()},

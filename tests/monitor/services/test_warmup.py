@@ -142,3 +142,21 @@ def test_the_values_warmed_for_a_run_that_did_not_commit_are_dropped(computed, r
         )
     assert warmed["keys"]
     assert cache.get_many(warmed["keys"]) == {}  # the version they were for was rolled back: its number comes again
+
+
+def test_the_progress_bar_shows_the_aggregates_phase_while_the_run_warms_the_cache(ws_a, run_tasks, monkeypatch):
+    from monitor.selectors import collection_progress
+    from monitor.services import runs
+    from monitor.services.warmup import WarmResult
+
+    seen = []
+
+    def warm(*, workspace):
+        c = workspace.collections.get()
+        c.refresh_from_db()
+        seen.append((c.status, collection_progress(c)["phase"]))  # what the collection page polls meanwhile
+        return WarmResult()
+
+    monkeypatch.setattr(runs, "read_cache_warm", warm)
+    run_tasks(services.collection_create, workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert seen == [("computing", "aggregates")]
