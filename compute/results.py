@@ -19,7 +19,7 @@ import numpy as np
 
 from .structures import Cascades, SpreadingGraphs
 
-__all__ = ["BackwardResult", "apply_cycle_policy", "complete_backward", "complete_forward"]
+__all__ = ["BackwardResult", "InfluenceResult", "apply_cycle_policy", "complete_backward", "complete_forward"]
 
 
 def _no_cascades() -> np.ndarray:
@@ -102,6 +102,24 @@ def apply_cycle_policy(graphs: SpreadingGraphs, cyclic: np.ndarray, result: Back
         result.influence[lo:hi] = fixed.influence[slo : slo + (hi - lo)]
     if len(fixed.deferred):  # a repaired cascade still too large for the device: the dispatcher finishes it
         result.deferred = np.union1d(result.deferred, cyclic[fixed.deferred])
+
+
+@dataclass(eq=False)
+class InfluenceResult:
+    """Both phases of the influence measure for one set of cascades (:func:`compute.algorithms.influence`).
+
+    ``backward`` is ``None`` only in a GPU twin's result whose forward phase left cascades undone
+    (``graphs.deferred``): the dispatcher then completes the forward phase on the CPU and runs the backward phase
+    itself. A result the dispatcher returns always has both."""
+
+    graphs: SpreadingGraphs
+    backward: BackwardResult | None
+
+    @property
+    def influence(self) -> np.ndarray:
+        if self.backward is None:
+            raise ValueError("the backward phase has not run on these graphs")
+        return self.backward.influence
 
 
 def complete_backward(graphs: SpreadingGraphs, result: BackwardResult, solve: Solve) -> BackwardResult:

@@ -3,10 +3,12 @@
 ``compute/algorithms/<name>.py`` holds the reference (NumPy/numba: the values every other engine is checked
 against) and the public function ``<name>(..., backend="auto"|"cpu"|"gpu")``; ``compute/gpu/<name>.py``
 holds the CuPy twin with the same name and signature, which never dispatches (DESIGN §6,
-docs/adding-an-algorithm.md). The influence measure is three of them, run in order:
+docs/adding-an-algorithm.md). The influence measure is three of them, run in order (the first two also as one):
 
 * :func:`forward` — each cascade's spreading graph from the follower graph and the retweet times;
 * :func:`backward` — every participant's influence along its spreading graph;
+* :func:`influence` — both phases in one call (what a compute batch runs: on the GPU the spreading graph stays
+  on the device between them);
 * :func:`combine` — influence combined over tweets, per publisher and per time bucket (CPU only: a reduction
   over the results, cheap next to the two phases).
 
@@ -27,13 +29,14 @@ from __future__ import annotations
 import importlib
 
 #: every algorithm module of compute/algorithms/ (its GPU twin, where one exists, is compute/gpu/<name>.py)
-ALGORITHMS = ("forward", "backward", "combine", "network", "wtf", "influence_max", "stream")
+ALGORITHMS = ("forward", "backward", "influence", "combine", "network", "wtf", "influence_max", "stream")
 
 #: public function -> the algorithm module defining it: a one-step algorithm defines the function of its own
 #: name; a family of analyses (``network``) defines one dispatcher per analysis
 FUNCTIONS = {
     "forward": "forward",
     "backward": "backward",
+    "influence": "influence",
     "combine": "combine",
     "wtf": "wtf",
     "personalized_pagerank": "wtf",

@@ -341,9 +341,15 @@ class PreparedBackward:
         return self.out.get()
 
 
-def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[PreparedBackward, np.ndarray]:
+def prepare(
+    graphs: SpreadingGraphs, timer: Timer | None = None, on_device: tuple | None = None
+) -> tuple[PreparedBackward, np.ndarray]:
     """Upload one chunk and build its in-edge lists. Returns the prepared chunk and the indices of the
-    cascades left out because they contain a cycle (the caller applies the cycle policy to them)."""
+    cascades left out because they contain a cycle (the caller applies the cycle policy to them).
+
+    ``on_device``: ``(node_offsets, edge_src, edge_dst)`` already on the device (int64, int32, int32; the same
+    values as ``graphs``' own), as the forward phase leaves them: they are used where they are, not uploaded
+    (:mod:`compute.gpu.influence`)."""
     c = graphs.cascades
     n, m = c.n_nodes, graphs.n_edges
     if n >= 2**31 or m >= 2**40:
@@ -373,9 +379,14 @@ def prepare(graphs: SpreadingGraphs, timer: Timer | None = None) -> tuple[Prepar
 
     timer = timer or Timer()
     with timer.region("upload"):
-        node_off = cp.asarray(c.node_offsets)
-        src = cp.asarray(graphs.edge_src).astype(cp.int32, copy=False)
-        dst = cp.asarray(graphs.edge_dst).astype(cp.int32, copy=False)
+        if on_device is None:
+            node_off = cp.asarray(c.node_offsets)
+            src = cp.asarray(graphs.edge_src).astype(cp.int32, copy=False)
+            dst = cp.asarray(graphs.edge_dst).astype(cp.int32, copy=False)
+        else:
+            node_off, src, dst = on_device
+            if len(node_off) != c.n_cascades + 1 or len(src) != m or len(dst) != m:
+                raise ValueError("prepare: the device arrays do not have the shape of the graphs they stand for")
         followers = cp.asarray(c.followers)
         kinds_d = cp.asarray(kinds)
         order_d = cp.asarray(order)
