@@ -16,7 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-__all__ = ["Dialect", "analyze_after_bulk_write", "dialect", "copy_in", "copy_out", "temp_table_name"]
+__all__ = [
+    "Dialect",
+    "analyze_after_bulk_write",
+    "dialect",
+    "copy_in",
+    "copy_out",
+    "renew_follows_token",
+    "temp_table_name",
+]
 
 # column type name -> (SQL type, big-endian NumPy type for binary COPY)
 _TYPES = {
@@ -188,3 +196,11 @@ def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
         return False
     cursor.execute("ANALYZE " + ", ".join(tables))
     return True
+
+
+def renew_follows_token(cursor, workspace_id: int) -> None:
+    """Give the workspace a new ``follows_token`` in the current transaction: every write to its follows calls
+    this, so a follower graph kept under the old token (``monitor.algorithms.influence``) is read again."""
+    from .models.core import new_token
+
+    cursor.execute("UPDATE monitor_workspace SET follows_token = %s WHERE id = %s", [new_token(), workspace_id])

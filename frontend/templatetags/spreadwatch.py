@@ -159,6 +159,8 @@ TIMING_LABELS = {
     "build_s": "Building cascades",
     "forward_s": "Forward phase",
     "backward_s": "Backward phase",
+    "forward_backward_s": "Forward and backward phases",
+    "graph_kept": "Follower graph kept from before (batches)",
     "collect_s": "Collecting results",
     "store_s": "Storing results",
     "total_s": "Total",

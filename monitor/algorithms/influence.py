@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
@@ -33,7 +34,7 @@ from django.conf import settings
 from django.db import connection
 
 from compute.algorithms.backward import backward
-from compute.algorithms.forward import forward
+from compute.algorithms.influence import influence as both_phases
 from compute.backends import free_device_memory, is_device_oom
 from compute.batching import plan_batches
 from compute.build import build_cascades
@@ -144,8 +145,8 @@ def _dtype(sql_type: str) -> type:
     return np.float64 if sql_type == "float" else np.int64
 
 
-def _select(cur, rows_type: type[Rows], sql: str) -> Rows:
-    return rows_type._make(copy_out(cur, sql, [], _columns(rows_type)))
+def _select(cur, rows_type: type[Rows], sql: str, params: list | None = None) -> Rows:
+    return rows_type._make(copy_out(cur, sql, params or [], _columns(rows_type)))
 
 
 def _empty(rows_type: type[Rows]) -> Rows:
@@ -304,9 +305,18 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     if stop():
         raise RunCancelled()
     res = BatchResult()
-    data = _load(tweet_pks, res)
+    # A compute run reads the workspace's whole follower graph once per process and keeps it while the follows
+    # are unchanged (the GPU keeps its device copy with it): its batches, and the runs after it, read no follows.
+    # A live-stream micro-batch (a run without a row) reads only the follows among its participants, since its
+    # own events may have just changed them and reading a big workspace's graph again each time would cost more
+    # than the batch.
+    keep_graph = run.pk is not None
+    data = _load(tweet_pks, res, follows=not keep_graph)
     t = time.perf_counter()
-    graph = FollowerGraph.from_edges(data.follows.follower, data.follows.followee)
+    if keep_graph and _rebuilt(data.tweets).any():
+        graph = workspace_graph(run.workspace_id, res)
+    else:
+        graph = FollowerGraph.from_edges(data.follows.follower, data.follows.followee)
     t = res.tick("graph_s", t)
     for key, idx in _input_groups(data.tweets, data.retweets):
         if stop():  # a safe point: nothing of the batch is stored yet
@@ -315,9 +325,9 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     return res
 
 
-def _load(tweet_pks: list[int], res: BatchResult) -> BatchInput:
+def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True) -> BatchInput:
     """Read the tweets ``tweet_pks``, their retweets, the follows among the participants of the cascades that
-    are rebuilt from follows, and the edges of the given ones."""
+    are rebuilt from follows (unless ``follows`` is false), and the edges of the given ones."""
     d = dialect()
     t = time.perf_counter()
     with connection.cursor() as cur:
@@ -337,7 +347,7 @@ def _load(tweet_pks: list[int], res: BatchResult) -> BatchInput:
                 FROM {batch_table} b {d.join} monitor_retweet r ON r.tweet_id = b.id""",
         )
         t = res.tick("load_tweets_s", t)
-        follows = _load_follows_among(cur, d, _follow_participants(tweets, retweets))
+        among = _load_follows_among(cur, d, _follow_participants(tweets, retweets)) if follows else None
         given_edges = _empty(GivenEdgeRows)
         if (tweets.given == 1).any():
             given_edges = _select(
@@ -348,7 +358,55 @@ def _load(tweet_pks: list[int], res: BatchResult) -> BatchInput:
             )
         cur.execute(f"DROP TABLE IF EXISTS {batch_table}")
         res.tick("load_follows_s", t)
-    return BatchInput(tweets, retweets, follows, given_edges)
+    return BatchInput(tweets, retweets, among if among is not None else _empty(FollowRows), given_edges)
+
+
+def _rebuilt(tweets: TweetRows) -> np.ndarray:
+    """Which tweets' spreading graphs are rebuilt from follows (the others' were uploaded)."""
+    return tweets.given == 0
+
+
+#: follower graphs kept per process: (database, workspace, follows token) -> graph, the most recent last. A worker
+#: serves one workspace at a time, mostly; the graph of a big one is most of its memory
+_GRAPHS_KEEP = 2
+_GRAPHS: OrderedDict[tuple, FollowerGraph] = OrderedDict()
+
+
+def workspace_graph(ws: int, res: BatchResult | None = None) -> FollowerGraph:
+    """The follower graph of workspace ``ws`` as this transaction sees it, read once per ``follows_token`` by
+    each process (every write to the follows gives the workspace a new token in its transaction, never used
+    before: ``monitor.db.renew_follows_token``). A read: keeping it is this process's memory, not a write."""
+    db = connection.settings_dict["NAME"]
+    with connection.cursor() as cur:
+        token = _follows_token(cur, ws)
+        hit = _GRAPHS.get((db, ws, token))
+        if hit is not None:
+            _GRAPHS.move_to_end((db, ws, token))
+            if res is not None:
+                res.timings["graph_kept"] = res.timings.get("graph_kept", 0.0) + 1
+            return hit
+        t = time.perf_counter()
+        follows = _select(
+            cur, FollowRows, "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s", [ws]
+        )
+        # a write that committed between the two reads of the token may be in the rows: use them, keep nothing
+        unchanged = _follows_token(cur, ws) == token
+    if res is not None:
+        res.tick("load_follows_s", t)
+    graph = FollowerGraph.from_edges(follows.follower, follows.followee)
+    if unchanged:
+        _GRAPHS[(db, ws, token)] = graph
+        while len(_GRAPHS) > _GRAPHS_KEEP:
+            _GRAPHS.popitem(last=False)
+    return graph
+
+
+def _follows_token(cur, ws: int) -> str:
+    cur.execute("SELECT follows_token FROM monitor_workspace WHERE id = %s", [ws])
+    row = cur.fetchone()
+    if row is None:
+        raise ValueError(f"workspace {ws} does not exist")
+    return row[0]
 
 
 def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray:
@@ -415,12 +473,14 @@ def _compute_group(
     t = res.tick("build_s", t)
     if key.given:
         graphs = _given_graphs(cascades, data.given_edges)
-    else:
-        graphs = forward(cascades, graph, orphans=orphans, backend=backend)
-    t = res.tick("forward_s", t)
-    bw = backward(graphs, backend=backend)
+        t = res.tick("forward_s", t)
+        bw = backward(graphs, backend=backend)
+        t = res.tick("backward_s", t)
+    else:  # both phases in one call: on the GPU the spreading graph stays on the device between them
+        both = both_phases(cascades, graph, orphans=orphans, backend=backend)
+        graphs, bw = both.graphs, both.backward
+        t = res.tick("forward_backward_s", t)
     res.notes += bw.lines()
-    t = res.tick("backward_s", t)
     _collect(res, graphs, bw.influence)
     return res.tick("collect_s", t)
 

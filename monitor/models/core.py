@@ -19,6 +19,8 @@ Index names say which query they serve.
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -33,6 +35,11 @@ def bulk_fk(to, *, index: bool = False, on_delete=models.CASCADE, **kw) -> model
     return models.ForeignKey(to, on_delete=on_delete, db_constraint=False, db_index=index, **kw)
 
 
+def new_token() -> str:
+    """A value never used before (128 random bits as hex)."""
+    return uuid.uuid4().hex
+
+
 class Workspace(models.Model):
     """A team. Owns collections, accounts and everything derived from them."""
 
@@ -42,6 +49,11 @@ class Workspace(models.Model):
     # bumped in the transaction of every write that changes what the cached reads return (monitor/cache.py): the
     # read cache's key, kept in PostgreSQL so that a bump made while Redis is down is not lost
     data_version = models.BigIntegerField(default=0)
+    # a new value in the transaction of every write to the workspace's follows (the import's merge, a purge): a
+    # compute worker keeps the follower graph it read under this token (monitor/algorithms/influence.py). Never
+    # reused, even by a write that rolls back, so a graph read inside such a transaction is never taken for
+    # the committed one
+    follows_token = models.CharField(max_length=32, default=new_token, editable=False)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
 
     class Meta:

@@ -311,8 +311,10 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
         from ..cache import bump_data_version
+        from ..db import renew_follows_token
 
         bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
+        renew_follows_token(cur, ws)
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
     return out

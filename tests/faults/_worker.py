@@ -106,17 +106,17 @@ def install() -> None:
 
     fake_gpu = int(os.environ.get("FAULTS_FAKE_GPU_NODES", "0"))
     if fake_gpu:
-        real_forward, real_backward, real_device = influence.forward, influence.backward, runs.device_name
+        real_both, real_backward, real_device = influence.both_phases, influence.backward, runs.device_name
 
         def fits(n: int, phase: str) -> None:
             if n > fake_gpu:
                 _mark(f"oom-{phase}-{n}")
                 raise RuntimeError(f"cudaErrorMemoryAllocation: out of memory (fake GPU of {fake_gpu} nodes, {n})")
 
-        def forward(cascades, graph, *, orphans="strict", backend="auto"):
+        def both_phases(cascades, graph, *, orphans="strict", backend="auto"):
             if backend == "gpu":
                 fits(cascades.n_nodes, "forward")
-            return real_forward(cascades, graph, orphans=orphans, backend="cpu")
+            return real_both(cascades, graph, orphans=orphans, backend="cpu")
 
         def backward(graphs, *, backend="auto"):
             if backend == "gpu":
@@ -124,7 +124,7 @@ def install() -> None:
             return real_backward(graphs, backend="cpu")
 
         runs.resolve_backend = lambda name: "gpu"
-        influence.forward, influence.backward = forward, backward
+        influence.both_phases, influence.backward = both_phases, backward
         runs.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from compute.tables import NO_TWEET
 
-from ...db import copy_in, copy_out, dialect
+from ...db import copy_in, copy_out, dialect, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
 from .stager import Stager
@@ -119,6 +119,8 @@ def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = Non
     _publishers(m, originals)
     step("finding the cascades to compute", 0.98)
     st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
+    if m.counts.get("follows_new"):  # last: the workspace row stays locked from here to the commit
+        renew_follows_token(cur, ws)  # the follower graphs the compute workers keep are stale from the commit on
     return m.counts
 
 

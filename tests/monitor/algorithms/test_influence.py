@@ -127,16 +127,16 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
     """A fake GPU of ``holds`` participants (no GPU needed): the batch of 11 participants is halved, and a cascade
     that alone does not fit runs on the CPU; the numbers do not change."""
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
-    real_forward, real_backward = influence.forward, influence.backward
+    real_both, real_backward = influence.both_phases, influence.backward
 
     def fits(n):
         if n > holds:
             raise RuntimeError("cudaErrorMemoryAllocation: out of memory")
 
-    def forward(cascades, graph, *, orphans, backend):
+    def both_phases(cascades, graph, *, orphans, backend):
         if backend == "gpu":
             fits(cascades.n_nodes)
-        return real_forward(cascades, graph, orphans=orphans, backend="cpu")
+        return real_both(cascades, graph, orphans=orphans, backend="cpu")
 
     def backward(graphs, *, backend):
         if backend == "gpu":
@@ -145,7 +145,7 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
 
     monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
     monkeypatch.setattr(runs, "device_name", lambda b: "fake GPU" if b == "gpu" else "CPU")
-    monkeypatch.setattr(influence, "forward", forward)
+    monkeypatch.setattr(influence, "both_phases", both_phases)
     monkeypatch.setattr(influence, "backward", backward)
     run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
     run.refresh_from_db()
@@ -163,7 +163,7 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
 def test_it_does_not_split_a_batch_on_errors_other_than_gpu_memory(ws_a, import_files, run_tasks, monkeypatch):
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
     monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
-    monkeypatch.setattr(influence, "forward", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug")))
+    monkeypatch.setattr(influence, "both_phases", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug")))
     run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.FAILED and run.error == "batch 0: RuntimeError: a kernel bug"
@@ -238,3 +238,75 @@ def test_a_given_edge_naming_an_account_outside_its_cascade_is_refused():
     src[5] = stranger[0]  # a participant of another cascade, not of this one
     with pytest.raises(ValueError, match="not a participant of its cascade"):
         influence._given_graphs(c, GivenEdgeRows(edges.tweet, src, edges.dst))
+
+
+@pytest.fixture
+def follow_reads(monkeypatch):
+    """How many times the workspace's whole follow table was read (the kept graphs forgotten first)."""
+    influence._GRAPHS.clear()
+    reads = []
+    real = influence._select
+
+    def spy(cur, rows_type, sql, params=None):
+        if "FROM monitor_follow WHERE workspace_id" in sql:
+            reads.append(params)
+        return real(cur, rows_type, sql, params)
+
+    monkeypatch.setattr(influence, "_select", spy)
+    return reads
+
+
+def test_a_run_reads_the_follower_graph_once_for_all_its_batches_and_the_next_run_keeps_it(
+    ws_a, import_files, run_tasks, settings, follow_reads
+):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1
+    first = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    first.refresh_from_db()
+    assert first.status == "done" and first.batches.count() == 2
+    assert len(follow_reads) == 1
+    second = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    second.refresh_from_db()
+    assert second.status == "done" and len(follow_reads) == 1
+    assert sum(b.timings.get("graph_kept", 0) for b in second.batches.all()) == 2
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_new_follows_make_the_next_run_read_the_graph_again(ws_a, import_files, follow_reads):
+    from monitor.models import Workspace
+
+    import_files(ws_a, [THESIS / "tweets.csv"])  # computed without follows: everyone but the publisher an orphan
+    token = Workspace.objects.get(pk=ws_a.pk).follows_token
+    assert len(follow_reads) == 1 and total_by_name(ws_a) != EXPECTED_TOTAL
+    c = import_files(ws_a, [THESIS / "follows.csv"])  # recomputes the cascades the new follows touch
+    assert c.status == "done", c.error
+    assert Workspace.objects.get(pk=ws_a.pk).follows_token != token
+    assert len(follow_reads) == 2
+    assert total_by_name(ws_a) == EXPECTED_TOTAL  # a kept graph without the follows would give the orphans' numbers
+
+
+def test_a_follows_write_that_rolls_back_leaves_the_token_as_it_was(ws_a):
+    from django.db import connection, transaction
+
+    from monitor.db import renew_follows_token
+    from monitor.models import Workspace
+
+    before = Workspace.objects.get(pk=ws_a.pk).follows_token
+    with pytest.raises(RuntimeError), transaction.atomic(), connection.cursor() as cur:
+        renew_follows_token(cur, ws_a.pk)
+        assert Workspace.objects.get(pk=ws_a.pk).follows_token != before
+        raise RuntimeError("the import failed")
+    assert Workspace.objects.get(pk=ws_a.pk).follows_token == before
+
+
+def test_a_live_stream_batch_reads_only_the_follows_among_its_participants(ws_a, import_files, follow_reads):
+    from monitor.models import ComputeBatch
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    pks = list(Tweet.objects.filter(workspace=ws_a).values_list("pk", flat=True))
+    run = ComputeRun(workspace_id=ws_a.pk, algorithm="influence", orphans="strict", backend="cpu")  # no row
+    res = influence.Influence().compute(
+        run=run, batch=ComputeBatch(run=run, tweet_pks=pks), backend="cpu", stop=lambda: False
+    )
+    assert follow_reads == [] and not influence._GRAPHS
+    assert res.n_edges == 11  # the thesis' two spreading graphs: 7 + 4 edges
