@@ -40,8 +40,10 @@ __all__ = [
     "DELIVER_WEBHOOK",
     "EVALUATE_ALERTS",
     "INGEST_COLLECTION",
+    "args_repr",
     "eager",
     "enqueue_on_commit",
+    "held_by_broker",
     "in_background",
     "background_idle",
     "registered_task",
@@ -163,6 +165,55 @@ def _keep(name: str, args: tuple[int, ...], exc: BaseException) -> None:
         log.exception("task %s%s could not be sent (%s) nor kept in the outbox", name, args, error)
         return
     log.warning("task %s%s could not be sent (%s): kept in the outbox", name, args, error)
+
+
+def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
+    """``(task name, args repr)`` of every message of the tasks ``names`` the broker holds now: waiting in its
+    queue (at any priority) or delivered to a worker and not acknowledged yet. ``None`` where the broker cannot be
+    looked into (eager mode, a broker other than Redis, Redis not answering): the caller must not conclude that
+    anything was lost. Used by the sweep that sends again the tasks a broker lost (``services.recovery``)."""
+    import json
+
+    url = app.conf.get("broker_write_url") or app.conf.broker_url or ""
+    if eager() or not url.startswith(("redis://", "rediss://")):
+        return None
+    routes = getattr(settings, "CELERY_TASK_ROUTES", {}) or {}
+    queues = {routes.get(n, {}).get("queue", app.conf.task_default_queue) for n in names}
+    unacked = (app.conf.broker_transport_options or {}).get("unacked_key", "unacked")
+    wanted = set(names)
+    held: set[tuple[str, str]] = set()
+
+    def note(raw) -> None:
+        try:
+            headers = json.loads(raw)["headers"]
+        except (ValueError, KeyError, TypeError):
+            return  # not a Celery message of ours
+        if headers.get("task") in wanted:
+            held.add((headers["task"], str(headers.get("argsrepr", ""))))
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1)  # one try: a sweep must not wait for a broker that is away
+            client = conn.default_channel.client
+            for q in sorted(queues):
+                # kombu keeps one list per priority step: "<queue>" and "<queue>\x06\x16<step>"
+                for key in [q.encode(), *client.scan_iter(match=f"{q}\x06\x16*".encode())]:
+                    for raw in client.lrange(key, 0, -1):
+                        note(raw)
+            for value in client.hvals(unacked):
+                try:
+                    note(json.dumps(json.loads(value)[0]))
+                except (ValueError, IndexError, TypeError):
+                    continue
+    except Exception:  # kombu and redis-py raise many kinds: unknown is not "lost"
+        log.warning("could not look into the broker's queues", exc_info=True)
+        return None
+    return held
+
+
+def args_repr(*args: int) -> str:
+    """How Celery writes a task's arguments in its message headers (``argsrepr``): ``(5,)``."""
+    return repr(tuple(args))
 
 
 def send_outbox(*, limit: int = 500) -> dict[str, int]:

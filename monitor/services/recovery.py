@@ -17,6 +17,14 @@ started it gets a :class:`~monitor.models.Notice` on the workspace's pages. An i
 row lock, which it holds for its whole transaction: a locked row means its worker is alive, whatever the
 heartbeat says.
 
+**Lost tasks.** Queued work has no holder to go stale. Its task can still be lost after it was sent: a Redis
+without persistence restarted, a web process killed between its commit and the send. The same sweep looks into
+the broker (:func:`monitor.jobs.held_by_broker`). A batch, or an import, that has been queued for
+``SPREADWATCH_STALL_SECONDS`` while the broker holds no message for it, neither waiting nor delivered, gets
+its task sent again. Where the broker cannot be looked into (another broker, Redis not answering), nothing is
+concluded and nothing is sent. A message taken by a worker between the two looks is only sent twice, which the
+tasks' idempotence makes harmless.
+
 In eager mode (no broker: the demo, most tests) the work runs inside the request that queued it, so there is no
 thread and nothing to sweep.
 """
@@ -127,7 +135,14 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
     """Queue again (or fail, after too many attempts) every batch and import whose worker stopped beating."""
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=stall_seconds())
-    out = {"batches_requeued": 0, "batches_failed": 0, "imports_requeued": 0, "imports_failed": 0}
+    out = {
+        "batches_requeued": 0,
+        "batches_failed": 0,
+        "imports_requeued": 0,
+        "imports_failed": 0,
+        "batches_resent": 0,
+        "imports_resent": 0,
+    }
     stale = Q(beat__lt=cutoff) | Q(beat__isnull=True, started_at__lt=cutoff)
     batches = (
         ComputeBatch.objects.filter(status=ComputeBatch.Status.RUNNING, started_at__lt=cutoff)
@@ -149,6 +164,7 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
         outcome = _requeue_import(pk, cutoff, now)
         if outcome:
             out[f"imports_{outcome}"] += 1
+    out["batches_resent"], out["imports_resent"] = _resend_lost(cutoff, now)
     if any(out.values()):
         log.warning("stalled work: %s", out)
     return out
@@ -254,3 +270,66 @@ def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | Non
         jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, pk)
     log.warning("import of collection %s queued again: no heartbeat for %d s", pk, age)
     return "requeued"
+
+
+def _resend_lost(cutoff: dt.datetime, now: dt.datetime) -> tuple[int, int]:
+    """Send again the task of every batch and import queued since before ``cutoff`` whose message the broker no
+    longer holds (see the module). Returns how many of each."""
+    if jobs.eager():
+        return 0, 0
+    batches = list(
+        ComputeBatch.objects.filter(
+            status=ComputeBatch.Status.QUEUED,
+            run__status__in=(ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING),
+            run__created_at__lt=cutoff,
+        ).values_list("pk", flat=True)
+    )
+    imports = list(
+        Collection.objects.filter(status=Collection.Status.QUEUED, created_at__lt=cutoff).values_list("pk", flat=True)
+    )
+    if not batches and not imports:
+        return 0, 0
+    held = jobs.held_by_broker([jobs.COMPUTE_BATCH, jobs.INGEST_COLLECTION])
+    if held is None:
+        return 0, 0
+    lost_batches = [pk for pk in batches if (jobs.COMPUTE_BATCH, jobs.args_repr(pk)) not in held]
+    lost_imports = [pk for pk in imports if (jobs.INGEST_COLLECTION, jobs.args_repr(pk)) not in held]
+    resent = [0, 0]
+    for pk in lost_batches:
+        with transaction.atomic():
+            batch = (
+                ComputeBatch.objects.select_for_update(skip_locked=True)
+                .select_related("run")
+                .filter(pk=pk, status=ComputeBatch.Status.QUEUED)
+                .first()
+            )
+            if batch is None:
+                continue  # a worker took it meanwhile (or holds it locked right now)
+            run = batch.run
+            if len(run.notes) < 50:
+                ComputeRun.objects.filter(pk=run.pk).update(
+                    notes=[
+                        *run.notes,
+                        f"batch {batch.index}: its task was sent again at {now:%H:%M:%S} UTC: the broker had lost it "
+                        "(queued, but no message waiting or delivered)",
+                    ]
+                )
+            jobs.enqueue_on_commit(jobs.COMPUTE_BATCH, pk)
+        resent[0] += 1
+    for pk in lost_imports:
+        with transaction.atomic():
+            # skip_locked: an import that has just begun holds the row for its whole transaction
+            c = Collection.objects.select_for_update(skip_locked=True).filter(pk=pk, status=Collection.Status.QUEUED)
+            c = c.first()
+            if c is None:
+                continue
+            c.error = (
+                f"its task was sent again at {now:%H:%M:%S} UTC: the broker had lost it (queued, but no message "
+                "waiting or delivered)"
+            )
+            c.save(update_fields=["error"])
+            jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, pk)
+        resent[1] += 1
+    if lost_batches or lost_imports:
+        log.warning("tasks the broker lost, sent again: batches %s, imports %s", lost_batches, lost_imports)
+    return resent[0], resent[1]

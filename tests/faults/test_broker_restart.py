@@ -1,7 +1,7 @@
 """Redis (the broker) restarted during a run: the worker reconnects, the queued batches survive in the
 append-only file (docker/compose.yml runs Redis with ``--appendonly yes``), and the run ends with the results of a
-run without the fault. A Redis without persistence loses the queued tasks: the run then stalls, and cancel + retry
-recovers it to the same results."""
+run without the fault. A Redis without persistence loses the queued tasks: without beat the run then stalls, and
+cancel + retry recovers it to the same results (with beat, its sweep sends them again: test_lost_tasks.py)."""
 
 from __future__ import annotations
 
