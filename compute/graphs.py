@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._jit import njit
+from .arrays import unique
 
 __all__ = [
     "DIRECTIONS",
@@ -191,7 +192,7 @@ def graph_from_edges(src_ids, dst_ids, *, weights=None, ids=None, directed: bool
         if not np.all(np.isfinite(w)):
             raise ValueError("weights must be finite")
     parts = [s, d] if ids is None else [s, d, np.asarray(ids, dtype=np.int64).ravel()]
-    node_ids = np.unique(np.concatenate(parts))
+    node_ids = unique(np.concatenate(parts))
     n = len(node_ids)
     a = np.searchsorted(node_ids, s)
     b = np.searchsorted(node_ids, d)
@@ -200,7 +201,7 @@ def graph_from_edges(src_ids, dst_ids, *, weights=None, ids=None, directed: bool
         a, b = np.concatenate([a[keep], b[keep]]), np.concatenate([b[keep], a[keep]])
     key = a * np.int64(max(n, 1)) + b
     if w is None:
-        key = np.unique(key)
+        key = unique(key)
         wout = None
     else:
         order = np.argsort(key, kind="stable")
@@ -352,7 +353,7 @@ def _reciprocal_weights(indptr, indices, weights, indptr_t, indices_t, perm, rin
 def subgraph(g: Graph, nodes) -> Graph:
     """The subgraph induced on node indices ``nodes`` (duplicates ignored). Nodes keep their relative order, so
     the new ids stay ascending; weights and directedness carry over."""
-    nodes = np.unique(np.asarray(nodes, dtype=np.int64).ravel())
+    nodes = unique(np.asarray(nodes, dtype=np.int64).ravel())
     if len(nodes) and (nodes[0] < 0 or nodes[-1] >= g.n_nodes):
         raise ValueError(f"nodes must be node indices 0..{g.n_nodes - 1}")
     new = np.full(g.n_nodes, -1, dtype=np.int64)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import unique
 from .graphs import Graph, check_graph
 
 __all__ = [
@@ -482,7 +483,7 @@ def check_seeds(model: ICModel, seeds) -> np.ndarray:
     s = np.asarray(seeds)
     if s.ndim != 1 or (len(s) and not np.issubdtype(s.dtype, np.integer)):
         raise ValueError("seeds must be a 1-D array of node indices")
-    s = np.unique(s.astype(np.int64))
+    s = unique(s.astype(np.int64))
     if len(s) and (s[0] < 0 or s[-1] >= model.n_nodes):
         raise ValueError(f"seeds must be node indices 0..{model.n_nodes - 1}")
     return s

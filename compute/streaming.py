@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import unique
 from .structures import ORPHAN_POLICIES, Cascades, FollowerGraph, SpreadingGraphs
 
 __all__ = [
@@ -549,8 +550,8 @@ def cut(n: int, batch: int, seed: int | None = None, random: bool = False) -> np
     if batch < 1:
         raise ValueError(f"batch must be >= 1, not {batch}")
     if not random:
-        return np.unique(np.r_[np.arange(0, n, batch), n])
+        return unique(np.r_[np.arange(0, n, batch), n])
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 2 * batch, size=n // batch + 2)
     b = np.r_[0, np.cumsum(sizes)]
-    return np.unique(np.minimum(np.r_[b[b < n], n], n))
+    return unique(np.minimum(np.r_[b[b < n], n], n))

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ._jit import HAVE_NUMBA, njit
+from .arrays import unique
 
 #: what the forward phase does with a retweeter no follower path reaches (DESIGN §1): ``strict`` leaves it
 #: isolated (the thesis), ``attach`` adds the edge to the publisher
@@ -202,14 +203,14 @@ class FollowerGraph:
         if fr.shape != fe.shape:
             raise ValueError("follower and followee arrays differ in length")
         parts = [fr, fe] if user_ids is None else [fr, fe, np.asarray(user_ids, dtype=np.int64).ravel()]
-        uids = np.unique(np.concatenate(parts)) if sum(len(p) for p in parts) else np.zeros(0, np.int64)
+        uids = unique(np.concatenate(parts)) if sum(len(p) for p in parts) else np.zeros(0, np.int64)
         a = np.searchsorted(uids, fr)
         b = np.searchsorted(uids, fe)
         keep = a != b
         a, b = a[keep], b[keep]
         u = len(uids)
         key = a.astype(np.int64) * max(u, 1) + b
-        key = np.unique(key)  # sorts by (follower, followee) and drops duplicates
+        key = unique(key)  # sorts by (follower, followee) and drops duplicates
         a = key // max(u, 1)
         b = key - a * max(u, 1)
         indptr = np.zeros(u + 1, dtype=np.int64)

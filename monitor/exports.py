@@ -368,6 +368,8 @@ def _cascade(tweet: Tweet) -> _Graph:
     million retweets stays cheap), and its spreading edges from its one packed blob."""
     import numpy as np
 
+    from compute.arrays import unique
+
     g = CascadeGraph.objects.filter(tweet=tweet).first()
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     publisher_pk = tweet.author_id
@@ -388,7 +390,7 @@ def _cascade(tweet: Tweet) -> _Graph:
                 del attrs["followers"]
             yield str(tid), name or str(tid), attrs
         yield from _missing_nodes(
-            set(np.unique(np.concatenate([src, dst])).tolist()),
+            set(unique(np.concatenate([src, dst])).tolist()),
             seen,
             lambda acc: {"influence": 0.0, "followers": 0.0, "role": "unknown", "is_publisher": acc.pk == publisher_pk},
         )
@@ -448,6 +450,8 @@ def _window_q(window: selectors.Window) -> Q:
 def _network(ws: Workspace, publisher: Account, window: selectors.Window, max_cascades: int) -> _Graph:
     import numpy as np
 
+    from compute.arrays import unique
+
     if max_cascades < 1:
         raise ValueError("max_cascades must be at least 1")
     tweets = Tweet.objects.filter(
@@ -499,7 +503,7 @@ def _network(ws: Workspace, publisher: Account, window: selectors.Window, max_ca
                 "is_publisher": pk == publisher.pk,
             }
             yield str(tid), r["account__screen_name"] or str(tid), attrs
-        yield from _missing_nodes(set(np.unique(edges_arr).tolist()), seen, zero)
+        yield from _missing_nodes(set(unique(edges_arr).tolist()), seen, zero)
 
     def edges():
         for (s, d), w in zip(edges_arr.tolist(), weights.tolist(), strict=True):

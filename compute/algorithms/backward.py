@@ -27,6 +27,7 @@ import logging
 import numpy as np
 
 from .._jit import HAVE_NUMBA, njit, prange
+from ..arrays import unique
 from ..backends import resolve_backend
 from ..results import BackwardResult, apply_cycle_policy, complete_backward
 from ..structures import SpreadingGraphs
@@ -107,7 +108,7 @@ def _chunks(edge_offsets: np.ndarray, node_offsets: np.ndarray, threads: int | N
     work = edge_offsets + node_offsets
     targets = np.linspace(0, work[-1], parts + 1)
     bounds = np.searchsorted(work, targets[1:-1])
-    return np.unique(np.concatenate(([0], bounds, [n_casc]))).astype(np.int64)
+    return unique(np.concatenate(([0], bounds, [n_casc]))).astype(np.int64)
 
 
 @njit(parallel=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import unique
 from ..structures import Cascades
 
 __all__ = ["AGGREGATES", "BUCKETS", "Ranking", "bucket_start", "combine"]
@@ -139,7 +140,7 @@ def combine(
     # a rejected cascade has NaN influence everywhere
     bad_nodes = np.isnan(influence)
     if bad_nodes.any():
-        ok_casc[np.unique(t_of_node[bad_nodes])] = False
+        ok_casc[unique(t_of_node[bad_nodes])] = False
     if publisher is not None:
         ok_casc &= pub_user == publisher
 

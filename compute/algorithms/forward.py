@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._jit import HAVE_NUMBA, njit
+from ..arrays import unique
 from ..backends import resolve_backend
 from ..results import complete_forward
 from ..structures import ORPHAN_POLICIES, Cascades, FollowerGraph, SpreadingGraphs
@@ -80,7 +81,7 @@ def forward_cpu(
         k = 1  # without numba the kernel holds the GIL: threads would only add overhead
     # cut into 4k ranges of about equal participants so a huge cascade does not leave a thread idle long
     cuts = np.searchsorted(cascades.node_offsets, np.linspace(0, cascades.n_nodes, 4 * k + 1))
-    bounds = np.unique(np.clip(np.r_[0, cuts, cascades.n_cascades], 0, cascades.n_cascades))
+    bounds = unique(np.clip(np.r_[0, cuts, cascades.n_cascades], 0, cascades.n_cascades))
 
     def run(r: int):
         return _forward_kernel(

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._jit import HAVE_NUMBA
+from ..arrays import unique
 from ..backends import resolve_backend
 from ..graphs import Graph, transpose
 from ..influence_model import (
@@ -462,7 +463,7 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
         cw = np.bincount(labels, weights=model.weights, minlength=nc)
         ca, cb = labels[a], labels[b]
         keep = ca != cb
-        keys = np.unique(ca[keep] * nc + cb[keep])
+        keys = unique(ca[keep] * nc + cb[keep])
         dag_ptr = np.zeros(nc + 1, dtype=np.int64)
         np.cumsum(np.bincount(keys // nc, minlength=nc), out=dag_ptr[1:])
         dag_idx = (keys % nc).astype(np.int64)

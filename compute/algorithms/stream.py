@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import HAVE_NUMBA, njit
+from ..arrays import unique
 from ..backends import resolve_backend
 from ..streaming import FOLLOW_POLICIES, StreamCore, StreamEngine, check_stream_args
 from ..structures import FollowerGraph
@@ -487,7 +488,7 @@ class CpuStreamCore(StreamCore):
         self._append_edges(ks, kd)
         out = {"n_work": len(work)}
         if collect:
-            touched = np.unique(np.concatenate([ns, dirty_slots, *self.opened]))
+            touched = unique(np.concatenate([ns, dirty_slots, *self.opened]))
             out.update(
                 edge_tweet=self.slot_tweet[self.node_slot[ks]], edge_src=self.node_uid[ks], edge_dst=self.node_uid[kd],
                 recomputed=self.slot_tweet[dirty_slots], touched=self.slot_tweet[touched],

@@ -27,6 +27,7 @@ import weakref
 import numpy as np
 
 from .._jit import HAVE_NUMBA, njit, prange
+from ..arrays import unique
 from ..backends import resolve_backend
 from ..graphs import Graph
 from ..results import (
@@ -285,7 +286,7 @@ def money(
     hubs pointing to an authority. Stops when the L1 change of sim is < ``tol`` or after ``max_iter``; the
     relevance returned is the one the last iteration computed (from the similarity before it), as in the paper."""
     check_wtf(g, [seed], direction=direction, damping=0.5, tol=tol, max_iter=max_iter, alpha=alpha)
-    hubs = np.unique(np.asarray(circle, dtype=np.int64))
+    hubs = unique(np.asarray(circle, dtype=np.int64))
     if not len(hubs) or hubs[0] < 0 or hubs[-1] >= g.n_nodes:
         raise ValueError(f"circle must be node indices 0..{g.n_nodes - 1}")
     pos = np.searchsorted(hubs, seed)

@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ..arrays import unique
+
 __all__ = [
     "parse_times",
     "parse_time",
@@ -193,7 +195,7 @@ def _iso_block(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tzlen[(tzlen == 0) & sign(width - 3)] = 3
     off = np.zeros(n, dtype=np.float64)
     frac = np.zeros(n, dtype=np.float64)
-    for tl in np.unique(tzlen).tolist():
+    for tl in unique(tzlen).tolist():
         rows = np.flatnonzero(tzlen == tl)
         sub = c[rows]
         good = np.ones(len(rows), dtype=bool)
@@ -262,7 +264,7 @@ def parse_times(values: Sequence[object]) -> tuple[np.ndarray, list[tuple[int, s
         sub_out = np.full(len(strs), np.nan)
         lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
         slow: list[int] = []
-        for length in np.unique(lens).tolist():
+        for length in unique(lens).tolist():
             rows = np.flatnonzero(lens == length)
             group = [strs[i] for i in rows.tolist()] if len(rows) < len(strs) else strs
             if length == 0:

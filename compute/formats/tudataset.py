@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arrays import unique
 from ..structures import Cascades, SpreadingGraphs
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks, parse_int_block
@@ -242,7 +243,7 @@ def _read(files: dict[str, Path], root: Path, ctx: Ctx) -> SpreadingGraphs | Non
     n_sinks = np.bincount(g_of_node[is_sink], minlength=t)
     keep_g = n_sinks == 1
     if node_bad:
-        keep_g[np.unique(g_of_node[np.asarray(node_bad, dtype=np.int64)])] = False  # already reported per line
+        keep_g[unique(g_of_node[np.asarray(node_bad, dtype=np.int64)])] = False  # already reported per line
     for g in np.flatnonzero(n_sinks != 1).tolist():
         what = "no sink" if n_sinks[g] == 0 else f"{int(n_sinks[g])} sinks"
         sink.bad(

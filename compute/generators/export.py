@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _jit
+from ..arrays import unique
 from ..structures import FollowerGraph
 from ..tables import TweetTable
 from ._common import ProgressFn, make_progress
@@ -54,7 +55,7 @@ def _cascade_nodes(tweets: TweetTable, graph: FollowerGraph) -> tuple[np.ndarray
     user = graph.index_of(tweets.user_id)
     keep = user >= 0
     u = max(graph.n_users, 1)
-    nodes = np.unique(casc.ravel()[keep].astype(np.int64) * u + user[keep])  # sorted by (cascade, user)
+    nodes = unique(casc.ravel()[keep].astype(np.int64) * u + user[keep])  # sorted by (cascade, user)
     node_casc = nodes // u
     off = np.zeros(n_casc + 1, dtype=np.int64)
     np.cumsum(np.bincount(node_casc, minlength=n_casc), out=off[1:])
@@ -178,7 +179,7 @@ def coparticipant_edges(
     run = _coparticipant_kernel if use_numba else _coparticipant_numpy
     src, dst = run(off, node_user, graph.friends_indptr, graph.friends_indices, graph.n_users)
     u = max(graph.n_users, 1)
-    key = np.unique(src * u + dst)
+    key = unique(src * u + dst)
     src = key // u
     dst = key - src * u
     return graph.user_ids[src], graph.user_ids[dst]

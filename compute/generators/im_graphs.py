@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import unique
 from ..graphs import Graph
 
 __all__ = ["PAPER_GRAPHS", "paper_graph"]
@@ -48,7 +49,7 @@ def paper_graph(name: str, *, seed: int = 0, scale: float = 1.0) -> Graph:
         a = np.minimum(a, n - 1)
         b = np.minimum(b, n - 1)
         keep = a != b
-        keys = np.unique(np.concatenate([keys, a[keep] * n + b[keep]]))
+        keys = unique(np.concatenate([keys, a[keep] * n + b[keep]]))
     if len(keys) > m:
         keys = np.sort(rng.choice(keys, size=m, replace=False))
     src = keys // n

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import unique
 from ..structures import FollowerGraph, SpreadingGraphs
 from ..tables import TweetTable
 
@@ -77,7 +78,7 @@ def graph_stats(graphs: SpreadingGraphs) -> dict:
         "T": t,
         "N": _num(graphs.n_nodes),
         "M": _num(graphs.n_edges),
-        "U": _num(len(np.unique(graphs.cascades.user_ids))),
+        "U": _num(len(unique(graphs.cascades.user_ids))),
         "avg_n": agg(n, np.mean),
         "median_n": agg(n, np.median),
         "max_n": agg(n, np.max),
@@ -125,7 +126,7 @@ def collection_stats(tweets: TweetTable, graph: FollowerGraph) -> dict:
         "follow_edges": _num(graph.n_edges),
         "cascades": _num(len(originals)),
         "retweets": _num(np.count_nonzero(rt)),
-        "participants": _num(len(np.unique(tweets.user_id))),
+        "participants": _num(len(unique(tweets.user_id))),
         **_dist("cascade_size", sizes),
         **_dist("followers", followers),
         **_dist("friends", friends),

@@ -45,6 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _jit
+from ..arrays import unique
 from ..structures import FollowerGraph
 from ..tables import NO_TWEET, TweetTable
 from ._common import ProgressFn, make_progress, random_user_ids, scaled_counts, snowflake_ids, stream
@@ -198,7 +199,7 @@ def follower_graph(
     # chunks of whole rows holding ~_CHUNK_DRAWS draws each
     cum = np.cumsum(out_degree)
     bounds = np.searchsorted(cum, np.arange(_CHUNK_DRAWS, int(cum[-1]), _CHUNK_DRAWS), side="left") + 1
-    bounds = np.unique(np.concatenate([[0], bounds, [n]]))
+    bounds = unique(np.concatenate([[0], bounds, [n]]))
     chunks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(chunks)
     thresholds = _zipf_thresholds(n)

@@ -35,6 +35,7 @@ from django.db import connection
 
 from compute.algorithms.backward import backward
 from compute.algorithms.influence import influence as both_phases
+from compute.arrays import unique
 from compute.backends import free_device_memory, is_device_oom
 from compute.batching import plan_batches
 from compute.build import build_cascades
@@ -314,10 +315,11 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     data = _load(tweet_pks, res, follows=not keep_graph)
     t = time.perf_counter()
     if keep_graph and _rebuilt(data.tweets).any():
-        graph = workspace_graph(run.workspace_id, res)
+        graph = workspace_graph(run.workspace_id, res)  # ticks its own load_follows_s and graph_s
+        t = time.perf_counter()
     else:
         graph = FollowerGraph.from_edges(data.follows.follower, data.follows.followee)
-    t = res.tick("graph_s", t)
+        t = res.tick("graph_s", t)
     for key, idx in _input_groups(data.tweets, data.retweets):
         if stop():  # a safe point: nothing of the batch is stored yet
             raise RunCancelled()
@@ -392,8 +394,10 @@ def workspace_graph(ws: int, res: BatchResult | None = None) -> FollowerGraph:
         # a write that committed between the two reads of the token may be in the rows: use them, keep nothing
         unchanged = _follows_token(cur, ws) == token
     if res is not None:
-        res.tick("load_follows_s", t)
+        t = res.tick("load_follows_s", t)
     graph = FollowerGraph.from_edges(follows.follower, follows.followee)
+    if res is not None:
+        res.tick("graph_s", t)
     if unchanged:
         _GRAPHS[(db, ws, token)] = graph
         while len(_GRAPHS) > _GRAPHS_KEEP:
@@ -413,9 +417,7 @@ def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray
     """The accounts (publishers and retweeters) of the cascades rebuilt from follows, sorted and unique."""
     rebuilt = ~(tweets.given == 1)
     follow_tweets = set(tweets.pk[rebuilt].tolist())
-    return np.unique(
-        np.concatenate([tweets.author[rebuilt], retweets.user[np.isin(retweets.tweet, list(follow_tweets))]])
-    )
+    return unique(np.concatenate([tweets.author[rebuilt], retweets.user[np.isin(retweets.tweet, list(follow_tweets))]]))
 
 
 def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
@@ -439,7 +441,7 @@ def _input_groups(tweets: TweetRows, retweets: RetweetRows) -> list[tuple[GroupK
     """The batch's tweets (as indices into ``tweets``) grouped by how their input is read, in key order."""
     # which tweets carry any follower count: those without use n_v = 1 (unit "retweeters")
     has_counts = tweets.followers >= 0
-    has_counts |= np.isin(tweets.pk, np.unique(retweets.tweet[retweets.followers >= 0]))
+    has_counts |= np.isin(tweets.pk, unique(retweets.tweet[retweets.followers >= 0]))
     has_counts = has_counts.astype(int)
     keys = {GroupKey(*k) for k in zip(tweets.given.tolist(), tweets.times_known.tolist(), has_counts.tolist())}
     groups = [
@@ -519,7 +521,7 @@ def _given_graphs(c: Cascades, edges: GivenEdgeRows) -> SpreadingGraphs:
     casc_of_node = c.cascade_of_node()
     # node lookup by (cascade, user) in one search: a user appears once per cascade, so the pair, as one key
     # (cascade x number of distinct users + the user's rank), is unique and sorts the nodes once
-    users = np.unique(c.user_ids)
+    users = unique(c.user_ids)
     width = max(len(users), 1)
     node_key = casc_of_node.astype(np.int64) * width + np.searchsorted(users, c.user_ids)
     order = np.argsort(node_key, kind="stable")
@@ -702,7 +704,7 @@ def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
     order = np.lexsort((rows.account, rows.tweet))
     rows = InfluenceRows(*(col[order] for col in rows))
     label_case = "CASE t.label " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
-    tweets = _stage_ids(cur, "inft", np.unique(rows.tweet))
+    tweets = _stage_ids(cur, "inft", unique(rows.tweet))
     pk, day, label = copy_out(
         cur,
         f"""SELECT t.id, ((t.created_at AT TIME ZONE 'UTC')::date - DATE '2000-01-01')::bigint,
@@ -713,16 +715,16 @@ def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
     )
     cur.execute(f"DROP TABLE IF EXISTS {tweets}")
     at = np.searchsorted(pk, rows.tweet)
-    if (label < 0).any() or len(pk) != len(np.unique(rows.tweet)):
+    if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
         raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
     row_day, row_label = day[at], label[at]
     names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
     raw = cur.cursor if hasattr(cur, "cursor") else cur
     with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
         cp.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
-        for lab in np.unique(row_label).tolist():
+        for lab in unique(row_label).tolist():
             lab_b = _LABELS[lab].encode()
-            for role in np.unique(rows.role[row_label == lab]).tolist():
+            for role in unique(rows.role[row_label == lab]).tolist():
                 role_b = ROLE_CODES[role].encode()
                 sel = np.flatnonzero((row_label == lab) & (rows.role == role))
                 rec = np.empty(

@@ -39,6 +39,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
 from compute.algorithms import influence_max as engine
+from compute.arrays import unique
 from compute.backends import resolve_backend
 from compute.graphs import Graph, subgraph, transpose
 
@@ -197,7 +198,7 @@ def edge_counts(ws: Workspace, g: Graph) -> tuple[np.ndarray, np.ndarray]:
     for cg in CascadeGraph.objects.filter(tweet__workspace=ws).only("edges").iterator(chunk_size=500):
         f, u = cg.edge_arrays()
         pos = engine.edge_positions(g, f, u)
-        pos = np.unique(pos[pos >= 0])  # once per cascade and edge
+        pos = unique(pos[pos >= 0])  # once per cascade and edge
         retweets[pos] += 1
     # a spreading edge always follows an exposure of the same cascade; the bound keeps the estimator's contract
     return exposures, np.minimum(retweets, exposures)

@@ -52,7 +52,7 @@ def account_amplification(ws: Workspace, account: Account, *, cascades: int = 10
     """Whom ``account`` amplified (the accounts it retweeted from: its share flowed to them) and who amplified
     it (the accounts that retweeted from it), counted over its ``cascades`` most influential cascades. Cached
     under the workspace's data version (it reads up to ``cascades`` packed edge lists)."""
-    import numpy as np
+    from compute.arrays import unique
 
     tweet_ids = list(
         CascadeInfluence.objects.filter(account=account, tweet__workspace=ws)
@@ -63,9 +63,9 @@ def account_amplification(ws: Workspace, account: Account, *, cascades: int = 10
     amplified_by: dict[int, int] = {}
     for g in CascadeGraph.objects.filter(tweet_id__in=tweet_ids).only("edges"):
         src, dst = g.edge_arrays()
-        for acc in np.unique(dst[src == account.pk]).tolist():
+        for acc in unique(dst[src == account.pk]).tolist():
             amplified[acc] = amplified.get(acc, 0) + 1
-        for acc in np.unique(src[dst == account.pk]).tolist():
+        for acc in unique(src[dst == account.pk]).tolist():
             amplified_by[acc] = amplified_by.get(acc, 0) + 1
 
     def rows(counts: dict[int, int]) -> list[dict]:

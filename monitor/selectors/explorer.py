@@ -131,7 +131,9 @@ def _timeline(delays, points: int = TIMELINE_POINTS) -> dict:
     ``points``, else ``points`` evenly spaced ranks (the first and the last included), which draws the same curve."""
     import numpy as np
 
+    from compute.arrays import unique
+
     d = np.sort(np.asarray(delays, dtype=np.float64))
     n = len(d)
-    ranks = np.arange(1, n + 1) if n <= points else np.unique(np.linspace(1, n, points).round().astype(np.int64))
+    ranks = np.arange(1, n + 1) if n <= points else unique(np.linspace(1, n, points).round().astype(np.int64))
     return {"n": n, "points": [[float(d[r - 1]), int(r)] for r in ranks]}

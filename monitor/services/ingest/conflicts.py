@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from compute.arrays import unique
 from compute.formats import InputError
 from compute.formats._report import BadRecord
 from compute.formats.limits import fmt_time
@@ -26,7 +27,7 @@ def stored_conflicts(st: Stager, ws: int, tweets: TweetRows) -> np.ndarray:
     rows = np.flatnonzero(tweets.tweet_id != 0)  # 0: a retweet whose own id is unknown (trees, TUDataset)
     if not len(rows):
         return drop
-    stored = _stored(st, ws, np.unique(tweets.tweet_id[rows]))
+    stored = _stored(st, ws, unique(tweets.tweet_id[rows]))
     if not len(stored.tweet_id):
         return drop
     pos = np.minimum(np.searchsorted(stored.tweet_id, tweets.tweet_id[rows]), len(stored.tweet_id) - 1)

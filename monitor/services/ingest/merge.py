@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from compute.arrays import unique
 from compute.tables import NO_TWEET
 
 from ...db import copy_in, copy_out, dialect, renew_follows_token
@@ -128,7 +129,7 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     """Every user named anywhere in the upload, with the screen names seen; returns their keys (``old``: the
     keys that existed before this merge)."""
     d, st = m.d, m.st
-    users = np.unique(np.concatenate([tweets.user_id, follows.follower, follows.followee, edges.src, edges.dst]))
+    users = unique(np.concatenate([tweets.user_id, follows.follower, follows.followee, edges.src, edges.dst]))
     u_stage = st.stage("users", [("twitter_id", "bigint")], [users])
     key_sql = f"""SELECT a.twitter_id, a.id FROM {u_stage} s {d.join} monitor_account a
                   ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id"""
@@ -187,7 +188,7 @@ def _old_tweets(m: _Merge, tweets: TweetRows) -> tuple[str, np.ndarray]:
     """Stage every tweet id the upload names (as an original or as retweeted); returns that staging table and
     the keys of those already stored before this merge, sorted."""
     is_rt = tweets.retweeted_id != NO_TWEET
-    named = np.unique(np.concatenate([tweets.tweet_id[~is_rt], tweets.retweeted_id[is_rt]]))
+    named = unique(np.concatenate([tweets.tweet_id[~is_rt], tweets.retweeted_id[is_rt]]))
     nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
     (old,) = copy_out(
         m.cur,
@@ -468,7 +469,7 @@ def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: Tweet
 
 def _publishers(m: _Merge, originals: _Originals) -> None:
     """Every author of an original is a publisher of the workspace."""
-    pub_stage = m.st.stage("pub", [("account", "bigint")], [np.unique(originals.author_pk)])
+    pub_stage = m.st.stage("pub", [("account", "bigint")], [unique(originals.author_pk)])
     m.counts["publishers_new"] = m.run(
         f"""INSERT INTO monitor_publisher (workspace_id, account_id, monitored, created_at)
             SELECT %s, account, {"true" if m.d.postgres else "1"}, CURRENT_TIMESTAMP FROM {pub_stage} WHERE true
@@ -491,7 +492,7 @@ def _affected(
     affected |= set(retweeted_pks.tolist())
     # a participant who gained a follow edge may gain spreading edges in every cascade it took part in; the
     # cascades of this upload's retweets are in already, so only the stored retweets of old accounts are left
-    followers = np.unique(new_follows.follower)
+    followers = unique(new_follows.follower)
     followers = followers[_in(accounts.old, followers)]
     if len(followers):
         fer_stage = m.st.stage("fer", [("account", "bigint")], [followers])

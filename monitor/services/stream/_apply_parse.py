@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from compute.arrays import unique
 from compute.formats import MAX_RECORD_BYTES, ReadReport, SeenTweets, iter_tweets
 from compute.formats._fields import Bad, to_id
 from compute.formats.csv_tweets import TWEET_COLUMNS
@@ -121,7 +122,7 @@ def parse_bodies(bodies: list[str], *, max_record: int | None = None) -> Parsed:
     if len(tweets):
         tweets = tweets.take(np.argsort(tweets.lines, kind="stable"))
     follows, follow_event = _follows(groups["follow"], objs, bad)
-    with_rows = set(np.unique(tweets.lines).tolist())
+    with_rows = set(unique(tweets.lines).tolist())
     empty = {i for fmt in ("v1", "v2") for i in groups[fmt] if i not in with_rows and i not in bad}
     return Parsed(tweets, follows, follow_event, bad, empty)
 

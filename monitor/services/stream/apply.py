@@ -45,6 +45,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from compute.arrays import unique
 from compute.backends import resolve_backend
 from compute.formats import MAX_RECORD_BYTES, ReadReport
 from compute.tables import NO_TWEET, FollowTable, TweetTable
@@ -231,7 +232,7 @@ def _lock(ws: int, ids: list[int]) -> list[_Event]:
 def _waiting_for(ws: int, parsed: Parsed, *, exclude: list[int]) -> list[_Event]:
     """Waiting events of the originals this micro-batch brings (their ``cascade_key``), locked."""
     t = parsed.tweets
-    originals = np.unique(t.tweet_id[(t.retweeted_tweet_id == NO_TWEET) & (t.tweet_id > 0)])
+    originals = unique(t.tweet_id[(t.retweeted_tweet_id == NO_TWEET) & (t.tweet_id > 0)])
     if not len(originals):
         return []
     rows = (
@@ -299,7 +300,7 @@ def _set_aside_orphans(ws: int, events: list[_Event], parsed: Parsed, res: _Outc
     t = parsed.tweets
     is_rt = t.retweeted_tweet_id != NO_TWEET
     here = set(t.tweet_id[~is_rt].tolist())
-    wanted = set(np.unique(t.retweeted_tweet_id[is_rt]).tolist()) - here
+    wanted = set(unique(t.retweeted_tweet_id[is_rt]).tolist()) - here
     missing: set[int] = set()
     if wanted:
         stored = Tweet.objects.filter(workspace_id=ws, tweet_id__in=list(wanted)).values_list("tweet_id", flat=True)
@@ -308,7 +309,7 @@ def _set_aside_orphans(ws: int, events: list[_Event], parsed: Parsed, res: _Outc
     if missing:
         orphan_rows = np.flatnonzero(is_rt & np.isin(t.retweeted_tweet_id, list(missing)))
         wait = orphan_wait_seconds()
-        for i in np.unique(t.lines[orphan_rows]).tolist():
+        for i in unique(t.lines[orphan_rows]).tolist():
             original = int(t.retweeted_tweet_id[orphan_rows[t.lines[orphan_rows] == i][0]])
             e = events[i]
             until = e.wait_until if e.wait_until is not None else now + datetime.timedelta(seconds=wait)
@@ -359,9 +360,9 @@ def _note_conflicts(st: Stager, staged, drop: np.ndarray, res: _Outcome) -> None
     by_tweet: dict[int, str] = {}
     for r in st.report.shown:
         if r.line is not None:
-            for tid in np.unique(staged.tweet_id[drop & (line == r.line)]).tolist():
+            for tid in unique(staged.tweet_id[drop & (line == r.line)]).tolist():
                 by_tweet.setdefault(tid, r.reason)
-    for i in np.unique(line[drop]).tolist():
+    for i in unique(line[drop]).tolist():
         tid = int(staged.tweet_id[drop & (line == i)][0])
         why = by_tweet.get(tid, f"conflicts with a stored tweet: tweet {tid}")
         if (line[~drop] == i).any():
