@@ -25,10 +25,9 @@ venv: $(VENV)/.installed-test
 ## The main job: install, migrate (SQLite in var/ unless DATABASE_URL says otherwise), create the demo analyst,
 ## import + compute the bundled samples, serve the dashboard. Ctrl-C stops the server; run again to serve again.
 demo: $(VENV)/.installed
-	@# the engine's CPU kernels are compiled (numba, about 20 s on 2 cores, cached on disk after) by a run over the
-	@# thesis example while the database is migrated, so the demo's first compute starts at once
-	$(PY) -m compute rank monitor/fixtures/sample/thesis_example/tweets.csv --backend cpu --quiet \
-	    --follows monitor/fixtures/sample/thesis_example/follows.csv >/dev/null 2>&1 & jit=$$!; \
+	@# the engine's CPU kernels are compiled (numba, about 25 s on 2 cores, cached on disk after) while the
+	@# database is migrated, so the demo's first compute starts at once (compute/precompile.py)
+	$(PY) -m compute.precompile & jit=$$!; \
 	$(PY) manage.py migrate --noinput -v0 && $(PY) manage.py collectstatic --noinput -v0; rc=$$?; \
 	wait $$jit || echo "make demo: compiling the kernels ahead failed; the first compute will compile them"; exit $$rc
 	$(PY) manage.py demo_setup --host $(HOST)
