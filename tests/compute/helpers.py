@@ -98,3 +98,16 @@ def given_graphs(cascades: list[tuple[list[int], list[tuple[int, int]], int]], t
         times=None if times is None else np.array(tms, float),
     )
     return SpreadingGraphs(c, edge_off, np.array(src, np.int64), np.array(dst, np.int64))
+
+
+def shuffled_within_cascades(cascades: Cascades, seed: int = 0) -> Cascades:
+    """The same cascades with the nodes of each shuffled (the publisher moves too): input out of time order."""
+    rng = np.random.default_rng(seed)
+    bounds = zip(cascades.node_offsets[:-1], cascades.node_offsets[1:])
+    perm = np.concatenate([lo + rng.permutation(hi - lo) for lo, hi in bounds])
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(len(perm))
+    return Cascades(
+        cascades.node_offsets, cascades.user_ids[perm], cascades.followers[perm], inv[cascades.publisher],
+        cascades.tweet_ids, times=cascades.times[perm],
+    )  # fmt: skip

@@ -10,6 +10,7 @@ import pytest
 from monitor import services
 from monitor.models import Collection, ComputeBatch, ComputeRun
 
+from .fixtures import _import_here
 from .harness import assert_same, clean_recompute, queued, results, run_ended, wait_for
 from .test_database_restart import _counts
 
@@ -67,12 +68,8 @@ def test_an_import_whose_task_a_restarted_redis_forgot_is_sent_again_once_and_co
     )
     c.refresh_from_db()
     assert c.status == Collection.Status.DONE and c.attempts == 1, c.error
-    eager = _eager_celery.conf.task_always_eager
-    _eager_celery.conf.task_always_eager = True
-    try:
-        ref = import_files(ws_b, collection_files, compute=False)
-    finally:
-        _eager_celery.conf.task_always_eager = eager
+    _import_here(import_files, _eager_celery, ws_b, collection_files)  # the same files without the fault
+    ref = Collection.objects.filter(workspace=ws_b).get()
     assert _counts(ws_a) == _counts(ws_b) and c.counts == ref.counts
 
 

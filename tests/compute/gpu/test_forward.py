@@ -10,9 +10,8 @@ from compute.algorithms.backward import backward
 from compute.algorithms.forward import forward
 from compute.build import build_cascades
 from compute.generators import twitter_collection
-from compute.structures import Cascades
 
-from ..helpers import edge_sets
+from ..helpers import edge_sets, shuffled_within_cascades
 
 
 def _collection(seed: int, scale: float = 0.002):
@@ -38,17 +37,7 @@ def test_it_finds_the_cpu_edges_on_fresh_twitter_like_collections(seed, orphans)
 
 def test_it_sorts_participants_by_time_when_the_input_is_not_in_order():
     cascades, graph = _collection(3, scale=0.001)
-    rng = np.random.default_rng(0)
-    # shuffle the nodes inside every cascade (the publisher moves too)
-    perm = np.concatenate(
-        [lo + rng.permutation(hi - lo) for lo, hi in zip(cascades.node_offsets[:-1], cascades.node_offsets[1:])]
-    )
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(len(perm))
-    shuffled = Cascades(
-        cascades.node_offsets, cascades.user_ids[perm], cascades.followers[perm], inv[cascades.publisher],
-        cascades.tweet_ids, times=cascades.times[perm],
-    )  # fmt: skip
+    shuffled = shuffled_within_cascades(cascades, seed=0)
     for orphans in ("strict", "attach"):
         cpu = forward(shuffled, graph, orphans=orphans, backend="cpu")
         gpu = forward(shuffled, graph, orphans=orphans, backend="gpu")

@@ -12,9 +12,8 @@ from compute.algorithms.forward import forward
 from compute.algorithms.influence import influence
 from compute.build import build_cascades
 from compute.generators import twitter_collection
-from compute.structures import Cascades
 
-from ..helpers import edge_sets
+from ..helpers import edge_sets, shuffled_within_cascades
 
 
 def _collection(seed: int, scale: float = 0.002):
@@ -53,16 +52,7 @@ def test_it_keeps_the_edges_on_the_device_and_gives_the_two_phases_numbers_bitwi
 
 def test_it_orders_nodes_on_the_host_when_the_input_is_not_in_time_order():
     cascades, graph = _collection(3, scale=0.001)
-    rng = np.random.default_rng(0)
-    perm = np.concatenate(
-        [lo + rng.permutation(hi - lo) for lo, hi in zip(cascades.node_offsets[:-1], cascades.node_offsets[1:])]
-    )
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(len(perm))
-    shuffled = Cascades(
-        cascades.node_offsets, cascades.user_ids[perm], cascades.followers[perm], inv[cascades.publisher],
-        cascades.tweet_ids, times=cascades.times[perm],
-    )  # fmt: skip
+    shuffled = shuffled_within_cascades(cascades, seed=0)
     gpu = influence(shuffled, graph, backend="gpu")
     cpu = influence(shuffled, graph, backend="cpu")
     assert edge_sets(gpu.graphs) == edge_sets(cpu.graphs)
