@@ -73,6 +73,12 @@ def not_text_reason(head: bytes, *, strong_only: bool = False) -> str | None:
     for magic, name in _MAGIC:
         if sample.startswith(magic):
             return f"this is {name}, not data Spreadwatch reads ({_READS})"
+    kind = "zip" if sample.startswith(b"PK\x03\x04") else "tar" if sample[257:262] == b"ustar" else None
+    if kind:  # the web upload unpacks these before reading; the command line and a nested archive do not
+        return (
+            f"this is a {kind} archive: unpack it and name the files inside (e.g. the trees folder); the web "
+            "upload unpacks zip and tar archives itself"
+        )
     half_nul = sample[1::2].count(0) > len(sample) // 4 or sample[0::2].count(0) > len(sample) // 4
     if half_nul and sample.count(0) < len(sample) * 3 // 4:  # NULs in every other byte, not everywhere
         return "this looks like UTF-16 text without a byte-order mark; save it as UTF-8 and upload it again"

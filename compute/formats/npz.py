@@ -122,5 +122,9 @@ def sniff_path(p: Path) -> bool:
                 z.namelist()
         except (zipfile.BadZipFile, OSError) as exc:
             raise ValueError(f"a zip/.npz archive that cannot be read (cut short?): {exc}") from None
-        raise ValueError("a zip/.npz archive, but neither a spreading-graph nor a collection archive")
+        raise ValueError(
+            "a zip/.npz archive, but neither a spreading-graph nor a collection archive: a zip archive of other "
+            "files (tweets, trees): unpack it and name the files inside; the web upload unpacks zip and tar "
+            "archives itself"
+        )
     return True

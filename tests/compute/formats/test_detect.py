@@ -91,3 +91,29 @@ def test_it_refuses_unknown_folders_and_missing_paths(tmp_path):
         detect_format(tmp_path)
     with pytest.raises(FileNotFoundError):
         detect_format(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize("mode, suffix", [("w", ".tar"), ("w:xz", ".tar.xz"), ("zip", ".zip")])
+def test_an_archive_given_to_the_command_line_is_named_and_its_unpacking_asked_for(tmp_path, mode, suffix):
+    import tarfile
+    import zipfile
+
+    from compute.formats.detect import detect_format
+
+    inner = tmp_path / "tweets.csv"
+    inner.write_text("tweet_id,retweeted_tweet_id,user_id,created_at\n1,,2,2020-01-01T00:00:00Z\n")
+    path = tmp_path / f"collection{suffix}"
+    if mode == "zip":
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.write(inner, "tweets.csv")
+    else:
+        with tarfile.open(path, mode) as tf:
+            tf.add(inner, "tweets.csv")
+    with pytest.raises(ValueError) as e:
+        detect_format(path)
+    if mode == "zip":  # a zip may be a Spreadwatch .npz: said so, and how to read any other zip
+        assert "neither a spreading-graph nor a collection archive" in str(e.value), e.value
+        assert "unpack it and name the files inside" in str(e.value), e.value
+    else:
+        assert "this is a tar archive: unpack it and name the files inside" in str(e.value), e.value
+    assert "binary file" not in str(e.value)
