@@ -160,7 +160,7 @@ TIMING_LABELS = {
     "forward_s": "Forward phase",
     "backward_s": "Backward phase",
     "forward_backward_s": "Forward and backward phases",
-    "graph_kept": "Follower graph kept from before (batches)",
+    "graph_kept": "Batches that found the follower graph kept",
     "collect_s": "Collecting results",
     "store_s": "Storing results",
     "total_s": "Total",

@@ -96,6 +96,18 @@ def test_it_renders_collection_and_run_pages(client, alice, loaded):
     assert client.get(reverse("run", kwargs={"ws": loaded.slug, "pk": run.pk})).status_code == 200
 
 
+def test_the_run_page_shows_counts_among_the_timings_as_counts_not_seconds(client, alice, loaded, run_tasks, settings):
+    from monitor import services
+
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1  # two batches
+    run = run_tasks(services.compute_run_start, workspace=loaded, backend="cpu")
+    client.force_login(alice)
+    html = client.get(reverse("run", kwargs={"ws": loaded.slug, "pk": run.pk})).content.decode()
+    at = html.index("Batches that found the follower graph kept")
+    assert html[at : at + 120].split("<dd>")[1].startswith("2</dd>"), html[at : at + 120]
+    assert "<dt>Forward and backward phases</dt>" in html
+
+
 def test_it_rejects_a_backwards_window_with_a_message(client, alice, loaded):
     client.force_login(alice)
     r = client.get(
