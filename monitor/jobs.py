@@ -179,6 +179,8 @@ def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
         return None
     routes = getattr(settings, "CELERY_TASK_ROUTES", {}) or {}
     queues = {routes.get(n, {}).get("queue", app.conf.task_default_queue) for n in names}
+    if COMPUTE_BATCH in names:  # both compute queues: a process set up for the other one may have sent it
+        queues |= {"cpu", "gpu"}
     unacked = (app.conf.broker_transport_options or {}).get("unacked_key", "unacked")
     wanted = set(names)
     held: set[tuple[str, str]] = set()
