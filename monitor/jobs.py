@@ -185,9 +185,10 @@ def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
     wanted = set(names)
     held: set[tuple[str, str]] = set()
 
-    def note(raw) -> None:
+    def note(message) -> None:
+        """``message``: a queued message's JSON, or an unacked entry's already decoded payload."""
         try:
-            headers = json.loads(raw)["headers"]
+            headers = (json.loads(message) if isinstance(message, (bytes, str)) else message)["headers"]
         except (ValueError, KeyError, TypeError):
             return  # not a Celery message of ours
         if headers.get("task") in wanted:
@@ -204,7 +205,7 @@ def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
                         note(raw)
             for value in client.hvals(unacked):
                 try:
-                    note(json.dumps(json.loads(value)[0]))
+                    note(json.loads(value)[0])  # [payload, exchange, routing key]
                 except (ValueError, IndexError, TypeError):
                     continue
     except Exception:  # kombu and redis-py raise many kinds: unknown is not "lost"

@@ -31,7 +31,7 @@ import numpy as np
 from ..structures import ORPHAN_POLICIES, Cascades, FollowerGraph, SpreadingGraphs
 from ._device import Timer, kernel, log, memory_budget, plan_chunks
 
-__all__ = ["DeviceGraph", "device_graph", "forward"]
+__all__ = ["DeviceGraph", "device_graph", "device_graph_bytes", "forward", "forward_bytes"]
 
 #: membership tests per warp-sized unit of work
 UNIT = 1024
@@ -186,6 +186,16 @@ def device_graph(graph: FollowerGraph) -> DeviceGraph:
     return dg
 
 
+def device_graph_bytes(graph: FollowerGraph) -> int:
+    """Device bytes of ``graph``'s :class:`DeviceGraph` (ids, row pointers, 32-bit friend indices)."""
+    return int(graph.user_ids.nbytes + graph.friends_indptr.nbytes + 4 * graph.n_edges)
+
+
+def forward_bytes(cascades: Cascades) -> np.ndarray:
+    """Device bytes the forward phase needs per cascade beside the graph (an estimate with headroom)."""
+    return 160.0 * np.diff(cascades.node_offsets).astype(np.float64) + 64
+
+
 def forward(
     cascades: Cascades,
     graph: FollowerGraph,
@@ -211,7 +221,7 @@ def forward(
         raise ValueError("the forward phase needs participation times; these cascades have none")
     t = cascades.n_cascades
     budget = memory_budget()
-    graph_bytes = graph.user_ids.nbytes + graph.friends_indptr.nbytes + 4 * graph.n_edges
+    graph_bytes = device_graph_bytes(graph)
     if graph_bytes > 0.7 * budget:
         log.warning(
             "the follower graph (%.2f GB) does not fit beside the cascades in the GPU memory budget (%.2f GB)",
@@ -219,7 +229,7 @@ def forward(
         )  # fmt: skip
         return _without_edges(cascades, np.arange(t), orphans)
     dg = device_graph(graph)
-    cost = 160.0 * np.diff(cascades.node_offsets).astype(np.float64) + 64
+    cost = forward_bytes(cascades)
     chunks, oversized = plan_chunks(cost, max(budget - graph_bytes, 1))
     if oversized:  # a cascade whose participants alone exceed what is left: the dispatcher runs it elsewhere
         log.warning("%d cascade(s) too large for the GPU are left to the CPU reference", len(oversized))

@@ -20,13 +20,10 @@ from ..structures import ORPHAN_POLICIES, Cascades, FollowerGraph
 from ._device import Timer, memory_budget
 from .backward import backward as backward_gpu
 from .backward import device_bytes, prepare
-from .forward import ForwardRun, device_graph
+from .forward import ForwardRun, device_graph, device_graph_bytes, forward_bytes
 from .forward import forward as forward_gpu
 
 __all__ = ["influence"]
-
-#: device bytes per participant and per cascade of the forward pass (the forward twin's own estimate)
-_FORWARD_NODE_BYTES, _FORWARD_CASCADE_BYTES = 160.0, 64.0
 
 
 def influence(
@@ -60,10 +57,9 @@ def influence(
 def _one_pass(cascades: Cascades, graph: FollowerGraph, orphans: str) -> InfluenceResult | None:
     """Both phases with the edges kept on the device, or ``None`` where the batch does not fit at once."""
     sizes = np.diff(cascades.node_offsets)
-    graph_bytes = graph.user_ids.nbytes + graph.friends_indptr.nbytes + 4 * graph.n_edges
+    graph_bytes = device_graph_bytes(graph)
     budget = memory_budget()
-    forward_bytes = float((_FORWARD_NODE_BYTES * sizes + _FORWARD_CASCADE_BYTES).sum())
-    if graph_bytes > 0.7 * budget or forward_bytes > budget - graph_bytes or cascades.n_nodes >= 2**31:
+    if graph_bytes > 0.7 * budget or forward_bytes(cascades).sum() > budget - graph_bytes or cascades.n_nodes >= 2**31:
         return None
     timer = Timer()
     run = ForwardRun(cascades, device_graph(graph), orphans, timer)

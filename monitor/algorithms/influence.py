@@ -415,7 +415,7 @@ def _follows_token(cur, ws: int) -> str:
 
 def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray:
     """The accounts (publishers and retweeters) of the cascades rebuilt from follows, sorted and unique."""
-    rebuilt = ~(tweets.given == 1)
+    rebuilt = _rebuilt(tweets)
     follow_tweets = set(tweets.pk[rebuilt].tolist())
     return unique(np.concatenate([tweets.author[rebuilt], retweets.user[np.isin(retweets.tweet, list(follow_tweets))]]))
 
