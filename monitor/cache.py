@@ -53,6 +53,32 @@ def _version_key(ws_id: int) -> str:
 # stale for at most this long, and a page reads the row at most this often
 VERSION_COPY_S = 30
 
+#: how long a cached read is kept at most (``SPREADWATCH_READ_CACHE_SECONDS``): a week. Entries are keyed by the
+#: data version, so the TTL is not what keeps them fresh: it was 300 s until 2026-11-27, and then every page was
+#: cold again after five quiet minutes (the first analysts after a lull paid p95 1.3-1.9 s at 1M retweets,
+#: docs/reliability.md). Memory is bounded by :func:`prune_superseded` instead, which drops the entries of every
+#: version but the current one and the one before.
+DEFAULT_TTL = 7 * 24 * 3600
+
+
+def versioned_key(version: str, raw: str) -> str:
+    """The cache key of a read or rendered fragment named by ``raw`` under ``version`` (:func:`current_version`'s
+    string: ``<workspace>:<created>:<n>``). The workspace and version number stay readable in it, so that
+    :func:`prune_superseded` can find the entries of versions that no page will ask for again."""
+    ws_pk, number = version.partition(":")[0], version.rpartition(":")[2]
+    digest = hashlib.sha1(f"{version}|{raw}".encode()).hexdigest()
+    return f"{_read_prefix()}{ws_pk}:{number}:{digest}"
+
+
+def fragment_key(version: str, name: str, *vary_on: Any) -> str:
+    """The cache key of a template fragment (``{% read_cache %}``) rendered for ``vary_on`` under ``version``."""
+    return versioned_key(version, "|".join([f"fragment:{name}", *(str(v) for v in vary_on)]))
+
+
+def _read_prefix() -> str:
+    # the database's name, as in _version_key: two deployments sharing one Redis prune only their own entries
+    return f"sw:read:{connection.settings_dict['NAME']}:"
+
 
 def bump_data_version(ws_id: int) -> None:
     """Called inside the transaction of a write that changes what the cached reads return: the new version is
@@ -92,19 +118,20 @@ def cached(fn: Callable) -> Callable:
 
     def key_for(ws, *args, **kwargs) -> str:
         """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
+        version = current_version(ws)
         raw = "|".join(
-            [fn.__name__, current_version(ws)]
+            [fn.__name__, version]
             + [_cache_arg(a) for a in args]
             + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
         )
-        return "sw:read:" + hashlib.sha1(raw.encode()).hexdigest()
+        return versioned_key(version, raw)
 
     @functools.wraps(fn)
     def wrapper(ws, *args, **kwargs):
         from django.conf import settings
         from django.core.cache import cache
 
-        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300)
+        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL)
         if ttl <= 0:
             return fn(ws, *args, **kwargs)
         key = key_for(ws, *args, **kwargs)
@@ -162,7 +189,7 @@ def data_version(ws: Workspace) -> str | None:
     caching what is derived from it; None while the read cache is off."""
     from django.conf import settings
 
-    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", 300) <= 0:
+    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL) <= 0:
         return None
     return current_version(ws)
 
@@ -188,3 +215,48 @@ def forget_keys(keys: list[str]) -> None:
 
     with contextlib.suppress(Exception):  # unreachable: they expire with the read cache's TTL
         cache.delete_many(keys)
+
+
+def _glob_escape(text: str) -> str:
+    # Redis SCAN MATCH is a glob: a database named with * ? [ ] or \ must match only itself
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def prune_superseded(*, keep: int = 2) -> dict[str, int]:
+    """Delete the cached reads and fragments of every workspace's versions but its newest ``keep`` (the current
+    one and the one before, which a process holding a copy of the version read ``VERSION_COPY_S`` ago may still
+    ask for), and those of workspaces that are gone. What bounds the read cache's memory now that its entries
+    live for :data:`DEFAULT_TTL` (a beat task calls it every minute, ``monitor.tasks.read_cache_prune``). A
+    version a warm-up pinned ahead of the row is newer than the row's, so it is kept. Only for Redis (the file
+    cache of ``make demo`` culls by count itself); never raises: an unreachable Redis prunes nothing this time.
+    Returns how many keys were scanned and deleted."""
+    from django.core.cache import cache
+
+    from .models import Workspace
+
+    out = {"scanned": 0, "deleted": 0}
+    inner = getattr(cache, "_cache", None)
+    if not hasattr(inner, "get_client") or not hasattr(cache, "make_key"):
+        return out
+    current = dict(Workspace.objects.values_list("pk", "data_version"))
+    prefix = cache.make_key(_read_prefix())
+    doomed: list[bytes] = []
+    try:
+        client = inner.get_client(None, write=True)
+        for raw in client.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
+            out["scanned"] += 1
+            ws, _, rest = raw.decode()[len(prefix) :].partition(":")
+            number = rest.partition(":")[0]
+            if not (ws.isdigit() and number.isdigit()):
+                continue
+            now = current.get(int(ws))
+            if now is None or int(number) <= now - keep:
+                doomed.append(raw)
+                if len(doomed) >= 500:
+                    out["deleted"] += client.unlink(*doomed)
+                    doomed.clear()
+        if doomed:
+            out["deleted"] += client.unlink(*doomed)
+    except Exception as exc:  # Redis unreachable or failing mid-scan: the rest waits for the next call
+        log.warning("read cache: pruning stopped (%s: %s)", exc.__class__.__name__, exc)
+    return out

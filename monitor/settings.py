@@ -229,8 +229,10 @@ SPREADWATCH_ORPHANS = env_choice("SPREADWATCH_ORPHANS", "strict", ("strict", "at
 # a network run splits its betweenness sources into batches of at most this many blocks of 64 sources
 # (compute.graphs.SOURCE_BLOCK), so several workers share them; fewer, bigger batches load the graph less often
 SPREADWATCH_NETWORK_BLOCKS_PER_BATCH = env_int("SPREADWATCH_NETWORK_BLOCKS_PER_BATCH", 4)
-# rankings and overview sums are cached per workspace until the next compute commit (0: off)
-SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 300)
+# rankings, account pages, the explorer and the rendered results are cached per workspace and data version, which
+# every compute commit and import bumps; this is only the longest an entry lives (a week: a quiet hour must not make
+# the pages cold). Memory is bounded by the beat task "read-cache-prune", which drops superseded versions (0: off)
+SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 7 * 24 * 3600)
 # a process that finds a value another process is building waits this many seconds for it before building it too
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # when a compute run finishes, its worker stores what the busiest pages read for the new data version before it
@@ -280,6 +282,7 @@ CELERY_TASK_ROUTES = {
     "monitor.tasks.compute_batch": {"queue": SPREADWATCH_COMPUTE_QUEUE},
     "monitor.tasks.requeue_stalled": {"queue": "default"},
     "monitor.tasks.send_outbox": {"queue": "default"},
+    "monitor.tasks.read_cache_prune": {"queue": "default"},
     "monitor.alerts.tasks.evaluate_alerts": {"queue": "default"},
     "monitor.alerts.tasks.evaluate_all": {"queue": "default"},
     # a queue and worker of their own: a slow receiver never holds a worker that computes or evaluates
@@ -304,6 +307,11 @@ CELERY_BEAT_SCHEDULE = {
     "stream-sweep-waiting": {
         "task": "monitor.tasks.stream_sweep_waiting",
         "schedule": 60,
+    },
+    # the read cache's entries of superseded data versions (monitor.cache.prune_superseded)
+    "read-cache-prune": {
+        "task": "monitor.tasks.read_cache_prune",
+        "schedule": env_int("SPREADWATCH_READ_CACHE_PRUNE_EVERY_S", 60),
     },
 }
 

@@ -53,6 +53,14 @@ def stream_sweep_waiting() -> dict:
     return sweep_waiting_all()
 
 
+@shared_task(name="monitor.tasks.read_cache_prune", acks_late=True)
+def read_cache_prune() -> dict:
+    """Beat: drop the read cache's entries of superseded data versions (what bounds its memory)."""
+    from .services.warmup import read_cache_prune as prune
+
+    return prune()
+
+
 @shared_task(name="monitor.tasks.send_outbox", acks_late=True)
 def send_outbox() -> dict:
     """Beat: send the tasks the broker refused earlier (``monitor.jobs``)."""

@@ -11,12 +11,17 @@
 #    compute run finishes (over the busiest publisher's LOAD_RECOMPUTE_TWEETS newest tweets: any run bumps the data
 #    version, so every cached read is of an old version, and its worker warms the new one before it marks the run
 #    done, monitor/services/warmup.py), then the 50 analysts arrive at once. Its log: after-compute-run.txt.
-# 3. analysts-cold: the same right after the read cache was emptied and the web processes restarted: a Redis
-#    flush or restart, not a compute run (before the warm-up existed, this stood for the first minute after one).
-# 4. analysts-nocache: 30 s with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its work.
-# 5. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
+# 3. analysts-quiet: the first minute after a quiet spell: nobody asked for anything for LOAD_QUIET_SECONDS (330,
+#    past the read cache's old 300 s TTL, under which every page was cold again by then), after the beat task that
+#    drops superseded versions ran once (its log: prune.txt).
+# 4. analysts-restart: the web processes restarted (a deploy), the cache kept (their per-process snapshots go).
+# 5. analysts-cold: the same right after the read cache was emptied and the web processes restarted: a Redis
+#    flush or a Redis without persistence restarted, not a compute run (before the warm-up existed, this stood for
+#    the first minute after one).
+# 6. analysts-nocache: 30 s with the read cache off (SPREADWATCH_READ_CACHE_SECONDS=0): every request does its work.
+# 7. capacity: wrk, 50 connections with no think time (each sends its next request the moment the last one
 #    answers), 30 s over every page kind, then 10 s per kind: the most this machine serves.
-# LOAD_CASES (default "warm after-compute cold nocache capacity") picks the cases; `uptime` before each is in
+# LOAD_CASES (default "warm after-compute quiet restart cold nocache capacity") picks the cases; `uptime` before each is in
 # uptime.txt (the load average says what else ran on the machine).
 # Results go to benchmarks/results/load_<date>_<time>/ (LOAD_OUT= to choose): summary.md, Locust CSVs, wrk.txt.
 set -euo pipefail
@@ -28,7 +33,8 @@ TMP=$(mktemp -d)  # the session cookie and the server log stay out of the result
 PORT=${LOAD_PORT:-8099}
 USERS=${LOAD_USERS:-50}
 SECONDS_RUN=${LOAD_SECONDS:-60}
-CASES=" ${LOAD_CASES:-warm after-compute cold nocache capacity} "
+CASES=" ${LOAD_CASES:-warm after-compute quiet restart cold nocache capacity} "
+QUIET_SECONDS=${LOAD_QUIET_SECONDS:-330}
 RECOMPUTE_TWEETS=${LOAD_RECOMPUTE_TWEETS:-200}
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/spreadwatch}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/14}
@@ -115,6 +121,18 @@ if [[ $CASES == *" after-compute "* ]]; then
   echo "compute run: $(uptime)" >> "$OUT/uptime.txt"
   compute_run  # the web processes keep running, as they would
   analysts analysts-after-compute $SECONDS_RUN
+fi
+if [[ $CASES == *" quiet "* ]]; then
+  $PY manage.py shell -c "
+from monitor.services.warmup import read_cache_prune
+print('prune:', read_cache_prune())
+" 2>/dev/null >> "$OUT/prune.txt"
+  sleep "$QUIET_SECONDS"  # nobody asks for anything
+  analysts analysts-quiet $SECONDS_RUN
+fi
+if [[ $CASES == *" restart "* ]]; then
+  serve  # a deploy: fresh processes, the cache kept
+  analysts analysts-restart $SECONDS_RUN
 fi
 if [[ $CASES == *" cold "* ]]; then
   serve  # fresh processes: their snapshots of the all-time sums go too

@@ -55,6 +55,11 @@ def main(folder: str) -> None:
             "analysts-after-compute",
             "50 analysts (1-5 s think time), 60 s, arriving as a compute run (with its warm-up) has finished",
         ),
+        (
+            "analysts-quiet",
+            "50 analysts (1-5 s think time), 60 s, after a quiet spell longer than the read cache's old 300 s TTL",
+        ),
+        ("analysts-restart", "50 analysts (1-5 s think time), 60 s, web processes restarted (a deploy), cache kept"),
         ("analysts-cold", "50 analysts (1-5 s think time), 60 s, read cache emptied and web processes restarted"),
         ("analysts-nocache", "50 analysts (1-5 s think time), 30 s, read cache off (every request does its work)"),
     ):

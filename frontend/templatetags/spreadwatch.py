@@ -282,3 +282,48 @@ def share(value) -> str:
     if x >= 0.01:
         return f"{x:.2f} %"
     return "<0.01 %"
+
+
+# --- rendered fragments, per data version ------------------------------------------------------------------------
+
+
+class _ReadCacheNode(template.Node):
+    def __init__(self, nodelist, name: str, version, vary_on) -> None:
+        self.nodelist, self.name, self.version, self.vary_on = nodelist, name, version, vary_on
+
+    def render(self, context) -> str:
+        from django.conf import settings
+        from django.core.cache import cache
+
+        from monitor.cache import DEFAULT_TTL, fragment_key
+
+        version = self.version.resolve(context)
+        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL)
+        if not version or ttl <= 0:
+            return self.nodelist.render(context)
+        key = fragment_key(str(version), self.name, *(v.resolve(context) for v in self.vary_on))
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        value = self.nodelist.render(context)
+        cache.set(key, value, timeout=ttl)
+        return value
+
+
+@register.tag
+def read_cache(parser, token):
+    """``{% read_cache "name" data_version vary_on… %}…{% endread_cache %}``: the block rendered once per name,
+    data version and ``vary_on`` values and kept with the workspace's cached reads (``monitor.cache``: same
+    lifetime, pruned with its version). Without a data version (the read cache is off) it renders every time.
+    Django's ``{% cache %}`` would name the entry by a digest only, which the pruning cannot tell apart."""
+    bits = token.split_contents()
+    if len(bits) < 3:
+        raise template.TemplateSyntaxError(f"{bits[0]} takes a quoted name and a data version")
+    name = bits[1]
+    if not (len(name) >= 2 and name[0] == name[-1] and name[0] in "\"'"):
+        raise template.TemplateSyntaxError(f"{bits[0]}: the name must be quoted, not {name}")
+    nodelist = parser.parse((f"end{bits[0]}",))
+    parser.delete_first_token()
+    return _ReadCacheNode(
+        nodelist, name[1:-1], parser.compile_filter(bits[2]), [parser.compile_filter(b) for b in bits[3:]]
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -36,7 +35,6 @@ def overview(request: HttpRequest, ws: str) -> HttpResponse:
         alerts=_unread_alerts(request, workspace),
         # the data part is rendered once per data version (its tables are most of a warm overview's time)
         fragment_key=data_version(workspace),
-        fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
     return render(request, "frontend/overview.html", ctx)
 

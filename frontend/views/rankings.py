@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -150,7 +149,6 @@ def ranking(request: HttpRequest, ws: str, publisher: int | None = None) -> Http
         **_links(request.GET, shown.split),
         # the results are rendered once per query and data version (rendering is most of a warm page's time)
         fragment_key=data_version(workspace),
-        fragment_ttl=settings.SPREADWATCH_READ_CACHE_SECONDS,
     )
     if account is not None:  # a publisher's page: its watch list (who amplifies whom, docs/wtf.md)
         watchlist = selectors.wtf_watchlist(workspace, account)

@@ -34,12 +34,12 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from .. import selectors
-from ..cache import warming
+from ..cache import prune_superseded, warming
 from ..models import Account, Tweet, Workspace
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WarmResult", "read_cache_warm"]
+__all__ = ["WarmResult", "read_cache_prune", "read_cache_warm"]
 
 #: the variants of a ranking one click away from its default, warmed last: (aggregate, sort, preset, page)
 VARIANTS = (
@@ -188,3 +188,13 @@ def _largest_cascades(ws: Workspace, n: int) -> list[Tweet]:
     if n <= 0:
         return []
     return list(Tweet.objects.filter(workspace=ws, n_participants__gt=1).order_by("-n_participants", "pk")[:n])
+
+
+def read_cache_prune() -> dict[str, int]:
+    """Drop the cached reads of superseded data versions (``monitor.cache.prune_superseded``): the read cache's
+    entries live a week, so that a quiet spell does not make the pages cold; this is what bounds its memory to
+    about two versions a workspace. Called by beat every ``SPREADWATCH_READ_CACHE_PRUNE_EVERY_S`` (60) seconds."""
+    out = prune_superseded()
+    if out["deleted"]:
+        log.info("read cache: %d entries of superseded versions dropped (%d scanned)", out["deleted"], out["scanned"])
+    return out

@@ -31,9 +31,10 @@ def test_a_repeated_ranking_is_served_from_its_rendered_fragment_until_the_next_
         again = _page(client.get(url))
     assert again == first
     from django.core.cache import cache
-    from django.core.cache.utils import make_template_fragment_key
 
-    key = make_template_fragment_key("ranking_results", [data_version(ws_a), url])
+    from monitor.cache import fragment_key
+
+    key = fragment_key(data_version(ws_a), "ranking_results", url)
     assert cache.get(key) and cache.get(key) in again  # the results came from the rendered fragment
     assert not any("monitor_dailyinfluence" in x["sql"] for x in q.captured_queries)
     version = data_version(ws_a)

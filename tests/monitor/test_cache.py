@@ -113,3 +113,95 @@ def test_a_builder_that_never_finishes_only_delays_the_value(ws_a, import_files,
     cache.add(key + ":building", 1, timeout=60)  # a builder that died: its lock outlives it
     assert selectors.workspace_counts(ws_a) == want  # computed here after the wait
     assert cache.get(key) == want and cache.get(key + ":building") is None
+
+
+# --- lifetime and pruning: entries outlive a quiet spell, superseded versions are dropped --------------------------
+
+
+def _redis_or_skip():
+    """The raw Redis client behind the cache (``make test`` always has one: it refuses to run without Redis)."""
+    import pytest
+    from django.core.cache import cache
+
+    if not hasattr(getattr(cache, "_cache", None), "get_client"):
+        pytest.skip("the read cache is not Redis here (REDIS_URL is not set)")
+    return cache._cache.get_client(None, write=True)
+
+
+def _bump(ws) -> None:
+    from django.db import transaction
+
+    from monitor.cache import bump_data_version
+
+    with transaction.atomic():
+        bump_data_version(ws.pk)
+
+
+def test_a_cached_read_outlives_a_quiet_spell(ws_a, import_files, settings):
+    """The entries are keyed by the data version, so their TTL is only a bound: it is a week by default, where a
+    300 s TTL made every page cold again after five quiet minutes."""
+    from django.core.cache import cache
+
+    import monitor.settings
+    from monitor.cache import DEFAULT_TTL
+
+    client = _redis_or_skip()
+    assert monitor.settings.SPREADWATCH_READ_CACHE_SECONDS == DEFAULT_TTL >= 24 * 3600
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = DEFAULT_TTL
+    selectors.ranking(ws_a)
+    ttl = client.ttl(cache.make_key(selectors.ranking.key_for(ws_a)))
+    assert DEFAULT_TTL - 60 < ttl <= DEFAULT_TTL
+
+
+def test_pruning_drops_superseded_versions_and_keeps_the_current_two(client, alice, ws_a, import_files, settings):
+    from django.core.cache import cache
+    from django.urls import reverse
+
+    from monitor import services
+    from monitor.cache import current_version, data_version, fragment_key, prune_superseded, versioned_key
+    from monitor.models import Workspace
+
+    _redis_or_skip()
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 600
+    client.force_login(alice)
+    url = reverse("ranking", kwargs={"ws": ws_a.slug})
+
+    def reads() -> list[str]:  # a cached read and a rendered fragment of the current version
+        selectors.ranking(ws_a)
+        assert client.get(url).status_code == 200
+        return [selectors.ranking.key_for(ws_a), fragment_key(data_version(ws_a), "ranking_results", url)]
+
+    old = reads()
+    _bump(ws_a)
+    previous = reads()
+    _bump(ws_a)
+    now = reads()
+    assert all(cache.get(k) is not None for k in old + previous + now)
+    # a warm-up pins the next version before its transaction commits: newer than the row, kept
+    number = Workspace.objects.get(pk=ws_a.pk).data_version
+    ahead = versioned_key(current_version(ws_a).rpartition(":")[0] + f":{number + 1}", "warmed")
+    cache.set(ahead, 1, timeout=600)
+    # another workspace that is gone, and another database sharing this Redis
+    gone = services.workspace_create(name="Gone", slug="gone")
+    gone_key = versioned_key(current_version(gone), "read")
+    cache.set(gone_key, 1, timeout=600)
+    Workspace.objects.filter(pk=gone.pk).delete()
+    other_db = "sw:read:another_database:1:0:abc"
+    cache.set(other_db, 1, timeout=600)
+
+    out = prune_superseded()
+    assert out["deleted"] >= 3
+    assert all(cache.get(k) is None for k in old), "the superseded version's entries were kept"
+    assert cache.get(gone_key) is None, "a deleted workspace's entries were kept"
+    assert all(cache.get(k) is not None for k in previous + now + [ahead, other_db])
+    assert client.get(url).status_code == 200 and cache.get(now[1]) is not None
+
+
+def test_pruning_runs_on_beat_in_the_default_queue(settings):
+    from monitor.tasks import read_cache_prune
+
+    entry = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == read_cache_prune.name]
+    assert entry and entry[0]["schedule"] <= 300
+    assert settings.CELERY_TASK_ROUTES[read_cache_prune.name] == {"queue": "default"}
