@@ -157,3 +157,27 @@ def test_the_alert_forms_publisher_picker_filters_as_you_type(page, login, loade
     expect(page.locator("select[name=publisher]")).to_have_value("102")
     page.get_by_role("searchbox", name=re.compile("Filter the publishers")).fill("nobody")
     expect(page.locator(".picker-status")).to_have_text("0 matches")
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_overviews_counts_never_break_inside_a_number(page, login, loaded, width):
+    """Seven count cards at 1440 px showed "1,000,0 / 00" retweets on the 1M-retweet workspace: each count is one
+    line inside its card, here with the largest counts a workspace shows (13 characters)."""
+    login()
+    _at(page, width)
+    page.goto(f"/w/{loaded['ws'].slug}/")
+    values = page.locator(".cards .value")
+    assert values.count() >= 6  # six counts and the unread alerts (the rule has alerts)
+    bad = page.evaluate(
+        """() => [...document.querySelectorAll(".cards .value")].map(el => {
+            el.textContent = "1,000,000,000";
+            const card = el.closest("article"), lh = parseFloat(getComputedStyle(el).lineHeight);
+            const r = el.getBoundingClientRect(), c = card.getBoundingClientRect();
+            const out = r.right > c.right + 0.5 || el.scrollWidth > el.clientWidth + 0.5;
+            return (r.height > 1.5 * lh ? "wraps " : "") + (out ? "sticks out " : "")
+                + `text ${el.scrollWidth} px in a box of ${Math.round(r.width)} in a card of ${Math.round(c.width)}`
+                + ` at ${getComputedStyle(el).fontSize}`;
+        }).filter(s => /wraps|sticks/.test(s))"""
+    )
+    screenshot(page, f"i19-overview-counts-{WIDTHS[width][0]}")
+    assert not bad, bad
