@@ -233,6 +233,9 @@ SPREADWATCH_NETWORK_BLOCKS_PER_BATCH = env_int("SPREADWATCH_NETWORK_BLOCKS_PER_B
 # every compute commit and import bumps; this is only the longest an entry lives (a week: a quiet hour must not make
 # the pages cold). Memory is bounded by the beat task "read-cache-prune", which drops superseded versions (0: off)
 SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 7 * 24 * 3600)
+# a web process imports its URL configuration and compiles its templates as it starts, not on its first requests
+# (monitor/boot.py; 0: off)
+SPREADWATCH_PRIME_WEB = env_bool("SPREADWATCH_PRIME_WEB", True)
 # a process that finds a value another process is building waits this many seconds for it before building it too
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # when a compute run finishes, its worker stores what the busiest pages read for the new data version before it

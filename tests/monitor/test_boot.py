@@ -1,0 +1,43 @@
+"""A web process imports its URL configuration and compiles its templates as it starts (monitor/boot.py), so the
+first analysts after a deploy or restart do not pay for it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from django.template import engines
+
+from monitor import boot
+
+
+def _cached_names() -> set[str]:
+    """The template names the engine's cached loader holds compiled (empty when the loader does not cache)."""
+    loader = engines["django"].engine.template_loaders[0]
+    return {key.split("-")[0] if "-" in key else key for key in getattr(loader, "get_template_cache", {})}
+
+
+def test_priming_compiles_every_template_and_imports_the_urls(settings):
+    settings.SPREADWATCH_PRIME_WEB = True
+    engines["django"].engine.template_loaders[0].reset()
+    names = boot._template_names()
+    assert "frontend/overview.html" in names and "frontend/includes/ranking_results.html" in names
+    out = boot.prime_web_process()
+    assert out["urls"] > 0 and out["failed"] == 0
+    assert out["templates"] == len(names) > 30
+    assert set(names) <= _cached_names(), "templates left for their first request"
+
+
+def test_priming_can_be_turned_off(settings):
+    settings.SPREADWATCH_PRIME_WEB = False
+    engines["django"].engine.template_loaders[0].reset()
+    assert boot.prime_web_process() == {"urls": 0, "templates": 0, "failed": 0, "seconds": 0.0}
+    assert "frontend/overview.html" not in _cached_names()
+
+
+def test_the_wsgi_module_primes_the_process_before_serving(monkeypatch):
+    calls = []
+    monkeypatch.setattr(boot, "prime_web_process", lambda: calls.append(1) or {})
+    monkeypatch.delitem(sys.modules, "monitor.wsgi", raising=False)
+    wsgi = importlib.import_module("monitor.wsgi")
+    assert calls == [1] and callable(wsgi.application)
