@@ -5,7 +5,10 @@ page at the 1M-retweet benchmark before this: importing the URL configuration (e
 and its schema generator) and compiling the dashboard's templates, each once per process. Under 50 analysts after a
 restart that put the overview's p95 at 590 ms (docs/reliability.md). :func:`prime_web_process` does that work
 when ``monitor.wsgi`` loads, before the worker takes a request (its first overview then took 33 ms instead of
-194 ms). It needs neither the database nor Redis, never raises, and ``SPREADWATCH_PRIME_WEB=0`` turns it off.
+194 ms); then it builds the process's all-time snapshot (``selectors.all_time_prime``, about 0.2 s each) of the
+``SPREADWATCH_PRIME_WEB_WORKSPACES`` (3) most recently computed workspaces, from the columns the run's warm-up
+put in the read cache. It never raises: without a database or Redis only the snapshots are left to the first
+request. ``SPREADWATCH_PRIME_WEB=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -27,12 +30,30 @@ def _template_names() -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*.html"))
 
 
+def _prime_snapshots(workspaces: int) -> int:
+    """The all-time snapshots (``selectors.all_time_prime``) of the ``workspaces`` most recently computed
+    workspaces; how many were built. Their columns come from the read cache, where the run's warm-up put them."""
+    if workspaces <= 0:
+        return 0
+    from django.db.models import Max
+
+    from monitor import selectors
+    from monitor.models import Workspace
+
+    recent = (
+        Workspace.objects.annotate(last=Max("compute_runs__finished_at"))
+        .filter(last__isnull=False)
+        .order_by("-last")[:workspaces]
+    )
+    return sum(1 for ws in recent if selectors.all_time_prime(ws))
+
+
 def prime_web_process() -> dict:
     """Import the URL configuration and compile every template into the cached loader (see the module). Returns
-    what it did: ``urls`` (the URL patterns' count), ``templates``, ``failed`` and ``seconds``."""
+    what it did: ``urls`` (the URL patterns' count), ``templates``, ``snapshots``, ``failed`` and ``seconds``."""
     from django.conf import settings
 
-    out = {"urls": 0, "templates": 0, "failed": 0, "seconds": 0.0}
+    out = {"urls": 0, "templates": 0, "snapshots": 0, "failed": 0, "seconds": 0.0}
     if not getattr(settings, "SPREADWATCH_PRIME_WEB", True):
         return out
     t = time.perf_counter()
@@ -52,9 +73,14 @@ def prime_web_process() -> dict:
             except (TemplateDoesNotExist, TemplateSyntaxError) as exc:  # its page reports it when asked for
                 out["failed"] += 1
                 log.warning("priming the web process: template %s: %s", name, exc)
+        out["snapshots"] = _prime_snapshots(getattr(settings, "SPREADWATCH_PRIME_WEB_WORKSPACES", 3))
     except Exception as exc:  # a process that could not prime still serves: the first request does the work
         out["failed"] += 1
         log.warning("priming the web process stopped (%s: %s)", exc.__class__.__name__, exc)
+    finally:
+        from django.db import connection
+
+        connection.close()  # the snapshots' queries opened it outside a request: the first request opens its own
     out["seconds"] = round(time.perf_counter() - t, 3)
     log.info("web process primed: %s", out)
     return out

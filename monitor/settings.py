@@ -236,6 +236,8 @@ SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 7 * 2
 # a web process imports its URL configuration and compiles its templates as it starts, not on its first requests
 # (monitor/boot.py; 0: off)
 SPREADWATCH_PRIME_WEB = env_bool("SPREADWATCH_PRIME_WEB", True)
+# ... and builds the all-time ranking snapshot of this many most recently computed workspaces
+SPREADWATCH_PRIME_WEB_WORKSPACES = env_int("SPREADWATCH_PRIME_WEB_WORKSPACES", 3)
 # a process that finds a value another process is building waits this many seconds for it before building it too
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # when a compute run finishes, its worker stores what the busiest pages read for the new data version before it

@@ -94,7 +94,7 @@ from .network import (
 from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
 from .overview import overview_page, publishers_summary, workspace_counts
 from .ranking_page import RANKING_PAGE_SIZE, RANKING_TOP, RankingPageData, ranking_page, ranking_page_view
-from .rankings import AGGREGATES, SORTS, RankingPage, ranking, reach_by_label, top_spreaders
+from .rankings import AGGREGATES, SORTS, RankingPage, all_time_prime, ranking, reach_by_label, top_spreaders
 from .runs import run_batches, runs_list
 from .search import SearchResult, account_by_screen_name, search
 from .stalls import stalled_work
@@ -111,6 +111,7 @@ from .wtf import (
 
 __all__ = [
     "ACCOUNT_SORTS",
+    "all_time_prime",
     "api_token_get",
     "api_tokens_for_user",
     "can_manage_members",

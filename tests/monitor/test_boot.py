@@ -17,7 +17,7 @@ def _cached_names() -> set[str]:
     return {key.split("-")[0] if "-" in key else key for key in getattr(loader, "get_template_cache", {})}
 
 
-def test_priming_compiles_every_template_and_imports_the_urls(settings):
+def test_priming_compiles_every_template_and_imports_the_urls(db, settings):
     settings.SPREADWATCH_PRIME_WEB = True
     engines["django"].engine.template_loaders[0].reset()
     names = boot._template_names()
@@ -28,10 +28,27 @@ def test_priming_compiles_every_template_and_imports_the_urls(settings):
     assert set(names) <= _cached_names(), "templates left for their first request"
 
 
-def test_priming_can_be_turned_off(settings):
+def test_priming_builds_the_all_time_snapshot_of_the_latest_computed_workspace(ws_a, import_files, settings):
+    from monitor.cache import data_version
+    from monitor.selectors import rankings
+    from tests.webapp import THESIS
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS, settings.SPREADWATCH_PRIME_WEB = 60, True
+    rankings._ALL_TIME.clear()
+    out = boot.prime_web_process()
+    assert out["snapshots"] == 1 and out["failed"] == 0
+    snap = rankings._ALL_TIME[data_version(ws_a)]
+    assert (None, "total") in snap._orders  # the default order, built: the first ranking only pages it
+    settings.SPREADWATCH_PRIME_WEB_WORKSPACES = 0
+    rankings._ALL_TIME.clear()
+    assert boot.prime_web_process()["snapshots"] == 0 and not rankings._ALL_TIME
+
+
+def test_priming_can_be_turned_off(db, settings):
     settings.SPREADWATCH_PRIME_WEB = False
     engines["django"].engine.template_loaders[0].reset()
-    assert boot.prime_web_process() == {"urls": 0, "templates": 0, "failed": 0, "seconds": 0.0}
+    assert boot.prime_web_process() == {"urls": 0, "templates": 0, "snapshots": 0, "failed": 0, "seconds": 0.0}
     assert "frontend/overview.html" not in _cached_names()
 
 
