@@ -128,42 +128,58 @@ def cached(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(ws, *args, **kwargs):
-        from django.conf import settings
-        from django.core.cache import cache
-
-        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL)
+        ttl = read_cache_seconds()
         if ttl <= 0:
             return fn(ws, *args, **kwargs)
-        key = key_for(ws, *args, **kwargs)
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        # one process computes a missing value; the others asking for it meanwhile wait for its result (up to
-        # SPREADWATCH_READ_CACHE_WAIT seconds, then compute it themselves) instead of all doing the same work
-        # at once: the first minute after a compute run, when every page is cold, stays within what 2 cores do
-        lock = key + ":building"
-        if not cache.add(lock, 1, timeout=60):
-            deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10)
-            while time.monotonic() < deadline:
-                time.sleep(0.05)
-                hit = cache.get(key)
-                if hit is not None:
-                    return hit
-        try:
-            t = time.perf_counter()
-            value = fn(ws, *args, **kwargs)
-            cache.set(key, value, timeout=ttl)
-            pinned = _PINNED.get()
-            if pinned is not None and pinned[0] == ws.pk:
-                pinned[2].append(key)
-            # the cold builds a page pays for: what warming is meant to leave none of (tests count these)
-            log.debug("read cache: built %s in %.0f ms", fn.__name__, 1000 * (time.perf_counter() - t))
-        finally:
-            cache.delete(lock)
-        return value
+        return get_or_build(key_for(ws, *args, **kwargs), lambda: fn(ws, *args, **kwargs), ttl=ttl, ws_pk=ws.pk,
+                            name=fn.__name__)  # fmt: skip
 
     wrapper.key_for = key_for
     return wrapper
+
+
+def read_cache_seconds() -> int:
+    """How long a cached read or fragment lives (``SPREADWATCH_READ_CACHE_SECONDS``; 0 or less: no caching)."""
+    from django.conf import settings
+
+    return getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL)
+
+
+def get_or_build(key: str, build: Callable[[], Any], *, ttl: int, ws_pk: int, name: str | None = None) -> Any:
+    """The cached value under ``key``, else ``build()``'s, stored for ``ttl`` seconds: the body of :func:`cached`
+    and of the ``{% read_cache %}`` fragments. A key written while ``ws_pk``'s version is pinned (warming) is
+    recorded, so that it can be dropped if the warming transaction does not commit. A build with a ``name`` (a
+    read) is logged: the cold reads a page pays for, which warming is meant to leave none of (tests count them);
+    the rendered fragments, which the warm-up does not render, pass none."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    # one process computes a missing value; the others asking for it meanwhile wait for its result (up to
+    # SPREADWATCH_READ_CACHE_WAIT seconds, then compute it themselves) instead of all doing the same work
+    # at once: the first minute after a compute run, when every page is cold, stays within what 2 cores do
+    lock = key + ":building"
+    if not cache.add(lock, 1, timeout=60):
+        deadline = time.monotonic() + getattr(settings, "SPREADWATCH_READ_CACHE_WAIT", 10)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+    try:
+        t = time.perf_counter()
+        value = build()
+        cache.set(key, value, timeout=ttl)
+        pinned = _PINNED.get()
+        if pinned is not None and pinned[0] == ws_pk:
+            pinned[2].append(key)
+        if name is not None:
+            log.debug("read cache: built %s in %.0f ms", name, 1000 * (time.perf_counter() - t))
+    finally:
+        cache.delete(lock)
+    return value
 
 
 def current_version(ws: Workspace) -> str:
@@ -187,9 +203,7 @@ def current_version(ws: Workspace) -> str:
 def data_version(ws: Workspace) -> str | None:
     """A name for the workspace's data as it is now (it changes with every compute commit and import), for
     caching what is derived from it; None while the read cache is off."""
-    from django.conf import settings
-
-    if getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL) <= 0:
+    if read_cache_seconds() <= 0:
         return None
     return current_version(ws)
 

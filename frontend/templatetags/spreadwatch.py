@@ -292,22 +292,15 @@ class _ReadCacheNode(template.Node):
         self.nodelist, self.name, self.version, self.vary_on = nodelist, name, version, vary_on
 
     def render(self, context) -> str:
-        from django.conf import settings
-        from django.core.cache import cache
-
-        from monitor.cache import DEFAULT_TTL, fragment_key
+        from monitor.cache import fragment_key, get_or_build, read_cache_seconds
 
         version = self.version.resolve(context)
-        ttl = getattr(settings, "SPREADWATCH_READ_CACHE_SECONDS", DEFAULT_TTL)
+        ttl = read_cache_seconds()
         if not version or ttl <= 0:
             return self.nodelist.render(context)
-        key = fragment_key(str(version), self.name, *(v.resolve(context) for v in self.vary_on))
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        value = self.nodelist.render(context)
-        cache.set(key, value, timeout=ttl)
-        return value
+        version = str(version)
+        key = fragment_key(version, self.name, *(v.resolve(context) for v in self.vary_on))
+        return get_or_build(key, lambda: self.nodelist.render(context), ttl=ttl, ws_pk=int(version.partition(":")[0]))
 
 
 @register.tag
