@@ -236,6 +236,15 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
+def redis_client():
+    """The redis-py client behind the cache (Django's Redis backend; it connects on first use), or None where the
+    cache is not Redis (the file cache of ``make demo``)."""
+    from django.core.cache import cache
+
+    inner = getattr(cache, "_cache", None)
+    return inner.get_client(None, write=True) if hasattr(inner, "get_client") else None
+
+
 def prune_superseded(*, keep: int = 2) -> dict[str, int]:
     """Delete the cached reads and fragments of every workspace's versions but its newest ``keep`` (the current
     one and the one before, which a process holding a copy of the version read ``VERSION_COPY_S`` ago may still
@@ -249,14 +258,13 @@ def prune_superseded(*, keep: int = 2) -> dict[str, int]:
     from .models import Workspace
 
     out = {"scanned": 0, "deleted": 0}
-    inner = getattr(cache, "_cache", None)
-    if not hasattr(inner, "get_client") or not hasattr(cache, "make_key"):
+    client = redis_client()
+    if client is None:
         return out
     current = dict(Workspace.objects.values_list("pk", "data_version"))
     prefix = cache.make_key(_read_prefix())
     doomed: list[bytes] = []
     try:
-        client = inner.get_client(None, write=True)
         for raw in client.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
             out["scanned"] += 1
             ws, _, rest = raw.decode()[len(prefix) :].partition(":")

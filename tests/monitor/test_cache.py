@@ -121,11 +121,13 @@ def test_a_builder_that_never_finishes_only_delays_the_value(ws_a, import_files,
 def _redis_or_skip():
     """The raw Redis client behind the cache (``make test`` always has one: it refuses to run without Redis)."""
     import pytest
-    from django.core.cache import cache
 
-    if not hasattr(getattr(cache, "_cache", None), "get_client"):
+    from monitor.cache import redis_client
+
+    client = redis_client()
+    if client is None:
         pytest.skip("the read cache is not Redis here (REDIS_URL is not set)")
-    return cache._cache.get_client(None, write=True)
+    return client
 
 
 def _bump(ws) -> None:
