@@ -159,7 +159,9 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
         if tweet_pks:
             timer = _SqlTimer()
             with connection.execute_wrapper(timer):
-                out["edges"], out["participants"], compute_s, results_s = _recompute(workspace_id, tweet_pks, backend)
+                out["edges"], out["participants"], compute_s, results_s = _recompute(
+                    workspace_id, tweet_pks, backend, follows_written=bool(counts.get("follows_new"))
+                )
             secs["compute"] = round(compute_s, 4)
             secs["aggregates"] = round(timer.aggregates, 4)
             secs["results"] = round(max(results_s - timer.aggregates, 0.0), 4)
@@ -371,11 +373,14 @@ def _note_conflicts(st: Stager, staged, drop: np.ndarray, res: _Outcome) -> None
             res.dead[i] = why
 
 
-def _recompute(ws: int, tweet_pks: list[int], backend: str) -> tuple[int, int, float, float]:
+def _recompute(ws: int, tweet_pks: list[int], backend: str, *, follows_written: bool) -> tuple[int, int, float, float]:
     """Compute and store the cascades ``tweet_pks`` with the influence algorithm, as one batch of a compute run
-    stores them (no run row: ``Tweet.compute_run`` stays empty for cascades last computed from the stream)."""
+    stores them (no run row: ``Tweet.compute_run`` stays empty for cascades last computed from the stream). The
+    follower graph this process keeps is used unless this micro-batch wrote follows (then the follows among the
+    participants are read: see ``monitor.algorithms.influence._compute``)."""
     algo = get_algorithm("influence")
     run = ComputeRun(workspace_id=ws, algorithm=algo.name, orphans=settings.SPREADWATCH_ORPHANS, backend=backend)
+    run.keep_graph = not follows_written  # not a field: read by the influence algorithm's compute
     batch = ComputeBatch(run=run, tweet_pks=tweet_pks, n_cascades=len(tweet_pks))
     t = time.perf_counter()
     res = algo.compute(run=run, batch=batch, backend=resolve_backend(backend), stop=lambda: False)

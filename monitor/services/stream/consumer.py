@@ -16,9 +16,11 @@ transaction-level advisory lock per (workspace, partition), taken around each mi
 not get it skips the partition this round. Without Redis every consumer tries every partition and the lock alone
 shares them out.
 
-**One micro-batch** (one transaction): the advisory lock; the partition's first ``SPREADWATCH_STREAM_BATCH``
-queued events by id (after waiting up to ``SPREADWATCH_STREAM_BATCH_WAIT_MS`` for a small batch to fill); the
-partition's *waiting* events of the same cascades (their original may be in this batch) or whose wait is over;
+**One micro-batch** (one transaction) covers every partition of a workspace that the consumer was woken for
+(or polls): the advisory lock of each (a partition another consumer holds is left out this round); the first
+``SPREADWATCH_STREAM_BATCH`` queued events of the locked partitions by id (after waiting up to
+``SPREADWATCH_STREAM_BATCH_WAIT_MS`` for a small batch to fill); their *waiting* events of the same cascades
+(their original may be in this batch) or whose wait is over;
 every queued *follow* of the workspace with a smaller id than the batch's last, from any partition (a follow
 applies to later retweets of every cascade, so it is applied before them, by whichever consumer gets there
 first); all of them locked ``FOR UPDATE`` in id order and re-checked still queued or waiting; then
@@ -36,7 +38,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -76,16 +78,25 @@ def _lock(ws_id: int, partition: int) -> bool:
         return bool(cur.fetchone()[0])
 
 
-def apply_partition_batch(ws_id: int, partition: int, apply: ApplyFn, *, batch: int | None = None) -> tuple[int, int]:
-    """One micro-batch of a partition (see the module): ``(events handed to apply, queued events taken)``;
-    ``(0, 0)`` when there was nothing to do or another consumer holds the partition."""
+def apply_partition_batch(
+    ws_id: int, partitions: int | Sequence[int], apply: ApplyFn, *, batch: int | None = None
+) -> tuple[int, int]:
+    """One micro-batch of a workspace's ``partitions`` (one, or several that one consumer owns: see the module):
+    ``(events handed to apply, queued events taken)``; ``(0, 0)`` when there was nothing to do or other consumers
+    hold every one of the partitions.
+
+    Several partitions go into one ``apply`` call because its cost is largely per call (the queue's statements,
+    the merge's temporary tables, the aggregate refresh): a consumer owning all 8 partitions of a stream fed
+    2,000 records/s made 8 calls of ~250 events a round and fell behind (``benchmarks/stream_web.md``)."""
     batch = batch or settings.SPREADWATCH_STREAM_BATCH
+    parts = sorted({partitions} if isinstance(partitions, int) else set(partitions))
     Q, W = StreamEvent.Status.QUEUED, StreamEvent.Status.WAITING
     now = timezone.now()
     with transaction.atomic():
-        if not _lock(ws_id, partition):
+        parts = [p for p in parts if _lock(ws_id, p)]  # try-locks: never waits, so never deadlocks
+        if not parts:
             return 0, 0
-        mine = StreamEvent.objects.filter(workspace_id=ws_id, partition=partition)
+        mine = StreamEvent.objects.filter(workspace_id=ws_id, partition__in=parts)
         queued = list(mine.filter(status=Q).order_by("pk").values_list("pk", "cascade_key")[:batch])
         keys = {k for _, k in queued if k is not None}
         waiting = mine.filter(status=W)
@@ -99,7 +110,7 @@ def apply_partition_batch(ws_id: int, partition: int, apply: ApplyFn, *, batch: 
         if queued:
             follows = StreamEvent.objects.filter(
                 workspace_id=ws_id, kind=StreamEvent.Kind.FOLLOW, status=Q, pk__lt=queued[-1][0]
-            ).exclude(partition=partition)
+            ).exclude(partition__in=parts)
             ids |= set(follows.order_by("pk").values_list("pk", flat=True)[:batch])
         locked = list(
             StreamEvent.objects.select_for_update()
@@ -108,16 +119,20 @@ def apply_partition_batch(ws_id: int, partition: int, apply: ApplyFn, *, batch: 
             .values_list("pk", flat=True)
         )
         if locked:
-            apply(workspace_id=ws_id, event_ids=locked)
+            t = time.perf_counter()
+            out = apply(workspace_id=ws_id, event_ids=locked) or {}
+            secs = out.get("seconds") or {}
+            log.info("micro-batch of workspace %s partitions %s: %d events in %.3f s (%s)", ws_id, parts, len(locked),
+                     time.perf_counter() - t, " ".join(f"{k}={v:.3f}" for k, v in secs.items()))  # fmt: skip
     if locked:
         channel.count(ws_id, "applied", len(locked))
     return len(locked), len(queued)
 
 
-def _oldest_queued_age_ms(ws_id: int, partition: int) -> tuple[int, float | None]:
-    """(queued count up to a batch, age in ms of the oldest queued event) of a partition."""
+def _oldest_queued_age_ms(ws_id: int, partitions: list[int]) -> tuple[int, float | None]:
+    """(queued count up to a batch, age in ms of the oldest queued event) of a workspace's partitions."""
     rows = list(
-        StreamEvent.objects.filter(workspace_id=ws_id, partition=partition, status=StreamEvent.Status.QUEUED)
+        StreamEvent.objects.filter(workspace_id=ws_id, partition__in=partitions, status=StreamEvent.Status.QUEUED)
         .order_by("pk")
         .values_list("received_at", flat=True)[: settings.SPREADWATCH_STREAM_BATCH]
     )
@@ -265,8 +280,10 @@ class Consumer:
         ids, s.pending = s.pending, []
         channel.soft("ack", lambda r: r.xack(s.key, channel.GROUP, *ids))
 
-    def drain(self, ws_id: int, p: int) -> int:
-        """Apply a partition's queued events until none are left (or another consumer holds it)."""
+    def drain(self, ws_id: int, partitions: int | Sequence[int]) -> int:
+        """Apply the queued events of a workspace's partitions (one, or several: in one micro-batch) until none
+        are left (or other consumers hold them)."""
+        p = sorted({partitions} if isinstance(partitions, int) else set(partitions))
         n_total = 0
         wait_ms = settings.SPREADWATCH_STREAM_BATCH_WAIT_MS
         batch = settings.SPREADWATCH_STREAM_BATCH
@@ -284,7 +301,11 @@ class Consumer:
                 connection.close_if_unusable_or_obsolete()
                 time.sleep(0.5)
                 return n_total
-            except Exception:  # apply_events failed: rolled back too; the partition waits, the others go on
+            except Exception:  # apply_events failed: rolled back too
+                if len(p) > 1:  # one partition at a time this round: the failing one waits, the others go on
+                    log.exception("consumer %s: apply_events failed on %s/%s: each partition apart", self.name,
+                                  ws_id, p)  # fmt: skip
+                    return n_total + sum(self.drain(ws_id, q) for q in p)
                 log.exception("consumer %s: apply_events failed on %s/%s: retried in 5 s", self.name, ws_id, p)
                 time.sleep(5)
                 return n_total
@@ -311,11 +332,16 @@ class Consumer:
         for unit, st in self.streams.items():
             if unit not in self.owned and st.pending:
                 self._ack(st)  # a wake-up of a partition given away since: its new owner polls it
-        for unit in sorted(woken):
-            if unit not in self.owned or self.stopping:
-                continue
-            n += self.drain(*unit)
-            self._ack(self._stream(*unit))
+        by_ws: dict[int, list[int]] = {}
+        for ws_id, p in sorted(woken):
+            if (ws_id, p) in self.owned:
+                by_ws.setdefault(ws_id, []).append(p)
+        for ws_id, parts in by_ws.items():  # a workspace's partitions in one micro-batch
+            if self.stopping:
+                break
+            n += self.drain(ws_id, parts)
+            for p in parts:
+                self._ack(self._stream(ws_id, p))
         return n
 
     def stop(self, *_args) -> None:

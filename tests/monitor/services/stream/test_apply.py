@@ -192,6 +192,30 @@ def test_a_follow_arriving_late_recomputes_the_cascades_of_both_accounts(ws_a, w
     assert_same(snapshot(ws_a), snapshot(ws_b))
 
 
+def test_micro_batches_without_follows_use_the_kept_graph_and_see_follows_uploaded_in_between(
+    ws_a, ws_b, import_files, tmp_path
+):
+    from monitor.algorithms import influence
+
+    tweets, follows = thesis_records()
+    late = [f for f in follows if (f["follower"], f["followee"]) == (105, 103)]  # e follows c
+    of_e = [r for r in tweets if r.get("user_id") == "105"]
+    assert late and of_e
+    import_files(ws_a, write_upload(tmp_path / "follows", [f for f in follows if f not in late]))
+    influence._GRAPHS.clear()
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, [r for r in tweets if r not in of_e]))
+    token = Workspace.objects.get(pk=ws_a.pk).follows_token
+    assert [k[1:] for k in influence._GRAPHS] == [(ws_a.pk, token)]  # the micro-batch read the graph and kept it
+    import_files(ws_a, write_upload(tmp_path / "late", late))  # a new follow between two micro-batches
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, of_e))
+    assert out["cascades"] >= 1
+    new_token = Workspace.objects.get(pk=ws_a.pk).follows_token
+    assert new_token != token and (ws_a.pk, new_token) in [k[1:] for k in influence._GRAPHS]
+    import_files(ws_b, write_upload(tmp_path / "batch", tweets + follows))
+    assert_same(snapshot(ws_a), snapshot(ws_b))
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
 def test_a_retweet_waits_for_its_original_and_is_applied_when_it_comes(ws_a, settings):
     settings.SPREADWATCH_STREAM_ORPHAN_WAIT = 60
     tweets, follows = thesis_records()

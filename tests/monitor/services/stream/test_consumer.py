@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from monitor.models import StreamEvent
@@ -160,3 +161,69 @@ def test_a_failing_apply_rolls_its_batch_back_and_the_consumer_lives_on(ws_a, mo
     assert StreamEvent.objects.get().status == "queued"  # its update died with the transaction
     c.apply = Recorder()
     assert c.drain(ws_a.pk, 0) == 1
+
+
+def test_the_partitions_a_consumer_drains_together_go_into_one_micro_batch(ws_a, settings):
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    keys = [k for p in range(8) for k in _same_partition_keys(2, p=p)]
+    acc = stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for k in keys]))
+    rec = Recorder()
+    c = Consumer(name="c", workspace=ws_a, apply=rec)
+    assert c.drain(ws_a.pk, range(8)) == 16
+    assert rec.calls == [list(range(acc.first_id, acc.last_id + 1))]  # one call, in id order
+
+
+def test_a_poll_drains_every_owned_partition_of_a_workspace_in_one_call(ws_a, settings):
+    settings.SPREADWATCH_STREAM_REDIS_URL = "redis://127.0.0.1:1/0"  # no wake-ups: the poll finds them
+    settings.SPREADWATCH_STREAM_POLL_MS = 100
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for p in (1, 4, 6) for k in _same_partition_keys(3, p=p)]))
+    rec = Recorder()
+    c = Consumer(name="c", workspace=ws_a, apply=rec)
+    c._beat()
+    for _ in range(3):
+        c.step()
+    assert [len(x) for x in rec.calls] == [9]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="advisory locks are PostgreSQL's")
+def test_a_partition_another_consumer_holds_is_left_out_of_the_shared_micro_batch(ws_a, settings):
+    import psycopg
+
+    from monitor.services.stream.consumer import LOCK_SPACE
+
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    held_keys, free_keys = _same_partition_keys(2, p=3), _same_partition_keys(2, p=5)
+    stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for k in held_keys + free_keys]))
+    s = connection.settings_dict
+    other = psycopg.connect(host=s["HOST"] or None, port=s["PORT"] or None, user=s["USER"], dbname=s["NAME"],
+                            password=s["PASSWORD"] or None, autocommit=True)  # fmt: skip
+    try:
+        other.execute("SELECT pg_advisory_lock(%s, %s)", [LOCK_SPACE, ws_a.pk * 1024 + 3])
+        rec = Recorder()
+        assert apply_partition_batch(ws_a.pk, [3, 5], rec) == (2, 2)
+        assert set(StreamEvent.objects.filter(cascade_key__in=held_keys).values_list("status", flat=True)) == {"queued"}
+        other.execute("SELECT pg_advisory_unlock_all()")
+        assert apply_partition_batch(ws_a.pk, [3, 5], rec) == (2, 2)
+    finally:
+        other.close()
+    assert not StreamEvent.objects.exclude(status="applied").exists()
+
+
+def test_when_a_shared_micro_batch_fails_each_partition_is_tried_apart_so_the_others_go_on(ws_a, monkeypatch):
+    monkeypatch.setattr("monitor.services.stream.consumer.time.sleep", lambda s: None)
+    [bad] = _same_partition_keys(1, p=0)
+    good = _same_partition_keys(2, p=1)
+    stream_accept(workspace=ws_a, lines=_lines(*[_tw(k) for k in [bad, *good]]))
+    bad_pk = StreamEvent.objects.get(cascade_key=bad).pk
+    rec = Recorder()
+
+    def apply(*, workspace_id, event_ids):
+        if bad_pk in event_ids:
+            raise ValueError("a bug in apply, on one event")
+        return rec(workspace_id=workspace_id, event_ids=event_ids)
+
+    c = Consumer(name="c", workspace=ws_a, apply=apply)
+    assert c.drain(ws_a.pk, [0, 1]) == 2
+    assert StreamEvent.objects.get(pk=bad_pk).status == "queued"
+    assert set(StreamEvent.objects.filter(cascade_key__in=good).values_list("status", flat=True)) == {"applied"}
