@@ -1,0 +1,245 @@
+"""Issue 17's end-to-end freshness: how long from a retweet accepted by the stream to the ranking page showing it,
+at sustained rates, on this machine (PostgreSQL, CPU backend), with the real consumer and apply.
+
+    scripts/with_services.py -- .venv/bin/python benchmarks/stream_freshness.py --rates 500,1000,2000 \
+        --seconds 20 --json benchmarks/results/stream_freshness.json
+
+Data: the generated ``twitter`` preset as an analyst's v1.1 collection (``--retweets``, written once under
+``--data``). Its follows are uploaded first through the normal upload (the follower graph is known before the
+stream starts). Then, per rate R (ascending, each continuing the same time-ordered statuses, in one workspace):
+
+* the **feeder** (this process) accepts R/10 statuses every 100 ms through ``stream_accept`` (the service
+  behind ``POST /api/v1/stream/``: every line checked, one COPY, commit, wake-ups) for ``--seconds``;
+* ``--consumers`` **consumers** (``manage.py stream_consume``, their own processes, the product's apply:
+  parse, merge, recompute the touched cascades, store, refresh their aggregates, mark) apply micro-batches;
+* before the timed feed, 200 statuses warm the consumers up (their first apply loads the follower graph and
+  numba's compiled kernels) and are applied;
+* a **prober** (its own process, Django's test client: view, template and SQL, no network) requests the
+  workspace's ranking page back to back, recording when each request started and ended.
+
+Per event: *applied* = its ``applied_at`` (set in the apply's transaction) minus ``received_at`` (set just before
+the intake's COPY); *freshness* = the end of the first ranking request that started after ``applied_at``, minus
+``received_at``: the event is in what that page shows (the apply bumps the data version the page's cache
+depends on; the commit follows ``applied_at`` by the mark and the commit itself, so this can be early by that
+much). A rate is *sustained* when the queue drained within 2 s of the last accepted body; the page's own
+latency under the load is reported beside it. The load average (2 cores) is printed with each rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+os.environ.setdefault("SPREADWATCH_BACKEND", "cpu")
+os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+
+
+def _pct(xs: list[float], p: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(p / 100 * len(xs)))], 3)
+
+
+def probe(slug: str, user: str, out: Path, stop: Path) -> int:
+    """The prober process: the ranking page back to back until ``stop`` exists; one line per request."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client, override_settings
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["*"]
+    plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # asset URLs unhashed, as in DEBUG
+    override_settings(STORAGES={**settings.STORAGES, "staticfiles": plain}).enable()
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=user))
+    with out.open("w") as f:
+        while not stop.exists():
+            t0 = time.time()
+            r = client.get(f"/w/{slug}/ranking/")
+            f.write(f"{t0:.6f} {time.time():.6f} {r.status_code}\n")
+            f.flush()
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--retweets", type=int, default=200_000, help="size of the generated collection")
+    ap.add_argument("--data", default=str(ROOT / "var" / "stream_fresh"), help="folder for the generated files")
+    ap.add_argument("--rates", default="500,1000,2000", help="retweets/s fed, comma list, ascending")
+    ap.add_argument("--seconds", type=float, default=20.0, help="feeding time per rate")
+    ap.add_argument("--consumers", type=int, default=1)
+    ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--probe", nargs=4, metavar=("SLUG", "USER", "OUT", "STOP"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.probe:
+        slug, user, out, stop = args.probe
+        return probe(slug, user, Path(out), Path(stop))
+
+    from _setup import django_on_postgres, generated_collection
+
+    if not django_on_postgres("stream_freshness", os.environ.get("DATABASE_URL", "")):
+        return 2
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from monitor import services
+    from monitor.models import StreamEvent, Workspace
+    from monitor.services.stream import stream_accept
+
+    data = Path(args.data)
+    generated_collection(data, args.retweets)
+    for old in Workspace.objects.filter(slug__startswith="bench-fresh"):
+        with connection.cursor() as cur:
+            cur.execute("DELETE FROM monitor_streamevent WHERE workspace_id = %s", [old.pk])
+        services.workspace_purge(workspace=old)
+    slug = f"bench-fresh-{int(time.time())}"
+    User = get_user_model()
+    user = User.objects.filter(username="bench-fresh").first() or User.objects.create_user("bench-fresh", password="x")
+    ws = services.workspace_create(name="Freshness bench", slug=slug, owner=user)
+    t = time.perf_counter()
+    c = services.collection_create(workspace=ws, files=[data / "follows.csv"])
+    c.refresh_from_db()
+    print(f"follows uploaded: {c.counts.get('follows_new', 0):,} in {time.perf_counter() - t:.1f} s ({c.status})")
+    settings.SPREADWATCH_STREAM_MAX_BACKLOG = 10_000_000
+    lines = (data / "tweets.jsonl").read_text().splitlines()
+    var = ROOT / "var"
+    var.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPREADWATCH_STREAM_MAX_BACKLOG": "10000000"}
+    results = []
+    at = 0
+    for rate in [int(r) for r in args.rates.split(",")]:
+        per_tick = max(1, rate // 10)
+        n_ticks = int(args.seconds * 10)
+        if at + 200 + per_tick * n_ticks > len(lines):
+            print(f"stream_freshness: not enough statuses left for {rate}/s; generate more (--retweets)")
+            break
+        stop = var / "stream_fresh.stop"
+        stop.unlink(missing_ok=True)
+        probe_out = var / f"stream_fresh_probe_{rate}.txt"
+        logs, procs = [], []
+        for k in range(args.consumers):
+            log = (var / f"stream_fresh_consumer_{rate}_{k}.log").open("w")
+            logs.append(log)
+            procs.append(subprocess.Popen(
+                [sys.executable, "manage.py", "stream_consume", "--workspace", slug, "--name", f"fresh-{rate}-{k}"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            ))  # fmt: skip
+        prober = subprocess.Popen(
+            [sys.executable, __file__, "--probe", slug, user.username, str(probe_out), str(stop)], cwd=ROOT, env=env
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not (
+                all("ready" in Path(lg.name).read_text() for lg in logs) and probe_out.exists()
+            ):
+                time.sleep(0.2)
+            # warm-up, not timed: the consumers' first apply loads the follower graph and numba's kernels
+            warm = lines[at : at + 200]
+            at += len(warm)
+            stream_accept(workspace=ws, lines=list(enumerate(warm, 1)), source="bench warm-up")
+            deadline = time.monotonic() + 300
+            while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(3.0)
+            load_before = os.getloadavg()
+            first_id = StreamEvent.objects.filter(workspace=ws).order_by("-pk").values_list("pk", flat=True).first()
+            t_start = time.perf_counter()
+            fed = 0
+            for k in range(n_ticks):
+                chunk = lines[at : at + per_tick]
+                at += per_tick
+                stream_accept(workspace=ws, lines=list(enumerate(chunk, 1)), source="bench")
+                fed += len(chunk)
+                sleep = t_start + (k + 1) * 0.1 - time.perf_counter()
+                if sleep > 0:
+                    time.sleep(sleep)
+            fed_s = time.perf_counter() - t_start
+            t_end = time.perf_counter()
+            backlog_end = StreamEvent.objects.filter(workspace=ws, status="queued").count()
+            deadline = time.monotonic() + 300
+            while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            drain_s = time.perf_counter() - t_end
+            time.sleep(2.0)  # the prober sees the last apply
+            load_after = os.getloadavg()
+        finally:
+            stop.touch()
+            prober.wait(timeout=60)
+            for p in procs:
+                p.terminate()
+                p.wait(timeout=60)
+            for lg in logs:
+                lg.close()
+        probes = []
+        for ln in probe_out.read_text().splitlines():
+            a, b, s = ln.split()
+            probes.append((float(a), float(b), int(s)))
+        starts = [p[0] for p in probes]
+        import bisect
+
+        rows = StreamEvent.objects.filter(workspace=ws, pk__gt=first_id or 0).values_list(
+            "kind", "status", "received_at", "applied_at"
+        )
+        applied, fresh, not_shown = [], [], 0
+        by_status: dict[str, int] = {}
+        for kind, status, rec, app in rows:
+            by_status[status] = by_status.get(status, 0) + 1
+            if kind != "retweet" or app is None:
+                continue
+            r, a = rec.timestamp(), app.timestamp()
+            applied.append(a - r)
+            i = bisect.bisect_right(starts, a)
+            if i < len(probes):
+                fresh.append(probes[i][1] - r)
+            else:
+                not_shown += 1
+        page = [b - a for a, b, s in probes if s == 200]
+        third = len(fresh) // 3
+        res = {
+            "rate": rate,
+            "fed": fed,
+            "fed_per_s": round(fed / fed_s),
+            "consumers": args.consumers,
+            "events_by_status": by_status,
+            "backlog_at_end_of_feed": backlog_end,
+            "drain_s": round(drain_s, 2),
+            "sustained": drain_s <= 2.0,
+            "applied_p50_s": _pct(applied, 50),
+            "applied_p99_s": _pct(applied, 99),
+            "fresh_p50_s": _pct(fresh, 50),
+            "fresh_p99_s": _pct(fresh, 99),
+            "fresh_max_s": round(max(fresh), 3) if fresh else None,
+            "fresh_p99_first_third_s": _pct(fresh[:third], 99),
+            "fresh_p99_last_third_s": _pct(fresh[-third:], 99) if third else None,
+            "retweets_not_yet_shown": not_shown,
+            "page_requests": len(probes),
+            "page_errors": sum(1 for p in probes if p[2] != 200),
+            "page_p50_s": _pct(page, 50),
+            "page_p99_s": _pct(page, 99),
+            "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in load_after],
+        }
+        print(json.dumps(res), flush=True)
+        results.append(res)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
