@@ -36,7 +36,7 @@ from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
 from ..progress import run_progress_key
 from .recovery import holding
-from .warmup import read_cache_warm
+from .warmup import read_cache_warm, warm_rest_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -352,9 +352,10 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome, war
 
 def _warm(run: ComputeRun, warmed: list[str]) -> None:
     """Warm the read cache of the run's workspace for the data version this transaction is about to commit
-    (``services.warmup``), adding the keys written to ``warmed``; never raises. Its time goes into the run's
-    timings, what it left cold into a note."""
+    (``services.warmup``: the pages opened first now, the rest once it commits), adding the keys written to
+    ``warmed``; never raises. Its time goes into the run's timings, what it left cold into a note."""
     out = read_cache_warm(workspace=run.workspace)
+    warm_rest_on_commit(run.workspace_id)
     warmed += out.keys
     if out.done or out.failed or out.skipped:
         run.timings["warm_s"] = round(out.seconds, 4)

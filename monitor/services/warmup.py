@@ -2,36 +2,49 @@
 
 A run's last batch bumps the workspace's data version (``monitor.cache``): every cached read of the workspace is
 then cold, and before this the first analysts after a run paid for rebuilding them (p95 1.2-5.4 s under 50
-analysts at the 1M-retweet benchmark, docs/reliability.md). :func:`read_cache_warm` is called by the run's
-last transaction (``monitor.services.runs``), after the results and aggregates are stored and before the run
-is marked done: it calls the selectors the busiest pages call, with the pages' arguments, under the new version
-(pinned: ``monitor.cache.warming``), so the values are in the cache when the commit makes the run done and the
-new version visible at once.
+analysts at the 1M-retweet benchmark, docs/reliability.md). The warm-up is in two parts.
 
-What, in this order, until ``SPREADWATCH_WARM_SECONDS`` have passed (the rest is built by its first reader):
+**Before the run shows done** (:func:`read_cache_warm`, called by the run's last transaction in
+``monitor.services.runs``, after the results and aggregates are stored and before the run is marked done): the
+pages an analyst opens first, with the pages' arguments, under the new version (pinned:
+``monitor.cache.warming``), so the values are in the cache when the commit makes the run done and the new version
+visible at once:
 
 1. the overview; the all-time snapshot's columns; the ranking across publishers and, for the
-   ``SPREADWATCH_WARM_PUBLISHERS`` busiest publishers, their ranking, as the pages and the API open them;
+   ``SPREADWATCH_WARM_PUBLISHERS`` busiest publishers, their ranking, as the pages and the API open them.
+
+**Right after the commit** (:func:`read_cache_warm_rest`, queued by :func:`warm_rest_on_commit`): the pages one
+click further, under the committed version, outside the run's transaction (no lock held), in a thread of the
+worker (``SPREADWATCH_WARM_REST_BACKGROUND``; else in line, before the task returns), so that the worker's other
+core builds them while the first pages are served:
+
 2. the account pages of the ``SPREADWATCH_WARM_ACCOUNTS`` top accounts and the explorer of the
    ``SPREADWATCH_WARM_CASCADES`` largest cascades;
 3. the ranking variants one click away (another aggregate, the cascades sort, the last 30 days, page 2).
 
-Warming never fails the run: each read runs in its own savepoint, under a statement timeout of the time left,
-and a failure is logged and counted. It is PostgreSQL's only: on SQLite (``make demo``) the transaction would hold
-the database's one writer lock meanwhile. It runs inside the run's transaction, which holds the workspace row and its
-aggregate lock meanwhile (another import or run of the workspace waits): that is what the time bound is for.
+Until the second part is done (7 s of the 9.4 s at the 1M benchmark, issue 20), an analyst who opens one of those
+pages waits for the build under way (``monitor.cache.get_or_build``'s builder lock) or builds it; before the
+split, the run showed done only after all of it.
+
+Each part stops after ``SPREADWATCH_WARM_SECONDS`` (the rest is built by its first reader). Warming never fails
+the run: each read runs in its own savepoint (or transaction), under a statement timeout of the time left, and a
+failure is logged and counted. It is PostgreSQL's only: on SQLite (``make demo``) the transaction would hold
+the database's one writer lock meanwhile. The first part runs inside the run's transaction, which holds the
+workspace row and its aggregate lock meanwhile (another import or run of the workspace waits): that is what the
+time bound is for, and why it is kept to the pages opened first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 
 from .. import selectors
 from ..cache import prune_superseded, warming
@@ -39,7 +52,7 @@ from ..models import Account, Tweet, Workspace
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WarmResult", "read_cache_prune", "read_cache_warm"]
+__all__ = ["WarmResult", "read_cache_prune", "read_cache_warm", "read_cache_warm_rest", "warm_rest_on_commit"]
 
 #: the variants of a ranking one click away from its default, warmed last: (aggregate, sort, preset, page)
 VARIANTS = (
@@ -70,35 +83,102 @@ class WarmResult:
 
 
 def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> WarmResult:
-    """Store in the read cache what the busiest pages of ``workspace`` read, under the data version this
-    transaction sees (see the module). Never raises; ``seconds`` (default ``SPREADWATCH_WARM_SECONDS``; 0: off)
-    bounds it."""
+    """Store in the read cache what the pages opened first of ``workspace`` read (part 1, see the module), under
+    the data version this transaction sees. Never raises; ``seconds`` (default ``SPREADWATCH_WARM_SECONDS``; 0:
+    off) bounds it."""
     res = WarmResult()
-    budget = settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds
-    # not on SQLite (the demo's database): its one writer would be held for the warm-up (30 s for Twitter16 in
-    # `make demo`), and a login or upload meanwhile would wait for the lock or fail with "database is locked"
-    if budget <= 0 or settings.SPREADWATCH_READ_CACHE_SECONDS <= 0 or connection.vendor != "postgresql":
+    if not _enabled(seconds):
         return res
-    t0 = time.monotonic()
-    deadline = t0 + budget
     try:
         # an outer savepoint: whatever goes wrong here leaves the run's transaction as it was
         with transaction.atomic(), warming(workspace) as written, _statement_timeout_restored():
             res.keys = written  # the same list: what was written before a failure is dropped with the rest
-            for _name, read in _reads(workspace):
-                if time.monotonic() >= deadline:
-                    res.skipped += 1
-                    continue
-                if _one(read, deadline):
-                    res.done += 1
-                else:
-                    res.failed += 1
+            _warm_reads(_first_reads(workspace), res, seconds)
     except Exception:
         log.exception("warming the read cache of workspace %s failed; its pages build their reads", workspace.pk)
         res.failed += 1
-    res.seconds = time.monotonic() - t0
     log.info("workspace %s: %s", workspace.pk, res.note())
     return res
+
+
+def read_cache_warm_rest(*, workspace_id: int, seconds: float | None = None) -> WarmResult:
+    """Store in the read cache what the pages one click further read (parts 2 and 3, see the module), under the
+    committed data version, each read in a transaction of its own. Never raises."""
+    res = WarmResult()
+    if not _enabled(seconds):
+        return res
+    try:
+        workspace = Workspace.objects.get(pk=workspace_id)
+        _warm_reads(_rest_reads(workspace), res, seconds)
+    except Exception:
+        log.exception("warming the read cache of workspace %s failed; its pages build their reads", workspace_id)
+        res.failed += 1
+    log.info("workspace %s, after the run: %s", workspace_id, res.note())
+    return res
+
+
+#: the threads warming part 2 after a commit (``SPREADWATCH_WARM_REST_BACKGROUND``), for :func:`wait_for_rest`
+_BACKGROUND: list[threading.Thread] = []
+
+
+def warm_rest_on_commit(workspace_id: int) -> None:
+    """Warm part 2 of ``workspace_id`` (:func:`read_cache_warm_rest`) once the current transaction commits: in a
+    thread of this process when ``SPREADWATCH_WARM_REST_BACKGROUND`` is on (the worker goes on meanwhile; the
+    thread has its own database connection and closes it), else in line. Nothing happens if it does not commit."""
+    if not _enabled(None):
+        return
+
+    def start() -> None:
+        if not settings.SPREADWATCH_WARM_REST_BACKGROUND:
+            read_cache_warm_rest(workspace_id=workspace_id)
+            return
+        _BACKGROUND[:] = [t for t in _BACKGROUND if t.is_alive()]
+        thread = threading.Thread(
+            target=_in_thread, args=(workspace_id,), name=f"read-cache-warm-{workspace_id}", daemon=False
+        )
+        _BACKGROUND.append(thread)
+        thread.start()
+
+    transaction.on_commit(start, robust=True)
+
+
+def _in_thread(workspace_id: int) -> None:
+    try:
+        read_cache_warm_rest(workspace_id=workspace_id)
+    finally:
+        connections.close_all()  # this thread's connections (Django's are per thread)
+
+
+def wait_for_rest(timeout: float | None = None) -> bool:
+    """Wait for the warm-ups of part 2 running in this process's threads; False if one outlived ``timeout``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for thread in list(_BACKGROUND):
+        thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() for t in _BACKGROUND)
+
+
+def _enabled(seconds: float | None) -> bool:
+    budget = settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds
+    # not on SQLite (the demo's database): its one writer would be held for the warm-up (30 s for Twitter16 in
+    # `make demo`), and a login or upload meanwhile would wait for the lock or fail with "database is locked"
+    return budget > 0 and settings.SPREADWATCH_READ_CACHE_SECONDS > 0 and connection.vendor == "postgresql"
+
+
+def _warm_reads(reads: Iterator[tuple[str, Callable[[], object]]], res: WarmResult, seconds: float | None) -> None:
+    """Run ``reads`` in turn until the time bound, counting into ``res``."""
+    t0 = time.monotonic()
+    deadline = t0 + (settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds)
+    try:
+        for _name, read in reads:
+            if time.monotonic() >= deadline:
+                res.skipped += 1
+                continue
+            if _one(read, deadline):
+                res.done += 1
+            else:
+                res.failed += 1
+    finally:
+        res.seconds = time.monotonic() - t0
 
 
 def _one(read: Callable[[], object], deadline: float) -> bool:
@@ -128,27 +208,22 @@ def _statement_timeout_restored() -> Iterator[None]:
             cur.execute("SELECT set_config('statement_timeout', %s, true)", [before])
 
 
-def _reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
-    """The reads to warm, most used first. A generator: the publishers and accounts are read (themselves
-    through the cache) only when their turn comes."""
-    from ..api.paging import DEFAULT_PAGE_SIZE
+def _first_reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
+    """Part 1: the reads of the pages opened first, most used first. A generator: the publishers are read
+    (themselves through the cache) only when their turn comes."""
     from ..selectors.rankings import all_time_columns
-
-    def api(publisher: Account | None) -> Callable[[], object]:
-        # as the API's ranking view asks (monitor/api/views.py): its default page, every day
-        window = selectors.Window(None, None)
-        return lambda: selectors.ranking(
-            ws, publisher=publisher, aggregate="total", window=window, limit=DEFAULT_PAGE_SIZE, offset=0
-        )
 
     yield "overview", lambda: selectors.overview_page(ws)
     yield "all-time snapshot", lambda: all_time_columns(ws)
     yield "ranking", lambda: selectors.ranking_page_view(ws, publisher=None)
-    yield "api ranking", api(None)
-    publishers = _busiest_publishers(ws, settings.SPREADWATCH_WARM_PUBLISHERS)
-    for p in publishers:
+    yield "api ranking", _api_ranking(ws, None)
+    for p in _busiest_publishers(ws, settings.SPREADWATCH_WARM_PUBLISHERS):
         yield f"publisher {p.twitter_id}", lambda p=p: selectors.ranking_page_view(ws, publisher=p)
-        yield f"api publisher {p.twitter_id}", api(p)
+        yield f"api publisher {p.twitter_id}", _api_ranking(ws, p)
+
+
+def _rest_reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
+    """Parts 2 and 3: the pages one click further (the busiest publishers come from the cache part 1 filled)."""
     for a in _top_accounts(ws, settings.SPREADWATCH_WARM_ACCOUNTS):
         yield (
             f"account {a.twitter_id}",
@@ -161,9 +236,19 @@ def _reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
     for t in _largest_cascades(ws, settings.SPREADWATCH_WARM_CASCADES):
         limit = selectors.EXPLORER_LIMIT
         yield f"cascade {t.tweet_id}", lambda t=t, limit=limit: selectors.cascade_explorer_page(ws, t, limit=limit)
-    for scope in [None, *publishers]:
+    for scope in [None, *_busiest_publishers(ws, settings.SPREADWATCH_WARM_PUBLISHERS)]:
         for v in VARIANTS:
             yield f"variant {v}", lambda scope=scope, v=v: selectors.ranking_page_view(ws, publisher=scope, **v)
+
+
+def _api_ranking(ws: Workspace, publisher: Account | None) -> Callable[[], object]:
+    """The ranking as the API's ranking view asks for it (monitor/api/views.py): its default page, every day."""
+    from ..api.paging import DEFAULT_PAGE_SIZE
+
+    window = selectors.Window(None, None)
+    return lambda: selectors.ranking(
+        ws, publisher=publisher, aggregate="total", window=window, limit=DEFAULT_PAGE_SIZE, offset=0
+    )
 
 
 def _busiest_publishers(ws: Workspace, n: int) -> list[Account]:

@@ -160,3 +160,67 @@ def test_the_progress_bar_shows_the_aggregates_phase_while_the_run_warms_the_cac
     monkeypatch.setattr(runs, "read_cache_warm", warm)
     run_tasks(services.collection_create, workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
     assert seen == [("computing", "aggregates")]
+
+
+def test_the_pages_opened_first_are_warm_when_the_run_shows_done_and_the_rest_only_after_its_commit(
+    computed, alice, client, run_tasks, caplog, monkeypatch
+):
+    # what the run's transaction warms, and what waits for its commit: the ranking pages are warm when it commits,
+    # the account pages, explorers and variants are warmed by the commit's hook (here in line: the test's settings)
+    from monitor.services import runs, warmup
+
+    order = []
+    monkeypatch.setattr(runs, "read_cache_warm", lambda **kw: order.append("part 1") or warmup.read_cache_warm(**kw))
+    real_rest = warmup.read_cache_warm_rest
+    monkeypatch.setattr(warmup, "read_cache_warm_rest", lambda **kw: order.append("rest") or real_rest(**kw))
+    client.force_login(alice)
+    pages = _busy_pages(computed)
+    with_hooks = []
+    monkeypatch.setattr(runs, "warm_rest_on_commit", lambda ws: with_hooks.append(ws) or warmup.warm_rest_on_commit(ws))
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert order == ["part 1", "rest"] and with_hooks == [computed.pk]
+    caplog.set_level(logging.DEBUG, logger="monitor.cache")
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    assert _cold_builds(caplog) == []
+
+
+def test_the_rest_is_not_warmed_for_a_run_that_did_not_commit(computed, run_tasks, monkeypatch):
+    from monitor import jobs
+    from monitor.services import runs, warmup
+
+    rest = []
+    monkeypatch.setattr(warmup, "read_cache_warm_rest", lambda **kw: rest.append(kw))
+
+    def enqueue(task, *args):
+        if task == jobs.EVALUATE_ALERTS:
+            raise RuntimeError("the run's transaction fails after the warm-up")
+
+    monkeypatch.setattr(runs.jobs, "enqueue_on_commit", enqueue)
+    with pytest.raises(RuntimeError):
+        services.compute_batch_run(
+            batch_id=services.compute_run_start(workspace=computed, backend="cpu").batches.get().pk
+        )
+    assert rest == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_thread_warms_the_rest_after_the_commit(ws_a, alice, client, run_tasks, caplog, settings):
+    # the production path: committed data, the rest warmed by a thread with its own connection
+    from monitor.services import warmup
+
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    settings.SPREADWATCH_WARM_REST_BACKGROUND = True
+    ws_a.refresh_from_db()
+    services.collection_create(
+        workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"], user=alice, name="thesis"
+    )
+    assert warmup.wait_for_rest(timeout=60)
+    client.force_login(alice)
+    pages = _busy_pages(ws_a)
+    caplog.set_level(logging.DEBUG, logger="monitor.cache")
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    assert _cold_builds(caplog) == []
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
