@@ -242,16 +242,18 @@ SPREADWATCH_PRIME_WEB_WORKSPACES = env_int("SPREADWATCH_PRIME_WEB_WORKSPACES", 3
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # when a compute run finishes, its worker stores what the busiest pages read for the new data version
 # (monitor/services/warmup.py; PostgreSQL only), each part for at most this many seconds (0: off): before it marks
-# the run done, the overview and the rankings across publishers and of this many busiest publishers; after, the
-# pages of this many top accounts and the explorer of this many largest cascades, then the rankings' variants
+# the run done, the overview and the rankings across publishers and of this many busiest publishers; then (see
+# SPREADWATCH_WARM_REST) the pages of this many top accounts, the explorer of this many largest cascades, then the
+# rankings' variants
 SPREADWATCH_WARM_SECONDS = env_int("SPREADWATCH_WARM_SECONDS", 30)
 SPREADWATCH_WARM_PUBLISHERS = env_int("SPREADWATCH_WARM_PUBLISHERS", 10)
 SPREADWATCH_WARM_ACCOUNTS = env_int("SPREADWATCH_WARM_ACCOUNTS", 20)
 SPREADWATCH_WARM_CASCADES = env_int("SPREADWATCH_WARM_CASCADES", 10)
-# only the overview and the rankings (all publishers, the busiest publishers, as pages and API) are warmed before the
-# run shows done; the accounts, the explorers and the rankings' variants right after its commit, in a thread of the
-# worker (off: in line, before the task returns)
-SPREADWATCH_WARM_REST_BACKGROUND = env_bool("SPREADWATCH_WARM_REST_BACKGROUND", True)
+# when the accounts' pages, the explorers and the rankings' variants are warmed (the overview and the rankings are
+# always warmed before the run shows done): "before" it shows done too (every busy page warm at once); "thread":
+# after its commit in a thread of the worker (done ~7 s sooner at 1M retweets, those pages cold meanwhile); "after":
+# after its commit, in line
+SPREADWATCH_WARM_REST = env_choice("SPREADWATCH_WARM_REST", "before", ("before", "thread", "after"))
 # an import or compute batch that writes at least this many rows refreshes the planner statistics of its tables
 SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 

@@ -65,7 +65,7 @@ def is_web_test(path: Path) -> bool:
 def _web_defaults(request):
     """The web tests' settings, for every test under :data:`WEB_TESTS` and no other."""
     if is_web_test(request.node.path):
-        for name in ("_plain_static", "_media", "_no_read_cache", "_eager_celery", "_warm_rest_in_line"):
+        for name in ("_plain_static", "_media", "_no_read_cache", "_eager_celery"):
             request.getfixturevalue(name)
 
 
@@ -89,13 +89,6 @@ def _media(settings, tmp_path):
 def _no_read_cache(settings):
     # tests write aggregates directly at times; the read cache has its own test (test_read_cache.py)
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
-
-
-@pytest.fixture
-def _warm_rest_in_line(settings):
-    # the warm-up's second part runs after the run's commit; a thread of its own would have another database
-    # connection, which does not see a test's transaction (test_warmup.py runs the thread on committed data)
-    settings.SPREADWATCH_WARM_REST_BACKGROUND = False
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@
 #    computes). Per page p50/p95/p99 and failures: the issue's target is read here.
 # 2. analysts-after-compute: the first minute after a compute run: the same web processes (they served case 1), a
 #    compute run finishes (over the busiest publisher's LOAD_RECOMPUTE_TWEETS newest tweets: any run bumps the data
-#    version, so every cached read is of an old version, and its worker warms the new one before it marks the run
-#    done, monitor/services/warmup.py), then the 50 analysts arrive at once. Its log: after-compute-run.txt.
+#    version, so every cached read is of an old version, and its worker warms the pages opened first before it
+#    marks the run done and the rest right after, monitor/services/warmup.py), and the 50 analysts arrive at once
+#    the moment the run shows done. Its log: after-compute-run.txt.
 # 3. analysts-quiet: the first minute after a quiet spell: nobody asked for anything for LOAD_QUIET_SECONDS (330,
 #    past the read cache's old 300 s TTL, under which every page was cold again by then), after the beat task that
 #    drops superseded versions ran once (its log: prune.txt).
@@ -110,17 +111,23 @@ pks = list(Tweet.objects.filter(workspace=ws, author__twitter_id=pub).order_by('
 t = time.perf_counter()
 run = services.compute_run_start(workspace=ws, tweet_pks=pks, backend='cpu')
 run.refresh_from_db()
-print(f'run {run.pk}: {run.status}, {len(pks)} tweets, {time.perf_counter() - t:.1f} s; warm_s={run.timings.get(\"warm_s\")}; notes={run.notes}')
+print(f'run {run.pk}: {run.status}, {len(pks)} tweets, {time.perf_counter() - t:.1f} s; warm_s={run.timings.get(\"warm_s\")}; notes={run.notes}', flush=True)
 assert run.status == ComputeRun.Status.DONE, run.error
-" 2>&1 | grep -v "^WARNING\|^INFO" >> "$OUT/after-compute-run.txt"
+" 2>&1 | grep --line-buffered -v "^WARNING\|^INFO" >> "$OUT/after-compute-run.txt"
 }
 serve
 empty_cache; warm
 case $CASES in *" warm "*) analysts analysts $SECONDS_RUN ;; esac
 if [[ $CASES == *" after-compute "* ]]; then
   echo "compute run: $(uptime)" >> "$OUT/uptime.txt"
-  compute_run  # the web processes keep running, as they would
+  # the analysts arrive the moment the run shows done, while its worker may still warm the pages one click
+  # further (monitor/services/warmup.py, part 2, in a thread after the commit); the process ends after that
+  : > "$OUT/after-compute-run.txt"
+  compute_run &  # the web processes keep running, as they would
+  cpid=$!
+  until grep -q "^run .*: done" "$OUT/after-compute-run.txt" || ! kill -0 $cpid 2>/dev/null; do sleep 0.1; done
   analysts analysts-after-compute $SECONDS_RUN
+  wait $cpid
 fi
 if [[ $CASES == *" quiet "* ]]; then
   $PY manage.py shell -c "

@@ -352,10 +352,12 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome, war
 
 def _warm(run: ComputeRun, warmed: list[str]) -> None:
     """Warm the read cache of the run's workspace for the data version this transaction is about to commit
-    (``services.warmup``: the pages opened first now, the rest once it commits), adding the keys written to
+    (``services.warmup``: the pages opened first now, the rest now or once it commits), adding the keys written to
     ``warmed``; never raises. Its time goes into the run's timings, what it left cold into a note."""
-    out = read_cache_warm(workspace=run.workspace)
-    warm_rest_on_commit(run.workspace_id)
+    before = settings.SPREADWATCH_WARM_REST == "before"  # the rest too, in this transaction (the default)
+    out = read_cache_warm(workspace=run.workspace, rest=before)
+    if not before:
+        warm_rest_on_commit(run.workspace_id)
     warmed += out.keys
     if out.done or out.failed or out.skipped:
         run.timings["warm_s"] = round(out.seconds, 4)

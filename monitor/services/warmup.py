@@ -2,7 +2,8 @@
 
 A run's last batch bumps the workspace's data version (``monitor.cache``): every cached read of the workspace is
 then cold, and before this the first analysts after a run paid for rebuilding them (p95 1.2-5.4 s under 50
-analysts at the 1M-retweet benchmark, docs/reliability.md). The warm-up is in two parts.
+analysts at the 1M-retweet benchmark, docs/reliability.md). The warm-up is in two parts, and
+``SPREADWATCH_WARM_REST`` says when the second runs.
 
 **Before the run shows done** (:func:`read_cache_warm`, called by the run's last transaction in
 ``monitor.services.runs``, after the results and aggregates are stored and before the run is marked done): the
@@ -13,30 +14,36 @@ visible at once:
 1. the overview; the all-time snapshot's columns; the ranking across publishers and, for the
    ``SPREADWATCH_WARM_PUBLISHERS`` busiest publishers, their ranking, as the pages and the API open them.
 
-**Right after the commit** (:func:`read_cache_warm_rest`, queued by :func:`warm_rest_on_commit`): the pages one
-click further, under the committed version, outside the run's transaction (no lock held), in a thread of the
-worker (``SPREADWATCH_WARM_REST_BACKGROUND``; else in line, before the task returns), so that the worker's other
-core builds them while the first pages are served:
+**The pages one click further** (:func:`read_cache_warm_rest` when after the commit):
 
 2. the account pages of the ``SPREADWATCH_WARM_ACCOUNTS`` top accounts and the explorer of the
    ``SPREADWATCH_WARM_CASCADES`` largest cascades;
 3. the ranking variants one click away (another aggregate, the cascades sort, the last 30 days, page 2).
 
-Until the second part is done (7 s of the 9.4 s at the 1M benchmark, issue 20), an analyst who opens one of those
-pages waits for the build under way (``monitor.cache.get_or_build``'s builder lock) or builds it; before the
-split, the run showed done only after all of it.
+``SPREADWATCH_WARM_REST``:
+
+* ``before`` (the default): in the same transaction, after part 1, so every page above is warm the moment the
+  run shows done (issue 19's "right after a compute run" load case);
+* ``thread``: after the commit, in a thread of the worker (queued by :func:`warm_rest_on_commit`): the run
+  shows done about 7 s sooner at the 1M-retweet benchmark (issue 20), but analysts who arrive at once meet
+  those pages cold and share the machine with the thread: the load test measured p95 up to 1.7 s in that
+  minute against 0.1-0.2 s with ``before`` (docs/reliability.md);
+* ``after``: after the commit, in line, before the task returns (the worker's next task waits for it).
+
+Until it is done, an analyst who opens one of those pages waits for the build under way
+(``monitor.cache.get_or_build``'s builder lock) or builds it.
 
 Each part stops after ``SPREADWATCH_WARM_SECONDS`` (the rest is built by its first reader). Warming never fails
 the run: each read runs in its own savepoint (or transaction), under a statement timeout of the time left, and a
 failure is logged and counted. It is PostgreSQL's only: on SQLite (``make demo``) the transaction would hold
-the database's one writer lock meanwhile. The first part runs inside the run's transaction, which holds the
-workspace row and its aggregate lock meanwhile (another import or run of the workspace waits): that is what the
-time bound is for, and why it is kept to the pages opened first.
+the database's one writer lock meanwhile. What runs inside the run's transaction holds the workspace row and
+its aggregate lock meanwhile (another import or run of the workspace waits): that is what the time bound is for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -82,10 +89,10 @@ class WarmResult:
         )
 
 
-def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> WarmResult:
-    """Store in the read cache what the pages opened first of ``workspace`` read (part 1, see the module), under
-    the data version this transaction sees. Never raises; ``seconds`` (default ``SPREADWATCH_WARM_SECONDS``; 0:
-    off) bounds it."""
+def read_cache_warm(*, workspace: Workspace, seconds: float | None = None, rest: bool = False) -> WarmResult:
+    """Store in the read cache what the pages opened first of ``workspace`` read (part 1, see the module), and
+    with ``rest`` the pages one click further too, under the data version this transaction sees. Never raises;
+    ``seconds`` (default ``SPREADWATCH_WARM_SECONDS``; 0: off) bounds it."""
     res = WarmResult()
     if not _enabled(seconds):
         return res
@@ -93,7 +100,8 @@ def read_cache_warm(*, workspace: Workspace, seconds: float | None = None) -> Wa
         # an outer savepoint: whatever goes wrong here leaves the run's transaction as it was
         with transaction.atomic(), warming(workspace) as written, _statement_timeout_restored():
             res.keys = written  # the same list: what was written before a failure is dropped with the rest
-            _warm_reads(_first_reads(workspace), res, seconds)
+            reads = _first_reads(workspace)
+            _warm_reads(itertools.chain(reads, _rest_reads(workspace)) if rest else reads, res, seconds)
     except Exception:
         log.exception("warming the read cache of workspace %s failed; its pages build their reads", workspace.pk)
         res.failed += 1
@@ -117,19 +125,19 @@ def read_cache_warm_rest(*, workspace_id: int, seconds: float | None = None) -> 
     return res
 
 
-#: the threads warming part 2 after a commit (``SPREADWATCH_WARM_REST_BACKGROUND``), for :func:`wait_for_rest`
+#: the threads warming part 2 after a commit (``SPREADWATCH_WARM_REST=thread``), for :func:`wait_for_rest`
 _BACKGROUND: list[threading.Thread] = []
 
 
 def warm_rest_on_commit(workspace_id: int) -> None:
     """Warm part 2 of ``workspace_id`` (:func:`read_cache_warm_rest`) once the current transaction commits: in a
-    thread of this process when ``SPREADWATCH_WARM_REST_BACKGROUND`` is on (the worker goes on meanwhile; the
-    thread has its own database connection and closes it), else in line. Nothing happens if it does not commit."""
+    thread of this process with ``SPREADWATCH_WARM_REST=thread`` (the worker goes on meanwhile; the thread has its
+    own database connection and closes it), else in line. Nothing happens if it does not commit."""
     if not _enabled(None):
         return
 
     def start() -> None:
-        if not settings.SPREADWATCH_WARM_REST_BACKGROUND:
+        if settings.SPREADWATCH_WARM_REST != "thread":
             read_cache_warm_rest(workspace_id=workspace_id)
             return
         _BACKGROUND[:] = [t for t in _BACKGROUND if t.is_alive()]

@@ -151,7 +151,7 @@ def test_the_progress_bar_shows_the_aggregates_phase_while_the_run_warms_the_cac
 
     seen = []
 
-    def warm(*, workspace):
+    def warm(*, workspace, rest=False):
         c = workspace.collections.get()
         c.refresh_from_db()
         seen.append((c.status, collection_progress(c)["phase"]))  # what the collection page polls meanwhile
@@ -162,12 +162,34 @@ def test_the_progress_bar_shows_the_aggregates_phase_while_the_run_warms_the_cac
     assert seen == [("computing", "aggregates")]
 
 
-def test_the_pages_opened_first_are_warm_when_the_run_shows_done_and_the_rest_only_after_its_commit(
-    computed, alice, client, run_tasks, caplog, monkeypatch
+def test_by_default_every_busy_page_is_warmed_before_the_run_shows_done(
+    computed, alice, client, run_tasks, caplog, monkeypatch, settings
 ):
-    # what the run's transaction warms, and what waits for its commit: the ranking pages are warm when it commits,
-    # the account pages, explorers and variants are warmed by the commit's hook (here in line: the test's settings)
     from monitor.services import runs, warmup
+
+    settings.SPREADWATCH_WARM_REST = "before"
+    calls = []
+    monkeypatch.setattr(runs, "read_cache_warm", lambda **kw: calls.append(kw) or warmup.read_cache_warm(**kw))
+    monkeypatch.setattr(runs, "warm_rest_on_commit", lambda ws: calls.append("after the commit"))
+    client.force_login(alice)
+    pages = _busy_pages(computed)
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert [c["rest"] for c in calls] == [True]  # one warm-up, in the run's transaction, nothing after it
+    caplog.set_level(logging.DEBUG, logger="monitor.cache")
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    assert _cold_builds(caplog) == []
+
+
+def test_the_pages_opened_first_are_warm_when_the_run_shows_done_and_the_rest_only_after_its_commit(
+    computed, alice, client, run_tasks, caplog, monkeypatch, settings
+):
+    # SPREADWATCH_WARM_REST=after: what the run's transaction warms, and what waits for its commit: the ranking
+    # pages are warm when it commits, the account pages, explorers and variants are warmed by the commit's hook
+    from monitor.services import runs, warmup
+
+    settings.SPREADWATCH_WARM_REST = "after"
 
     order = []
     monkeypatch.setattr(runs, "read_cache_warm", lambda **kw: order.append("part 1") or warmup.read_cache_warm(**kw))
@@ -186,9 +208,11 @@ def test_the_pages_opened_first_are_warm_when_the_run_shows_done_and_the_rest_on
     assert _cold_builds(caplog) == []
 
 
-def test_the_rest_is_not_warmed_for_a_run_that_did_not_commit(computed, run_tasks, monkeypatch):
+def test_the_rest_is_not_warmed_for_a_run_that_did_not_commit(computed, run_tasks, monkeypatch, settings):
     from monitor import jobs
     from monitor.services import runs, warmup
+
+    settings.SPREADWATCH_WARM_REST = "after"
 
     rest = []
     monkeypatch.setattr(warmup, "read_cache_warm_rest", lambda **kw: rest.append(kw))
@@ -211,7 +235,7 @@ def test_a_worker_thread_warms_the_rest_after_the_commit(ws_a, alice, client, ru
     from monitor.services import warmup
 
     settings.SPREADWATCH_READ_CACHE_SECONDS = 60
-    settings.SPREADWATCH_WARM_REST_BACKGROUND = True
+    settings.SPREADWATCH_WARM_REST = "thread"
     ws_a.refresh_from_db()
     services.collection_create(
         workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"], user=alice, name="thesis"
