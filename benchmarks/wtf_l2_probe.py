@@ -77,16 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     mod = cp.RawModule(code=_SRC, options=("-std=c++17",), name_expressions=names)
     gather = mod.get_function("gather")
 
-    def timed(fn, repeat=5):
-        best = float("inf")
-        for _ in range(repeat):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            best = min(best, cp.cuda.get_elapsed_time(a, b) / 1e3)
-        return best
+    from compute.gpu.bench import _median_events
+
+    def timed(fn):
+        """Best of 5 (seconds), timed with device events."""
+        return min(_median_events(fn, 5))
 
     name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
     emit({"case": "device", "name": name.decode() if isinstance(name, bytes) else name})
