@@ -215,6 +215,8 @@ class _Chunks:
             pending = CheckedRows.concat(self.parts)
             rec = pending.rec
             cut = int(np.searchsorted(rec, rec[self.chunk - 1], side="right"))  # the end of that row's record
+            if cut < self.chunk:  # keys decrease: ranges out of order or lines numbered wrong
+                raise RuntimeError(f"record keys out of order near line {int(pending.line[cut])}")
             self.parts = [pending.slice(cut, len(pending))] if cut < len(pending) else []
             self.n = len(pending) - cut
             yield self.commit(pending.slice(0, cut))
