@@ -290,16 +290,19 @@ class _Range:
         self.raw.close()
 
 
-def line_ranges(path: str | os.PathLike, size: int, target: int) -> list[tuple[int, int]]:
+def line_ranges(path: str | os.PathLike, size: int, target: int, max_scan: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` byte ranges of about ``target`` bytes that cover a plain file of ``size`` bytes, each
-    ending just after a newline (the last at the end of the file), so no line is cut."""
+    ending just after a newline (the last at the end of the file), so no line is cut. With ``max_scan``, a cut
+    with no newline within that many bytes (a line past the record limit) is not searched further: the rest of
+    the file is the last range."""
     ranges, start = [], 0
     with open(path, "rb") as f:
         while start + target < size:
             pos = start + target
             f.seek(pos)
             cut = -1
-            while cut < 0:
+            scanned = 0
+            while cut < 0 and (max_scan is None or scanned < max_scan):
                 buf = f.read(1 << 16)
                 if not buf:
                     break
@@ -307,6 +310,7 @@ def line_ranges(path: str | os.PathLike, size: int, target: int) -> list[tuple[i
                 if nl >= 0:
                     cut = pos + nl + 1
                 pos += len(buf)
+                scanned += len(buf)
             if cut < 0 or cut >= size:
                 break
             ranges.append((start, cut))

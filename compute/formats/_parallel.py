@@ -89,6 +89,19 @@ class _Range:
     end: int = 0
 
 
+class _Stop(Exception):
+    """A worker of a strict read met its first bad line: nothing after it can matter."""
+
+
+class _FirstBad(Sink):
+    """A strict read's worker: keep the first bad line, then stop (the reading process raises it, or an earlier
+    one); a strict read that meets a 2 GB line stops once the line passes the limit, as the serial one does."""
+
+    def bad(self, *a, **kw) -> None:
+        super().bad(*a, **kw)
+        raise _Stop
+
+
 class _Checker(TweetBuilder):
     """A worker's builder: a chunk's rows come out checked one row at a time, not committed."""
 
@@ -96,15 +109,24 @@ class _Checker(TweetBuilder):
         return self.checked() if len(self) else None
 
 
-def _read_range(path: str, start: int, end: int, chunk: int, max_record: int, keep: int) -> _Range:
-    """Run in a worker: the rows and bad lines of ``path[start:end]``."""
+def _read_range(
+    path: str, start: int, end: int, chunk: int, max_record: int, keep: int, strict: bool = False
+) -> _Range:
+    """Run in a worker: the rows and bad lines of ``path[start:end]`` (in strict mode, up to the first bad line)."""
     report = ReadReport(max_shown=keep)
-    sink = Sink(path, "skip-bad", report)  # collects; this process decides what strict mode raises
+    # collects; the reading process decides what strict mode raises
+    sink = (_FirstBad if strict else Sink)(path, "skip-bad", report)
     builder = v1_builder(sink, cls=_Checker)
     longs = LongLines(sink, max_record)
     blocks = LineBlocks(path, None, max_line=max_record, too_long=longs, start=start, end=end)
     counts = V1Counts()
-    parts = [p for p in v1_chunks(blocks.lines(), sink, builder, chunk, counts) if p is not None]
+    parts: list[CheckedRows] = []
+    try:
+        for p in v1_chunks(blocks.lines(), sink, builder, chunk, counts):
+            if p is not None:
+                parts.append(p)
+    except _Stop:
+        counts.nonblank = 1  # not an empty file: it has a bad line (and the read raises there or before)
     last = builder.flush()
     if last is not None:
         parts.append(last)
@@ -232,10 +254,12 @@ class _Chunks:
 
 def _read_v1(path: str, ctx: Ctx, parallel: Parallel) -> Iterator[tuple[str, object]]:
     size = os.path.getsize(path)
-    ranges = line_ranges(path, size, parallel.range_bytes)
+    # a cut that finds no newline in the next MiB or record limit is inside a line too long to read: the rest of
+    # the file is one range (a strict read stops on that line soon after, as the serial read does)
+    ranges = line_ranges(path, size, parallel.range_bytes, max_scan=max(ctx.max_record + 1, 1 << 20))
     sink = ctx.sink
     keep = 1 if sink.strict else max(sink.report.max_shown, 1)
-    kw = {"chunk": ctx.chunk_size, "max_record": ctx.max_record, "keep": keep}
+    kw = {"chunk": ctx.chunk_size, "max_record": ctx.max_record, "keep": keep, "strict": sink.strict}
     workers = min(parallel.workers, len(ranges))
     readers = _readers(path, ranges, workers, kw) if workers > 1 else None
     if readers is None:

@@ -170,6 +170,13 @@ def test_a_bad_line_at_every_range_boundary_keeps_its_line_number(tmp_path, rang
         _same(_read(p, mode=mode, parallel=None), _read(p, mode=mode, parallel=par))
 
 
+@pytest.mark.parametrize("mode", ["skip-bad", "strict"])
+def test_a_line_longer_than_the_cut_search_ends_the_cutting_and_reads_alike(tmp_path, mode):
+    lines = _lines(60)
+    p = _write(tmp_path / "t.jsonl", [*lines[:40], "x" * (3 << 20), *lines[40:]])
+    _same(_read(p, mode=mode, parallel=None), _read(p, mode=mode, parallel=PAR))
+
+
 def test_conflicts_with_an_earlier_file_name_it_and_its_line(tmp_path):
     first = _write(tmp_path / "a.jsonl", _lines(60, bad=False))
     second = _write(tmp_path / "b.jsonl", _lines(200))
