@@ -171,6 +171,11 @@ SPREADWATCH_UPLOAD_MAX_BYTES = env_int("SPREADWATCH_UPLOAD_MAX_BYTES", 10 * 1024
 SPREADWATCH_ARCHIVE_MAX_BYTES = env_int("SPREADWATCH_ARCHIVE_MAX_BYTES", 20 * 1024**3)
 SPREADWATCH_ARCHIVE_MAX_MEMBERS = env_int("SPREADWATCH_ARCHIVE_MAX_MEMBERS", 100_000)
 SPREADWATCH_ARCHIVE_MAX_RATIO = env_int("SPREADWATCH_ARCHIVE_MAX_RATIO", 1000)
+# an uploaded v1.1 JSONL file of at least SPREADWATCH_READ_PARALLEL_BYTES is parsed by this many processes, in
+# ranges of SPREADWATCH_READ_RANGE_BYTES (compute/formats/_parallel.py); 1 = one process, as for smaller files
+SPREADWATCH_READ_WORKERS = max(1, env_int("SPREADWATCH_READ_WORKERS", min(2, os.cpu_count() or 1)))
+SPREADWATCH_READ_PARALLEL_BYTES = env_int("SPREADWATCH_READ_PARALLEL_BYTES", 32 * 1024**2)
+SPREADWATCH_READ_RANGE_BYTES = max(1, env_int("SPREADWATCH_READ_RANGE_BYTES", 8 * 1024**2))
 
 # --- Celery ------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")

@@ -35,6 +35,7 @@ from ..tables import FollowTable, TweetTable, concat_follows, concat_tweets
 from ._dups import SeenTweets
 from ._fields import Ctx
 from ._io import Progress, input_size
+from ._parallel import Parallel, parallel_reader
 from ._report import MODES, BadRecord, InputError, ReadReport, Sink
 from ._tweets import empty_tweets
 from .detect import detect_format
@@ -54,6 +55,7 @@ __all__ = [
     "InputError",
     "ReadResult",
     "SeenTweets",
+    "Parallel",
     "MAX_RECORD_BYTES",
     "detect_format",
     "read",
@@ -121,11 +123,14 @@ def _size(path: str | os.PathLike, fmt: str) -> int:
     return input_size(path)
 
 
-def _stream(path, fmt: str, mode: str, report: ReadReport, progress: Progress, **ctx_kw) -> tuple[Ctx, Iterator]:
+def _stream(
+    path, fmt: str, mode: str, report: ReadReport, progress: Progress, parallel: Parallel | None = None, **ctx_kw
+) -> tuple[Ctx, Iterator]:
     shown = os.fspath(path)
     report.files.append(shown)
     ctx = Ctx(path=shown, sink=Sink(shown, mode, report), progress=progress, **ctx_kw)
-    return ctx, FORMATS[fmt].reader(shown, ctx)
+    reader = parallel_reader(parallel, shown, fmt) or FORMATS[fmt].reader
+    return ctx, reader(shown, ctx)
 
 
 def _read_one(path, fmt: str, mode: str, report: ReadReport, progress: Progress, **ctx_kw) -> ReadResult:
@@ -189,13 +194,16 @@ def iter_tweets(
     progress: ProgressFn | None = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
     seen: SeenTweets | None = None,
+    parallel: Parallel | None = None,
 ) -> Iterator[TweetTable]:
     """Stream the tweets of one input as ``TweetTable`` chunks of about ``chunk_size`` rows (bounded memory,
     plus about 50-80 bytes per distinct tweet id for the duplicate check).
 
     Bad records go to ``report`` (skip-bad) or raise ``InputError`` (strict). Labels are not returned here;
     use :func:`read` for them. ``progress(bytes_done, bytes_total)`` is called now and then;
-    ``max_record_bytes`` and ``seen`` as for :func:`read`.
+    ``max_record_bytes`` and ``seen`` as for :func:`read`. With ``parallel`` (:class:`Parallel`), a large
+    enough file of a format that allows it is parsed by several processes; the tables and the report are the
+    same as the serial reader's (:mod:`._parallel`).
     """
     _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
@@ -204,8 +212,8 @@ def iter_tweets(
     report = ReadReport() if report is None else report
     prog = Progress(progress, _size(path, fmt) if progress else 0)
     _, parts = _stream(
-        path, fmt, mode, report, prog, chunk_size=chunk_size, want_follows=False, max_record=int(max_record_bytes),
-        seen=seen,
+        path, fmt, mode, report, prog, parallel, chunk_size=chunk_size, want_follows=False,
+        max_record=int(max_record_bytes), seen=seen,
     )  # fmt: skip
     for kind, obj in parts:
         if kind == "tweets" and len(obj):

@@ -18,7 +18,17 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["Progress", "LineBlocks", "open_binary", "head_bytes", "input_size", "parse_int_block", "BOM"]
+__all__ = [
+    "Progress",
+    "LineBlocks",
+    "open_binary",
+    "head_bytes",
+    "input_size",
+    "parse_int_block",
+    "line_ranges",
+    "is_compressed",
+    "BOM",
+]
 
 BOM = b"\xef\xbb\xbf"
 BLOCK_SIZE = 4 << 20
@@ -100,8 +110,14 @@ class LineBlocks:
         *,
         max_line: int | None = None,
         too_long: Callable[[int], None] | None = None,
+        start: int = 0,
+        end: int | None = None,
     ):
         self.path = path
+        # a byte range of an uncompressed file that starts at a line (offset 0 or just after a newline): line
+        # numbers count from its start; ``newlines`` is how many it held, once :meth:`lines` is done
+        self.start, self.end = start, end
+        self.newlines = 0
         self.progress = progress
         self.block_size = block_size
         self.saw_data = False
@@ -119,8 +135,16 @@ class LineBlocks:
         self.saw_data = True
         self.too_long(line)
 
+    def _open(self) -> tuple[BinaryIO, BinaryIO]:
+        """``open_binary``, or the byte range ``start:end`` of the plain file."""
+        if not self.start and self.end is None:
+            return open_binary(self.path)
+        raw = open(self.path, "rb")  # noqa: SIM115 - closed by the caller
+        raw.seek(self.start)
+        return _Range(raw, self.end), raw
+
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
-        stream, raw = open_binary(self.path)
+        stream, raw = self._open()
         limit = self.max_line
         size = self._read_size()
         try:
@@ -134,7 +158,7 @@ class LineBlocks:
                     break
                 if first:
                     first = False
-                    if chunk.startswith(BOM):
+                    if not self.start and chunk.startswith(BOM):
                         chunk = chunk[len(BOM) :]
                 if skipping:
                     nl = chunk.find(b"\n")
@@ -185,7 +209,7 @@ class LineBlocks:
         into ``bytes``), so a 5 KB JSON line costs no copy before the decoder sees it; a line that is only
         blanks is passed on too (the reader decides). Over-long lines go to ``too_long`` (see the class).
         """
-        stream, raw = open_binary(self.path)
+        stream, raw = self._open()
         limit = self.max_line
         size = self._read_size()
         try:
@@ -200,7 +224,7 @@ class LineBlocks:
                     break
                 if first:
                     first = False
-                    if chunk.startswith(BOM):
+                    if not self.start and chunk.startswith(BOM):
                         chunk = chunk[len(BOM) :]
                 find = chunk.find
                 end = find(b"\n")
@@ -240,12 +264,66 @@ class LineBlocks:
                 carry = chunk[pos:]
                 if progress is not None:
                     progress.at(raw.tell())
+            self.newlines = line
             if carry and not skipping:
                 self.saw_data = True
                 yield line + 1, carry
         finally:
             stream.close()
             raw.close()
+
+
+class _Range:
+    """Reads of an open file that stop at byte ``end`` (``None``: its end)."""
+
+    def __init__(self, raw: BinaryIO, end: int | None) -> None:
+        self.raw, self.end = raw, end
+
+    def read(self, n: int) -> bytes:
+        if self.end is not None:
+            n = min(n, self.end - self.raw.tell())
+            if n <= 0:
+                return b""
+        return self.raw.read(n)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def line_ranges(path: str | os.PathLike, size: int, target: int, max_scan: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` byte ranges of about ``target`` bytes that cover a plain file of ``size`` bytes, each
+    ending just after a newline (the last at the end of the file), so no line is cut. With ``max_scan``, a cut
+    with no newline within that many bytes (a line past the record limit) is not searched further: the rest of
+    the file is the last range."""
+    ranges, start = [], 0
+    with open(path, "rb") as f:
+        while start + target < size:
+            pos = start + target
+            f.seek(pos)
+            cut = -1
+            scanned = 0
+            while cut < 0 and (max_scan is None or scanned < max_scan):
+                buf = f.read(1 << 16)
+                if not buf:
+                    break
+                nl = buf.find(b"\n")
+                if nl >= 0:
+                    cut = pos + nl + 1
+                pos += len(buf)
+                scanned += len(buf)
+            if cut < 0 or cut >= size:
+                break
+            ranges.append((start, cut))
+            start = cut
+    ranges.append((start, size))
+    return ranges
+
+
+def is_compressed(path: str | os.PathLike) -> bool:
+    """Whether :func:`open_binary` would decompress ``path``."""
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    return magic[:2] == b"\x1f\x8b" or magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"
 
 
 # byte classes for the integer-block check: 0 anything else, 1 digit, 2 blank / tab / CR, 3 newline, 4 comma

@@ -11,6 +11,7 @@ time of the id), and no tweet id that contradicts an earlier row with the same i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from operator import itemgetter
 
 import numpy as np
@@ -21,7 +22,7 @@ from ._report import Sink
 from .limits import FOLLOWERS_MAX, time_problems
 from .timeparse import SNOWFLAKE_MIN_ID, parse_times, snowflake_time
 
-__all__ = ["TweetBuilder", "split_reason", "empty_tweets", "NO_TWEET"]
+__all__ = ["TweetBuilder", "CheckedRows", "split_reason", "empty_tweets", "NO_TWEET"]
 
 _COLS = ("rec", "line", "tid", "rtid", "uid", "traw", "tfield", "fol", "sn", "tx")
 _GET = {name: itemgetter(i) for i, name in enumerate(_COLS)}
@@ -123,73 +124,169 @@ class TweetBuilder:
         sink = self.sink
         hook, sink.before_raise = sink.before_raise, None  # reporting from here must not re-enter flush
         try:
-            cols, bad = self.columns()
-            tfield = cols["tfield"]
-            field_of = (lambda i: tfield) if isinstance(tfield, str) else tfield.__getitem__
-            times, tbad = parse_times(cols["traw"])
-            for i, reason in tbad:
-                bad.append((i, field_of(i), *split_reason(reason)))
-            missing = np.isnan(times)
-            if tbad:
-                missing[[i for i, _ in tbad]] = False
-            if missing.any():
-                idx = np.flatnonzero(missing)
-                tid = cols["tweet_id"][idx]
-                snow = tid >= SNOWFLAKE_MIN_ID
-                times[idx[snow]] = snowflake_time(tid[snow])
-                for i in idx[~snow].tolist():
-                    bad.append((i, field_of(i), "missing", "no time and the tweet id is not a snowflake"))
-            filled = missing if missing.any() else None
-            out_of_range, reasons = time_problems(times)
-            for i, reason in zip(out_of_range.tolist(), reasons):
-                kind, detail = split_reason(reason)
-                if filled is not None and filled[i]:
-                    detail += " (the snowflake time of the tweet id)"
-                bad.append((i, field_of(i), kind, detail))
-            if self.count_field is not None:
-                fol = cols["followers_count"]
-                for i in np.flatnonzero(fol > FOLLOWERS_MAX).tolist():
-                    detail = f"{fol[i]:.0f} is more than {FOLLOWERS_MAX:,.0f}"
-                    bad.append((i, self._field(field_of(i), self.count_field), "count out of range", detail))
-            lines, rec = cols["line"], cols["rec"]
-            tid, rt, uid = cols["tweet_id"], cols["retweeted_tweet_id"], cols["user_id"]
-            keep = None
-            if bad:
-                keep = ~np.isin(rec, rec[np.array([b[0] for b in bad], dtype=np.int64)])
-            # conflicting duplicates, among the rows that are otherwise good (a bad row is no reference)
-            k = None if keep is None else np.flatnonzero(keep)
-            pick = (lambda a: a) if k is None else (lambda a: a[k])
-            conflicts = self.seen.check(self.src, pick(tid), pick(rt), pick(uid), pick(times), pick(lines))
-            if conflicts:
-                rows = np.array([j if k is None else k[j] for j, _ in conflicts], dtype=np.int64)
-                for i, (_, reason) in zip(rows.tolist(), conflicts):
-                    bad.append((i, self._field(field_of(i), self.id_field), "conflicting duplicate", reason))
-                dropped = ~np.isin(rec, rec[rows])
-                keep = dropped if keep is None else keep & dropped
-            if bad:
-                first: dict[int, tuple] = {}  # one report per record: its first bad value
-                for b in sorted(bad, key=lambda b: (int(lines[b[0]]), b[0])):
-                    first.setdefault(int(rec[b[0]]), b)
-                sink.bad_sorted([(int(lines[b[0]]), b[1], b[2], b[3]) for b in first.values()])
-            table = TweetTable(
-                tweet_id=tid,
-                retweeted_tweet_id=rt,
-                user_id=uid,
-                created_at=times,
-                followers_count=cols["followers_count"],
-                screen_name=cols.get("screen_name"),
-                text=cols.get("text"),
-                label=cols.get("label"),
-                lines=lines,
-            )
-            if keep is not None:
-                table = table.take(keep)
-                rec = rec[keep]
-            if conflicts:  # else the check registered the chunk's ids already
-                t = table
-                self.seen.add(self.src, t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.lines)
-            # keys never decrease, so records are runs of equal keys
-            sink.report.n_good += int(np.count_nonzero(np.diff(rec))) + 1 if len(rec) else 0
-            return table
+            return self.commit(self.checked())
         finally:
             sink.before_raise = hook
+
+    def checked(self) -> CheckedRows:
+        """Take the pending rows as columns with the checks that look at one row at a time (times, counts):
+        the part of :meth:`flush` that does not depend on rows read before, so a worker process can run it on
+        its stretch of a file (:mod:`._parallel`)."""
+        cols, bad = self.columns()
+        tfield = cols["tfield"]
+        field_of = (lambda i: tfield) if isinstance(tfield, str) else tfield.__getitem__
+        times, tbad = parse_times(cols["traw"])
+        for i, reason in tbad:
+            bad.append((i, field_of(i), *split_reason(reason)))
+        missing = np.isnan(times)
+        if tbad:
+            missing[[i for i, _ in tbad]] = False
+        if missing.any():
+            idx = np.flatnonzero(missing)
+            tid = cols["tweet_id"][idx]
+            snow = tid >= SNOWFLAKE_MIN_ID
+            times[idx[snow]] = snowflake_time(tid[snow])
+            for i in idx[~snow].tolist():
+                bad.append((i, field_of(i), "missing", "no time and the tweet id is not a snowflake"))
+        filled = missing if missing.any() else None
+        out_of_range, reasons = time_problems(times)
+        for i, reason in zip(out_of_range.tolist(), reasons):
+            kind, detail = split_reason(reason)
+            if filled is not None and filled[i]:
+                detail += " (the snowflake time of the tweet id)"
+            bad.append((i, field_of(i), kind, detail))
+        if self.count_field is not None:
+            fol = cols["followers_count"]
+            for i in np.flatnonzero(fol > FOLLOWERS_MAX).tolist():
+                detail = f"{fol[i]:.0f} is more than {FOLLOWERS_MAX:,.0f}"
+                bad.append((i, self._field(field_of(i), self.count_field), "count out of range", detail))
+        return CheckedRows(
+            rec=cols["rec"],
+            line=cols["line"],
+            tweet_id=cols["tweet_id"],
+            retweeted_tweet_id=cols["retweeted_tweet_id"],
+            user_id=cols["user_id"],
+            created_at=times,
+            followers_count=cols["followers_count"],
+            screen_name=cols.get("screen_name"),
+            text=cols.get("text"),
+            label=cols.get("label"),
+            tfield=tfield,
+            bad=bad,
+        )
+
+    def commit(self, c: CheckedRows) -> TweetTable:
+        """The rest of :meth:`flush`, in file order: conflicting duplicates against every row read before
+        (:class:`SeenTweets`), the bad records reported, the good rows as a table."""
+        sink = self.sink
+        field_of = c.field_of
+        times = c.created_at
+        bad = list(c.bad)
+        lines, rec = c.line, c.rec
+        tid, rt, uid = c.tweet_id, c.retweeted_tweet_id, c.user_id
+        keep = None
+        if bad:
+            keep = ~np.isin(rec, rec[np.array([b[0] for b in bad], dtype=np.int64)])
+        # conflicting duplicates, among the rows that are otherwise good (a bad row is no reference)
+        k = None if keep is None else np.flatnonzero(keep)
+        pick = (lambda a: a) if k is None else (lambda a: a[k])
+        conflicts = self.seen.check(self.src, pick(tid), pick(rt), pick(uid), pick(times), pick(lines))
+        if conflicts:
+            rows = np.array([j if k is None else k[j] for j, _ in conflicts], dtype=np.int64)
+            for i, (_, reason) in zip(rows.tolist(), conflicts):
+                bad.append((i, self._field(field_of(i), self.id_field), "conflicting duplicate", reason))
+            dropped = ~np.isin(rec, rec[rows])
+            keep = dropped if keep is None else keep & dropped
+        if bad:
+            first: dict[int, tuple] = {}  # one report per record: its first bad value
+            for b in sorted(bad, key=lambda b: (int(lines[b[0]]), b[0])):
+                first.setdefault(int(rec[b[0]]), b)
+            sink.bad_sorted([(int(lines[b[0]]), b[1], b[2], b[3]) for b in first.values()])
+        table = TweetTable(
+            tweet_id=tid,
+            retweeted_tweet_id=rt,
+            user_id=uid,
+            created_at=times,
+            followers_count=c.followers_count,
+            screen_name=c.screen_name,
+            text=c.text,
+            label=c.label,
+            lines=lines,
+        )
+        if keep is not None:
+            table = table.take(keep)
+            rec = rec[keep]
+        if conflicts:  # else the check registered the chunk's ids already
+            t = table
+            self.seen.add(self.src, t.tweet_id, t.retweeted_tweet_id, t.user_id, t.created_at, t.lines)
+        # keys never decrease, so records are runs of equal keys
+        sink.report.n_good += int(np.count_nonzero(np.diff(rec))) + 1 if len(rec) else 0
+        return table
+
+
+_ROW_COLUMNS = ("rec", "line", "tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count")
+_OBJ_COLUMNS = ("screen_name", "text", "label")
+
+
+@dataclass(eq=False)
+class CheckedRows:
+    """Rows of one stretch of a file after the checks of one row at a time (:meth:`TweetBuilder.checked`), not
+    yet checked against the rows before them: the columns, the time field of each row (one name for all, or a
+    list), and the bad values found, ``(row, field, kind, detail)`` with ``row`` indexing these rows."""
+
+    rec: np.ndarray
+    line: np.ndarray
+    tweet_id: np.ndarray
+    retweeted_tweet_id: np.ndarray
+    user_id: np.ndarray
+    created_at: np.ndarray
+    followers_count: np.ndarray
+    screen_name: np.ndarray | None
+    text: np.ndarray | None
+    label: np.ndarray | None
+    tfield: str | list[str]
+    bad: list[tuple[int, str | None, str, str | None]]
+
+    def __len__(self) -> int:
+        return len(self.rec)
+
+    def field_of(self, i: int) -> str:
+        return self.tfield if isinstance(self.tfield, str) else self.tfield[i]
+
+    def shift_lines(self, by: int) -> None:
+        """Line numbers (and record keys, which are line numbers or follow them) moved down by ``by`` lines."""
+        if by:
+            if self.rec is not self.line:  # one array for both in some readers
+                self.rec += by
+            self.line += by
+
+    def slice(self, a: int, b: int) -> CheckedRows:
+        """Rows ``a:b`` (never splitting a record), with their bad values."""
+        if a == 0 and b == len(self):
+            return self
+        kw = {n: getattr(self, n)[a:b] for n in _ROW_COLUMNS}
+        kw.update({n: None if getattr(self, n) is None else getattr(self, n)[a:b] for n in _OBJ_COLUMNS})
+        tf = self.tfield if isinstance(self.tfield, str) else self.tfield[a:b]
+        return CheckedRows(**kw, tfield=tf, bad=[(i - a, *rest) for i, *rest in self.bad if a <= i < b])
+
+    @staticmethod
+    def concat(parts: list[CheckedRows]) -> CheckedRows:
+        """The rows of ``parts`` one after the other (each part's bad values re-based)."""
+        if len(parts) == 1:
+            return parts[0]
+        kw = {n: np.concatenate([getattr(p, n) for p in parts]) for n in _ROW_COLUMNS}
+        for n in _OBJ_COLUMNS:
+            cols = [getattr(p, n) for p in parts]
+            kw[n] = None if any(c is None for c in cols) else np.concatenate(cols)
+        tfs = [p.tfield for p in parts]
+        if all(isinstance(t, str) for t in tfs) and len(set(tfs)) == 1:
+            tf: str | list[str] = tfs[0]
+        else:
+            tf = []
+            for p in parts:
+                tf.extend([p.tfield] * len(p) if isinstance(p.tfield, str) else p.tfield)
+        bad, base = [], 0
+        for p in parts:
+            bad.extend((i + base, *rest) for i, *rest in p.bad)
+            base += len(p)
+        return CheckedRows(**kw, tfield=tf, bad=bad)

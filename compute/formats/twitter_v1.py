@@ -25,7 +25,7 @@ from ._json import Obj, backend, dict_loads
 from ._report import LongLines
 from ._tweets import TweetBuilder
 
-__all__ = ["read_v1", "json_decoder", "sniff_json", "V1_KEYS"]
+__all__ = ["read_v1", "v1_builder", "v1_chunks", "V1Counts", "json_decoder", "sniff_json", "V1_KEYS"]
 
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _ID_MAX = (1 << 63) - 1
@@ -145,11 +145,39 @@ def _careful_rows(st, line: int) -> list[tuple] | None:
     ]
 
 
+def v1_builder(sink, seen=None, cls: type[TweetBuilder] = TweetBuilder) -> TweetBuilder:
+    # follower counts above the bound are found a chunk at a time (the fast path only checks the sign)
+    return cls(sink, text=True, seen=seen, id_field="id_str", count_field="user.followers_count")
+
+
 def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     sink = ctx.sink
-    # follower counts above the bound are found a chunk at a time (the fast path only checks the sign)
-    builder = TweetBuilder(sink, text=True, seen=ctx.seen, id_field="id_str", count_field="user.followers_count")
+    builder = v1_builder(sink, ctx.seen)
     sink.before_raise = builder.flush
+    longs = LongLines(sink, ctx.max_record)
+    blocks = LineBlocks(path, ctx.progress, max_line=ctx.max_record, too_long=longs)
+    counts = V1Counts()
+    for table in v1_chunks(blocks.lines(), sink, builder, ctx.chunk_size, counts):
+        yield "tweets", table
+    if not counts.nonblank and not longs.n:
+        sink.bad_file("empty file")
+    table = builder.flush()
+    if table is not None:
+        yield "tweets", table
+    sink.before_raise = None
+
+
+class V1Counts:
+    """What :func:`v1_chunks` counted besides rows: the lines that were not blank (set at the end)."""
+
+    def __init__(self) -> None:
+        self.nonblank = 0
+
+
+def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) -> Iterator[object]:
+    """The line loop of :func:`read_v1`: rows into ``builder``, ``builder.flush()`` after the line that brings
+    it to ``chunk`` rows or more (the last, partial chunk is the caller's); bad lines to ``sink`` as they come.
+    ``lines`` yields ``(line number, bytes)`` (:meth:`LineBlocks.lines`)."""
     decode, errors, wrap = json_decoder("v1")
     fast = wrap is None  # msgspec: ids arrive as checked ints, the common line needs no per-field Python
     if fast:
@@ -158,13 +186,10 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         invalid = msgspec.ValidationError
     else:
         invalid = ()
-    longs = LongLines(sink, ctx.max_record)
-    blocks = LineBlocks(path, ctx.progress, max_line=ctx.max_record, too_long=longs)
-    chunk = ctx.chunk_size
     rows = builder.rows
     add = rows.append
     nonblank = 0
-    for line, raw in blocks.lines():
+    for line, raw in lines:
         redo = False
         try:
             st = decode(raw)
@@ -204,7 +229,7 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
                     if rs is None:
                         add((line, line, tid, NO_TWEET, uid, t, "created_at", float(fc), sn, _text(st)))
                         if len(rows) >= chunk:
-                            yield "tweets", builder.flush()
+                            yield builder.flush()
                             rows = builder.rows
                             add = rows.append
                         continue
@@ -232,7 +257,7 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
                             add((line, line, otid, NO_TWEET, ouid, ot, "retweeted_status.created_at", float(ofc),
                                  osn, _text(rs)))  # fmt: skip
                             if len(rows) >= chunk:
-                                yield "tweets", builder.flush()
+                                yield builder.flush()
                                 rows = builder.rows
                                 add = rows.append
                             continue
@@ -251,15 +276,10 @@ def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
             continue
         rows.extend(got)
         if len(rows) >= chunk:
-            yield "tweets", builder.flush()
+            yield builder.flush()
             rows = builder.rows
             add = rows.append
-    if not nonblank and not longs.n:
-        sink.bad_file("empty file")
-    table = builder.flush()
-    if table is not None:
-        yield "tweets", table
-    sink.before_raise = None
+    counts.nonblank = nonblank
 
 
 #: Fields only a v1.1 status has (``user`` for its author, ``id_str`` beside ``id``...).

@@ -6,11 +6,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.conf import settings
+
 from compute.formats import (
     AUTO,
     FORMATS,
     MAX_RECORD_BYTES,
     InputError,
+    Parallel,
     ReadReport,
     SeenTweets,
     detect_format,
@@ -68,15 +71,21 @@ def read_into(
     seen: SeenTweets | None = None,
 ) -> None:
     """Stage every record of one input; bad records name the file as uploaded (``shown``). A format that
-    streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole."""
+    streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole. A large v1.1
+    JSONL file is parsed by ``SPREADWATCH_READ_WORKERS`` processes, with the same rows and report."""
     kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
     spec = FORMATS[fmt].of(path)
+    parallel = Parallel(
+        workers=settings.SPREADWATCH_READ_WORKERS,
+        min_bytes=settings.SPREADWATCH_READ_PARALLEL_BYTES,
+        range_bytes=settings.SPREADWATCH_READ_RANGE_BYTES,
+    )
     with _shown_as(report, str(path), shown):
         if spec.streams:
             # a format read in two passes (tweets, then follows) would report its bytes twice: no live bytes
             live = on_bytes if spec.has_tweets != spec.has_follows else None
             if spec.has_tweets:
-                for chunk in iter_tweets(path, fmt, progress=live, seen=seen, **kw):
+                for chunk in iter_tweets(path, fmt, progress=live, seen=seen, parallel=parallel, **kw):
                     st.add_tweets(chunk)
             if spec.has_follows:
                 for chunk in iter_follows(path, fmt, progress=live, **kw):
