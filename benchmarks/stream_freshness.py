@@ -28,6 +28,7 @@ latency under the load is reported beside it. The load average (2 cores) is prin
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import subprocess
@@ -190,8 +191,6 @@ def main() -> int:
             a, b, s = ln.split()
             probes.append((float(a), float(b), int(s)))
         starts = [p[0] for p in probes]
-        import bisect
-
         rows = StreamEvent.objects.filter(workspace=ws, pk__gt=first_id or 0).values_list(
             "kind", "status", "received_at", "applied_at"
         )

@@ -68,15 +68,20 @@ def open_binary(path: str | os.PathLike) -> tuple[BinaryIO, BinaryIO]:
     Returns ``(stream, raw)``: ``raw.tell()`` is the position in the file on disk, for progress.
     """
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    magic = raw.read(6)
+    codec = _codec(raw.read(6))
     raw.seek(0)
+    return (raw if codec is None else codec(raw)), raw
+
+
+def _codec(magic: bytes) -> Callable[[BinaryIO], BinaryIO] | None:
+    """The decompressing reader that the file's first 6 bytes call for, or ``None`` for a plain file."""
     if magic[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+        return lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")
     if magic[:3] == b"BZh":
-        return bz2.BZ2File(raw, "rb"), raw
+        return lambda raw: bz2.BZ2File(raw, "rb")
     if magic == b"\xfd7zXZ\x00":
-        return lzma.LZMAFile(raw, "rb"), raw
-    return raw, raw
+        return lambda raw: lzma.LZMAFile(raw, "rb")
+    return None
 
 
 def head_bytes(path: str | os.PathLike, n: int = 1 << 16) -> bytes:
@@ -322,8 +327,7 @@ def line_ranges(path: str | os.PathLike, size: int, target: int, max_scan: int |
 def is_compressed(path: str | os.PathLike) -> bool:
     """Whether :func:`open_binary` would decompress ``path``."""
     with open(path, "rb") as f:
-        magic = f.read(6)
-    return magic[:2] == b"\x1f\x8b" or magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"
+        return _codec(f.read(6)) is not None
 
 
 # byte classes for the integer-block check: 0 anything else, 1 digit, 2 blank / tab / CR, 3 newline, 4 comma

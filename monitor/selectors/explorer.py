@@ -89,21 +89,14 @@ def _drawn_participants(tweet: Tweet, limit: int) -> list[dict]:
     """The publisher and the ``limit`` - 1 most influential other participants (ties by account), as dicts of
     :data:`_NODE_COLUMNS`: one query, rows as tuples (building 20,000 model dicts cost more than the query)."""
     pub = tweet.author_id
+    select = """SELECT ci.account_id, a.twitter_id, a.screen_name, ci.influence, ci.followers, ci.role
+                FROM monitor_cascadeinfluence ci JOIN monitor_account a ON a.id = ci.account_id
+                WHERE ci.tweet_id = %s AND ci.account_id """
     with connection.cursor() as cur:
-        cur.execute(
-            """SELECT ci.account_id, a.twitter_id, a.screen_name, ci.influence, ci.followers, ci.role
-               FROM monitor_cascadeinfluence ci JOIN monitor_account a ON a.id = ci.account_id
-               WHERE ci.tweet_id = %s AND ci.account_id = %s""",
-            [tweet.pk, pub],
-        )
+        cur.execute(select + "= %s", [tweet.pk, pub])
         rows = cur.fetchall()
-        cur.execute(
-            """SELECT ci.account_id, a.twitter_id, a.screen_name, ci.influence, ci.followers, ci.role
-               FROM monitor_cascadeinfluence ci JOIN monitor_account a ON a.id = ci.account_id
-               WHERE ci.tweet_id = %s AND ci.account_id <> %s
-               ORDER BY ci.influence DESC, ci.account_id LIMIT %s""",
-            [tweet.pk, pub, max(limit - 1, 0)],
-        )
+        others = select + "<> %s ORDER BY ci.influence DESC, ci.account_id LIMIT %s"
+        cur.execute(others, [tweet.pk, pub, max(limit - 1, 0)])
         rows += cur.fetchall()
     return [dict(zip(_NODE_COLUMNS, r, strict=True)) for r in rows]
 

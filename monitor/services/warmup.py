@@ -165,8 +165,12 @@ def wait_for_rest(timeout: float | None = None) -> bool:
     return not any(t.is_alive() for t in _BACKGROUND)
 
 
+def _budget(seconds: float | None) -> float:
+    return settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds
+
+
 def _enabled(seconds: float | None) -> bool:
-    budget = settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds
+    budget = _budget(seconds)
     # not on SQLite (the demo's database): its one writer would be held for the warm-up (30 s for Twitter16 in
     # `make demo`), and a login or upload meanwhile would wait for the lock or fail with "database is locked"
     return budget > 0 and settings.SPREADWATCH_READ_CACHE_SECONDS > 0 and connection.vendor == "postgresql"
@@ -175,7 +179,7 @@ def _enabled(seconds: float | None) -> bool:
 def _warm_reads(reads: Iterator[tuple[str, Callable[[], object]]], res: WarmResult, seconds: float | None) -> None:
     """Run ``reads`` in turn until the time bound, counting into ``res``."""
     t0 = time.monotonic()
-    deadline = t0 + (settings.SPREADWATCH_WARM_SECONDS if seconds is None else seconds)
+    deadline = t0 + _budget(seconds)
     try:
         for _name, read in reads:
             if time.monotonic() >= deadline:
