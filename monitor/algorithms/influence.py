@@ -23,7 +23,9 @@ The data keeps its form from the database and back: each ``copy_out`` fills a na
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import struct
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -625,12 +627,22 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         t = time.perf_counter()
         batch_table = _stage_ids(cur, "bt", batch.tweet_pks)
         touched = _stage_touched_days(cur, d, batch_table)
-        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        # a live-stream micro-batch (``run.store_changes``) rewrites only the rows that changed: its cascades are
+        # stored already, and a few new retweets leave most of their rows as they were (benchmarks/stream_web.md)
+        changes = d.postgres and bool(getattr(run, "store_changes", False))
+        influence_table = daily = None
+        if not changes:
+            cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
         cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
         t = res.tick("store_delete_s", t)
         _insert_cascade_graphs(cur, d, res.graphs)
         t = res.tick("store_graphs_s", t)
-        influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
+        if changes:
+            daily = _replace_changed_influence(
+                cur, [int(p) for p in batch.tweet_pks], _concat(InfluenceRows, res.influence)
+            )
+        else:
+            influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
         t = res.tick("store_influence_s", t)
         outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
         t = res.tick("store_tweets_s", t)
@@ -641,7 +653,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
             cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
             t = res.tick("store_wait_aggregates_s", t)
-        _refresh_aggregates(cur, d, ws, touched)
+        _refresh_aggregates(cur, d, ws, touched, changes=daily)
         t = res.tick("store_aggregates_s", t)
         analyze_after_bulk_write(
             cur,
@@ -670,11 +682,18 @@ def _stage_touched_days(cur, d: Dialect, batch_table: str) -> str:
 
 def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> None:
     if d.postgres:
-        with cur.cursor.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN") as cp:
+        # binary COPY: text COPY would send every edge byte as two hex digits
+        raw = cur.cursor if hasattr(cur, "cursor") else cur
+        with raw.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
             for row in graphs:
-                cp.write_row(row)
+                cp.write(_GRAPH_ROW.pack(3, 8, row.tweet, 4, row.n_edges, len(row.edges)) + row.edges)
+            cp.write(b"\xff\xff")
     else:
         cur.executemany("INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", graphs)
+
+
+_GRAPH_ROW = struct.Struct(">hiqiii")  # fields; tweet_id (8 bytes); n_edges (4); the edges' length, then their bytes
 
 
 def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | None:
@@ -698,8 +717,9 @@ def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | Non
 _LABELS = [c.value for c in Label]
 
 
-def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
-    """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order.
+def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order; ``day_label``: each
+    row's day and label code (:func:`_days_and_labels`), when the caller has them already.
 
     A binary row is fixed-width but for its two text columns (label, role); rows that share both are
     fixed-width records, so each (label, role) group is one NumPy structured array written as it is."""
@@ -707,21 +727,7 @@ def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
         return
     order = np.lexsort((rows.account, rows.tweet))
     rows = InfluenceRows(*(col[order] for col in rows))
-    label_case = "CASE t.label " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
-    tweets = _stage_ids(cur, "inft", unique(rows.tweet))
-    pk, day, label = copy_out(
-        cur,
-        f"""SELECT t.id, ((t.created_at AT TIME ZONE 'UTC')::date - DATE '2000-01-01')::bigint,
-                ({label_case})::bigint
-            FROM {tweets} b JOIN monitor_tweet t ON t.id = b.id ORDER BY t.id""",
-        [],
-        [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
-    )
-    cur.execute(f"DROP TABLE IF EXISTS {tweets}")
-    at = np.searchsorted(pk, rows.tweet)
-    if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
-        raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
-    row_day, row_label = day[at], label[at]
+    row_day, row_label = _days_and_labels(cur, rows) if day_label is None else (c[order] for c in day_label)
     names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
     raw = cur.cursor if hasattr(cur, "cursor") else cur
     with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
@@ -757,6 +763,163 @@ def _copy_cascade_influence(cur, rows: InfluenceRows) -> None:
         cp.write(b"\xff\xff")
 
 
+_LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
+_ROLE_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {k}" for k, v in ROLE_CODES.items()) + " ELSE -1 END"
+_DAY_NUMBER = "(({col}) - DATE '2000-01-01')::bigint"  # the binary COPY's date: days since 2000-01-01
+
+
+def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's day (days since 2000-01-01, UTC) and label code (index into ``_LABELS``), from its tweet."""
+    tweets = _stage_ids(cur, "inft", unique(rows.tweet))
+    pk, day, label = copy_out(
+        cur,
+        f"""SELECT t.id, {_DAY_NUMBER.format(col="(t.created_at AT TIME ZONE 'UTC')::date")},
+                ({_LABEL_CASE.format(col="t.label")})::bigint
+            FROM {tweets} b JOIN monitor_tweet t ON t.id = b.id ORDER BY t.id""",
+        [],
+        [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
+    )
+    cur.execute(f"DROP TABLE IF EXISTS {tweets}")
+    at = np.searchsorted(pk, rows.tweet)
+    if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
+        raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
+    return day[at], label[at]
+
+
+def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
+    """Make the stored per-cascade rows of the cascades ``tweet_pks`` equal ``rows`` by deleting and writing
+    only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
+    the batch's rows say of each (:class:`_DailyChanges`)."""
+    day, label = _days_and_labels(cur, rows) if len(rows.tweet) else (np.zeros(0, np.int64),) * 2
+    old_cols = copy_out(
+        cur,
+        f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
+                ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
+                ({_ROLE_CASE.format(col="ci.role")})::bigint
+            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY('{{{",".join(map(str, tweet_pks))}}}'::bigint[])
+            ORDER BY ci.tweet_id""",
+        [],
+        [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
+         ("f", "float"), ("r", "bigint")],
+    )  # fmt: skip
+    new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
+    write, gone = changed_rows(old_cols, new_cols)
+    if gone.any():
+        stale = _stage(cur, "infdel", _Pairs, _Pairs(old_cols[0][gone], old_cols[1][gone]))
+        with _index_probes(cur):
+            cur.execute(
+                f"""DELETE FROM monitor_cascadeinfluence ci USING {stale} s
+                    WHERE ci.tweet_id = s.tweet AND ci.account_id = s.account"""
+            )
+        cur.execute(f"DROP TABLE IF EXISTS {stale}")
+    if write.any():
+        _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
+    # the daily keys (publisher, account, day, label) of every row deleted or written
+    old_keys = np.stack([old_cols[k] for k in (2, 1, 3, 4)], axis=1)
+    new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
+    keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
+    return _DailyChanges(
+        keys,
+        _count_per_key(keys, old_keys),
+        _count_per_key(keys, new_keys),
+        _count_per_key(keys, new_keys, weights=rows.influence),
+    )
+
+
+@contextlib.contextmanager
+def _index_probes(cur):
+    """Joins from a temporary table of keys go through the other table's unique index, one probe per key. The
+    planner, knowing nothing of the temporary table, would rather hash the other table whole: deleting 15K
+    stream rows took 0.4-0.6 s that way at 500K rows, against 0.07-0.12 s (benchmarks/stream_web.md)."""
+    cur.execute("SET LOCAL enable_hashjoin = off")
+    cur.execute("SET LOCAL enable_mergejoin = off")
+    try:
+        yield
+    finally:
+        cur.execute("SET LOCAL enable_hashjoin = on")
+        cur.execute("SET LOCAL enable_mergejoin = on")
+
+
+class _DailyChanges(NamedTuple):
+    """The daily aggregates' keys a micro-batch's changed rows belong to, one per row of ``keys``
+    (publisher, account, day number, label code; sorted), and, per key, the batch's cascades' rows of that key:
+    how many were stored before (``old_rows``) and what they are now (``new_rows``, ``new_sum`` of influence)."""
+
+    keys: np.ndarray
+    old_rows: np.ndarray
+    new_rows: np.ndarray
+    new_sum: np.ndarray
+
+
+def _count_per_key(keys: np.ndarray, rows: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per row of ``keys`` (unique, sorted): how many rows of ``rows`` equal it (or the sum of their ``weights``,
+    added in row order)."""
+    out = np.zeros(len(keys), np.float64 if weights is not None else np.int64)
+    if not len(keys) or not len(rows):
+        return out
+    kv = np.ascontiguousarray(keys).view([("", keys.dtype)] * keys.shape[1]).ravel()
+    rv = np.ascontiguousarray(rows.astype(keys.dtype)).view([("", keys.dtype)] * keys.shape[1]).ravel()
+    pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
+    hit = np.flatnonzero(kv[pos] == rv)
+    if weights is None:
+        np.add.at(out, pos[hit], 1)
+    else:
+        for i, w in zip(pos[hit].tolist(), weights[hit].tolist()):  # in row order, as SUM adds them
+            out[i] += w
+    return out
+
+
+class _Pairs(NamedTuple):
+    tweet: np.ndarray
+    account: np.ndarray
+    SQL = ("bigint", "bigint")
+
+
+class _DailyKeys(NamedTuple):
+    publisher: np.ndarray
+    account: np.ndarray
+    day: np.ndarray  # days since 2000-01-01
+    label: np.ndarray  # index into _LABELS
+    i: np.ndarray  # the key's index in _DailyChanges.keys
+    SQL = ("bigint", "bigint", "bigint", "bigint", "bigint")
+
+
+class _DailyRows(NamedTuple):
+    publisher: np.ndarray
+    account: np.ndarray
+    day: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
+    cascades: np.ndarray
+    SQL = ("bigint", "bigint", "bigint", "bigint", "float", "bigint")
+
+
+def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows differ between two row sets keyed by their first two columns (tweet, account), each key at
+    most once per set: ``(write, gone)``, the masks of the ``new`` rows to write (no old row with that key, or
+    one with another value in some column) and of the ``old`` rows to delete (no new row with that key, or a
+    different one). NaN equals NaN (a rejected cascade's influence)."""
+    n_old = len(old[0])
+    if not n_old:
+        return np.ones(len(new[0]), bool), np.zeros(0, bool)
+    t = np.concatenate([old[0], new[0]])
+    a = np.concatenate([old[1], new[1]])
+    side = np.concatenate([np.zeros(n_old, np.int8), np.ones(len(new[0]), np.int8)])
+    order = np.lexsort((side, a, t))
+    # a pair: an old row followed, in key order, by a new row with the same key
+    pair = (t[order][1:] == t[order][:-1]) & (a[order][1:] == a[order][:-1])
+    i_old, i_new = order[:-1][pair], order[1:][pair] - n_old
+    same = np.ones(len(i_old), bool)
+    for o, n in zip(old[2:], new[2:]):
+        x, y = o[i_old], n[i_new]
+        same &= (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else (x == y)
+    write = np.ones(len(new[0]), bool)
+    gone = np.ones(n_old, bool)
+    write[i_new[same]] = False
+    gone[i_old[same]] = False
+    return write, gone
+
+
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
     """Record each cascade's outcome on its tweet; returns the staging table."""
     staged = _stage(cur, "tstat", TweetOutcomes, outcomes)
@@ -773,9 +936,15 @@ def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> 
     return staged
 
 
-def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str) -> None:
-    """Recompute the daily aggregates of the touched (publisher, day) pairs from the per-cascade rows."""
-    for table in ("monitor_dailyinfluence", "monitor_publisherday"):
+def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str, *, changes: _DailyChanges | None = None) -> None:
+    """Recompute the daily aggregates of the touched (publisher, day) pairs from the per-cascade rows; with
+    ``changes`` (a live-stream micro-batch: :func:`_replace_changed_influence`), only the daily rows of the keys
+    whose per-cascade rows changed (:func:`_refresh_daily_keys`)."""
+    tables = ["monitor_dailyinfluence", "monitor_publisherday"]
+    if changes is not None:
+        _refresh_daily_keys(cur, ws, changes)
+        tables = tables[1:]
+    for table in tables:
         if d.postgres:  # a join the planner drives from the few keys through the unique index
             cur.execute(
                 f"""DELETE FROM {table} x USING {touched} k
@@ -788,14 +957,16 @@ def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str) -> None:
                     WHERE k.publisher = {table}.publisher_id AND k.day = {table}.day)""",
                 [ws],
             )
-    cur.execute(
-        f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
-                cascades)
-            SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
-            FROM {touched} k {d.join} monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher AND ci.day = k.day
-            WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
-        [ws],
-    )
+    if changes is None:
+        cur.execute(
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                    cascades)
+                SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
+                FROM {touched} k {d.join} monitor_cascadeinfluence ci
+                    ON ci.publisher_id = k.publisher AND ci.day = k.day
+                WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
+            [ws],
+        )
     cur.execute(
         f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
             SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, t.label, COUNT(*), COALESCE(SUM(t.reach), 0)
@@ -805,6 +976,62 @@ def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str) -> None:
             GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
         [ws, ws],
     )
+
+
+def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
+    """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL).
+
+    The old rows are deleted, and their ``cascades`` counts returned. A key whose stored count equals the number
+    of its rows among the batch's cascades before the change has no row outside them, so its new sum and count
+    are the batch's own (``ch.new_sum``, ``ch.new_rows``) and no per-cascade row is read; the other keys (an
+    account in two cascades of one publisher and day, only one of them in the batch) are summed again from
+    ``monitor_cascadeinfluence``."""
+    if not len(ch.keys):
+        return
+    labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
+    raw = _stage(cur, "dkraw", _DailyKeys, _DailyKeys(*ch.keys.T, np.arange(len(ch.keys), dtype=np.int64)))
+    with _index_probes(cur):
+        cur.execute(
+            f"""DELETE FROM monitor_dailyinfluence x USING {raw} k
+                WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.account_id = k.account
+                    AND x.day = DATE '2000-01-01' + k.day::integer AND x.label = ({labels})[k.label + 1]
+                RETURNING k.i, x.cascades""",
+            [ws],
+        )
+        got = cur.fetchall()
+    stored = np.zeros(len(ch.keys), np.int64)
+    if got:
+        i, n = np.array(got, dtype=np.int64).T
+        stored[i] = n
+    own = stored == ch.old_rows  # every row of the key is in the batch's cascades
+    put = np.flatnonzero(own & (ch.new_rows > 0))
+    if len(put):
+        k = ch.keys[put]
+        vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*k.T, ch.new_sum[put], ch.new_rows[put]))
+        cur.execute(
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                    cascades)
+                SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({labels})[v.label + 1],
+                    v.influence, v.cascades
+                FROM {vals} v ORDER BY v.publisher, v.day, v.label, v.account""",
+            [ws],
+        )
+        cur.execute(f"DROP TABLE IF EXISTS {vals}")
+    rest = np.flatnonzero(~own)
+    if len(rest):
+        again = _stage(cur, "dkrest", _DailyKeys, _DailyKeys(*ch.keys[rest].T, rest.astype(np.int64)))
+        cur.execute(
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                    cascades)
+                SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
+                FROM {again} k JOIN monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher
+                    AND ci.day = DATE '2000-01-01' + k.day::integer AND ci.account_id = k.account
+                    AND ci.label = ({labels})[k.label + 1]
+                GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
+            [ws],
+        )
+        cur.execute(f"DROP TABLE IF EXISTS {again}")
+    cur.execute(f"DROP TABLE IF EXISTS {raw}")
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------

@@ -86,9 +86,13 @@ def lock_workspace(cur, ws: int) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [MERGE_LOCK_CLASS, ws])
 
 
-def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None) -> dict[str, int]:
+def merge(
+    cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = None, *, conflicts_checked: bool = False
+) -> dict[str, int]:
     """Merge everything staged in ``st`` into workspace ``ws`` for collection ``coll``; returns the counts and
-    leaves the primary keys of the tweets whose cascades may have changed in ``st.affected``."""
+    leaves the primary keys of the tweets whose cascades may have changed in ``st.affected``.
+    ``conflicts_checked``: the caller has taken :func:`lock_workspace` and left out the rows that contradict a
+    stored tweet (:func:`~.conflicts.stored_conflicts`) itself, as the stream's apply does."""
     step = progress or (lambda stage, frac: None)
     m = _Merge(cur, st, ws, coll)
     tweets = st.tweets()
@@ -97,10 +101,11 @@ def merge(cur, st: Stager, ws: int, coll: int, progress: ProgressFn | None = Non
     lock_workspace(cur, ws)
     st.timings["merge lock wait"] = round(time.perf_counter() - t, 3)
     step("checking against the stored tweets", 0.855)
-    drop = stored_conflicts(st, ws, tweets)
-    m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
-    if m.counts["conflicts_with_stored"]:
-        tweets = tweets.take(~drop)
+    if not conflicts_checked:
+        drop = stored_conflicts(st, ws, tweets)
+        m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
+        if m.counts["conflicts_with_stored"]:
+            tweets = tweets.take(~drop)
     follows, edges = st.follows(), st.edges()
 
     step("storing accounts", 0.86)

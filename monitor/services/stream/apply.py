@@ -55,7 +55,7 @@ from ...algorithms import get as get_algorithm
 from ...cache import bump_data_version
 from ...models import ComputeBatch, ComputeRun, StreamEvent, Tweet
 from ..ingest.conflicts import stored_conflicts
-from ..ingest.merge import merge
+from ..ingest.merge import lock_workspace, merge
 from ..ingest.stager import Stager
 from ._apply_parse import Parsed, parse_bodies
 
@@ -237,6 +237,18 @@ def _waiting_for(ws: int, parsed: Parsed, *, exclude: list[int]) -> list[_Event]
     originals = unique(t.tweet_id[(t.retweeted_tweet_id == NO_TWEET) & (t.tweet_id > 0)])
     if not len(originals):
         return []
+    if connection.vendor == "postgresql":
+        # arrays, not IN lists: the micro-batch's own events (``exclude``) are up to SPREADWATCH_STREAM_BATCH ids,
+        # and Django building that list cost 0.2 s of a 10,000-event micro-batch
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT e.id, e.body, e.status, e.wait_until, e.cascade_key FROM monitor_streamevent e
+                   WHERE e.workspace_id = %s AND e.status = %s AND e.cascade_key = ANY(%s::bigint[])
+                       AND NOT e.id = ANY(%s::bigint[])
+                   ORDER BY e.id FOR UPDATE OF e SKIP LOCKED""",
+                [ws, StreamEvent.Status.WAITING, originals.tolist(), exclude],
+            )
+            return [_Event(*r) for r in cur.fetchall()]
     rows = (
         StreamEvent.objects.select_for_update(skip_locked=True)
         .filter(workspace_id=ws, status=StreamEvent.Status.WAITING, cascade_key__in=originals.tolist())
@@ -339,6 +351,9 @@ def _store(ws: int, events: list[_Event], tweets: TweetTable, follows: FollowTab
         # rows contradicting a stored tweet: left out as an upload in skip-bad mode leaves them out; the event is
         # dead when nothing of it is left, else applied with the reason as its note
         staged = st.tweets()
+        # checked here, under the merge's lock (so no import can store a conflicting tweet before the merge), and
+        # not again by the merge
+        lock_workspace(cur, ws)
         drop = stored_conflicts(st, ws, staged)
         if drop.any():
             _note_conflicts(st, staged, drop, res)
@@ -348,7 +363,8 @@ def _store(ws: int, events: list[_Event], tweets: TweetTable, follows: FollowTab
             st.where_parts = [(src[kept], line[kept])]
             st.rows = int(kept.sum())
         try:
-            counts = merge(cur, st, ws, None)
+            counts = merge(cur, st, ws, None, conflicts_checked=True)
+            counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
         finally:
             st.drop()
     return list(st.affected), counts
@@ -381,6 +397,7 @@ def _recompute(ws: int, tweet_pks: list[int], backend: str, *, follows_written: 
     algo = get_algorithm("influence")
     run = ComputeRun(workspace_id=ws, algorithm=algo.name, orphans=settings.SPREADWATCH_ORPHANS, backend=backend)
     run.keep_graph = not follows_written  # not a field: read by the influence algorithm's compute
+    run.store_changes = True  # not a field: the algorithm's store rewrites only the rows that changed
     batch = ComputeBatch(run=run, tweet_pks=tweet_pks, n_cascades=len(tweet_pks))
     t = time.perf_counter()
     res = algo.compute(run=run, batch=batch, backend=resolve_backend(backend), stop=lambda: False)

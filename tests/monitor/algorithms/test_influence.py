@@ -310,3 +310,20 @@ def test_a_live_stream_batch_reads_only_the_follows_among_its_participants(ws_a,
     )
     assert follow_reads == [] and not influence._GRAPHS
     assert res.n_edges == 11  # the thesis' two spreading graphs: 7 + 4 edges
+
+
+def test_changed_rows_writes_new_and_different_rows_and_deletes_gone_and_different_ones():
+    np = pytest.importorskip("numpy")
+    nan = float("nan")
+    # columns: tweet, account, then the values compared (influence, role)
+    old = [np.array([1, 1, 1, 2, 2]), np.array([10, 11, 12, 10, 13]),
+           np.array([5.0, 3.0, nan, 1.0, 2.0]), np.array([0, 2, 2, 0, 2])]  # fmt: skip
+    new = [np.array([2, 1, 1, 1, 3]), np.array([10, 12, 10, 11, 10]),
+           np.array([1.5, nan, 5.0, 3.0, 7.0]), np.array([0, 2, 0, 1, 0])]  # fmt: skip
+    write, gone = influence.changed_rows(old, new)
+    # (1, 10) and (1, 12) are unchanged (NaN equals NaN); (1, 11) changed role, (2, 10) changed influence;
+    # (2, 13) is gone and (3, 10) is new
+    assert write.tolist() == [True, False, False, True, True]
+    assert gone.tolist() == [False, True, False, True, True]
+    nothing_old = influence.changed_rows([a[:0] for a in old], new)
+    assert nothing_old[0].all() and not len(nothing_old[1])

@@ -150,6 +150,52 @@ def test_it_applies_the_worked_example_as_the_batch_upload_stores_it(ws_a, ws_b,
     assert e.status == StreamEvent.Status.APPLIED and e.applied_at is not None and e.attempts == 1
 
 
+def test_a_micro_batch_rewrites_only_the_rows_it_changed_and_its_aggregates_equal_the_batch_upload(
+    ws_a, ws_b, import_files, tmp_path
+):
+    tweets, follows = thesis_records()
+    # a third tweet of publisher b on the second day, retweeted by e, who retweeted that day's tweet 2000 too:
+    # e's daily row for (b, day 2) sums two cascades, and the second micro-batch touches only one of them
+    third = [
+        {"tweet_id": 3000, "user_id": 102, "created_at": "2020-01-02T01:00:00Z", "followers_count": 2,
+         "screen_name": "b"},
+        {"tweet_id": 3001, "retweeted_tweet_id": 3000, "user_id": 105, "created_at": "2020-01-02T01:00:01Z",
+         "followers_count": 16, "screen_name": "e"},
+    ]  # fmt: skip
+    g_follows_d = {"follower": 107, "followee": 104}
+    first = tweets + third + follows + [g_follows_d]
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, first))
+    before = {
+        (t, a): (pk, i, f, r)
+        for pk, t, a, i, f, r in CascadeInfluence.objects.filter(tweet__workspace=ws_a).values_list(
+            "pk", "tweet__tweet_id", "account__twitter_id", "influence", "followers", "role"
+        )
+    }
+    late = [
+        # f (who follows e) retweets 3000: e's row in it changes; g (who follows d) retweets 1000: d's and b's do
+        {"tweet_id": 3002, "retweeted_tweet_id": 3000, "user_id": 106, "created_at": "2020-01-02T01:00:02Z",
+         "followers_count": 32, "screen_name": "f"},
+        {"tweet_id": 1006, "retweeted_tweet_id": 1000, "user_id": 107, "created_at": "2020-01-01T00:00:06Z",
+         "followers_count": 64, "screen_name": "g"},
+    ]  # fmt: skip
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, late))
+    assert out["cascades"] == 2
+    after = {
+        (t, a): (pk, i, f, r)
+        for pk, t, a, i, f, r in CascadeInfluence.objects.filter(tweet__workspace=ws_a).values_list(
+            "pk", "tweet__tweet_id", "account__twitter_id", "influence", "followers", "role"
+        )
+    }
+    assert set(after) - set(before) == {(3000, 106), (1000, 107)}
+    kept = {k for k in before if after[k][0] == before[k][0]}
+    unchanged = {k for k in before if after[k][1:] == before[k][1:]}
+    assert kept == unchanged  # a row is rewritten exactly when something in it changed
+    assert {(1000, 101), (1000, 103), (1000, 105), (1000, 106)} <= kept  # not upstream of g in cascade 1000
+    assert {(1000, 102), (1000, 104), (3000, 102), (3000, 105)}.isdisjoint(kept)
+    import_files(ws_b, write_upload(tmp_path, first + late))
+    assert_same(snapshot(ws_a), snapshot(ws_b))
+
+
 def test_a_redelivered_micro_batch_changes_nothing(ws_a):
     tweets, follows = thesis_records()
     ids = add_events(ws_a, tweets + follows)
