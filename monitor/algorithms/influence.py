@@ -23,7 +23,6 @@ The data keeps its form from the database and back: each ``copy_out`` fills a na
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import struct
 import time
@@ -44,7 +43,15 @@ from compute.build import build_cascades
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
-from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
+from ..db import (
+    Dialect,
+    analyze_after_bulk_write,
+    copy_in,
+    copy_out,
+    create_temp,
+    dialect,
+    temp_table_name,
+)
 from ..models import ComputeBatch, ComputeRun, Label, Tweet
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register, report_phase
 
@@ -789,29 +796,28 @@ def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
 def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
     """Make the stored per-cascade rows of the cascades ``tweet_pks`` equal ``rows`` by deleting and writing
     only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
-    the batch's rows say of each (:class:`_DailyChanges`)."""
+    the batch's rows say of each (:class:`_DailyChanges`).
+
+    Every statement here reads or writes one table by an index (``= ANY`` of an array), never a join from a
+    temporary table: the planner has no statistics for those, and a live stream's tables grow faster than
+    their own statistics (where autovacuum is off, they never catch up), so a join could be planned as a scan
+    of the big table per key (seen: 67 s for 10,000 keys)."""
     day, label = _days_and_labels(cur, rows) if len(rows.tweet) else (np.zeros(0, np.int64),) * 2
     old_cols = copy_out(
         cur,
         f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                 ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
-                ({_ROLE_CASE.format(col="ci.role")})::bigint
-            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY('{{{",".join(map(str, tweet_pks))}}}'::bigint[])
-            ORDER BY ci.tweet_id""",
+                ({_ROLE_CASE.format(col="ci.role")})::bigint, ci.id
+            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({_ids(tweet_pks)})""",
         [],
         [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
-         ("f", "float"), ("r", "bigint")],
+         ("f", "float"), ("r", "bigint"), ("id", "bigint")],
     )  # fmt: skip
+    old_ids = old_cols.pop()
     new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
     write, gone = changed_rows(old_cols, new_cols)
     if gone.any():
-        stale = _stage(cur, "infdel", _Pairs, _Pairs(old_cols[0][gone], old_cols[1][gone]))
-        with _index_probes(cur):
-            cur.execute(
-                f"""DELETE FROM monitor_cascadeinfluence ci USING {stale} s
-                    WHERE ci.tweet_id = s.tweet AND ci.account_id = s.account"""
-            )
-        cur.execute(f"DROP TABLE IF EXISTS {stale}")
+        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE id = ANY({_ids(old_ids[gone])})")
     if write.any():
         _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
     # the daily keys (publisher, account, day, label) of every row deleted or written
@@ -826,18 +832,9 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
     )
 
 
-@contextlib.contextmanager
-def _index_probes(cur):
-    """Joins from a temporary table of keys go through the other table's unique index, one probe per key. The
-    planner, knowing nothing of the temporary table, would rather hash the other table whole: deleting 15K
-    stream rows took 0.4-0.6 s that way at 500K rows, against 0.07-0.12 s (benchmarks/stream_web.md)."""
-    cur.execute("SET LOCAL enable_hashjoin = off")
-    cur.execute("SET LOCAL enable_mergejoin = off")
-    try:
-        yield
-    finally:
-        cur.execute("SET LOCAL enable_hashjoin = on")
-        cur.execute("SET LOCAL enable_mergejoin = on")
+def _ids(values) -> str:
+    """An array literal of integers, for ``= ANY(...)`` in a statement (COPY takes no parameters)."""
+    return "'{" + ",".join(str(int(v)) for v in np.asarray(values).tolist()) + "}'::bigint[]"
 
 
 class _DailyChanges(NamedTuple):
@@ -857,8 +854,7 @@ def _count_per_key(keys: np.ndarray, rows: np.ndarray, *, weights: np.ndarray | 
     out = np.zeros(len(keys), np.float64 if weights is not None else np.int64)
     if not len(keys) or not len(rows):
         return out
-    kv = np.ascontiguousarray(keys).view([("", keys.dtype)] * keys.shape[1]).ravel()
-    rv = np.ascontiguousarray(rows.astype(keys.dtype)).view([("", keys.dtype)] * keys.shape[1]).ravel()
+    kv, rv = _rows_view(keys), _rows_view(rows)
     pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
     hit = np.flatnonzero(kv[pos] == rv)
     if weights is None:
@@ -867,21 +863,6 @@ def _count_per_key(keys: np.ndarray, rows: np.ndarray, *, weights: np.ndarray | 
         for i, w in zip(pos[hit].tolist(), weights[hit].tolist()):  # in row order, as SUM adds them
             out[i] += w
     return out
-
-
-class _Pairs(NamedTuple):
-    tweet: np.ndarray
-    account: np.ndarray
-    SQL = ("bigint", "bigint")
-
-
-class _DailyKeys(NamedTuple):
-    publisher: np.ndarray
-    account: np.ndarray
-    day: np.ndarray  # days since 2000-01-01
-    label: np.ndarray  # index into _LABELS
-    i: np.ndarray  # the key's index in _DailyChanges.keys
-    SQL = ("bigint", "bigint", "bigint", "bigint", "bigint")
 
 
 class _DailyRows(NamedTuple):
@@ -979,59 +960,72 @@ def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str, *, changes: _Dai
 
 
 def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
-    """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL).
+    """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL), reading and writing each table by an index
+    (see :func:`_replace_changed_influence`).
 
-    The old rows are deleted, and their ``cascades`` counts returned. A key whose stored count equals the number
-    of its rows among the batch's cascades before the change has no row outside them, so its new sum and count
-    are the batch's own (``ch.new_sum``, ``ch.new_rows``) and no per-cascade row is read; the other keys (an
-    account in two cascades of one publisher and day, only one of them in the batch) are summed again from
-    ``monitor_cascadeinfluence``."""
+    The stored rows of the keys' (publisher, day) pairs are read with their ``cascades`` counts. A key whose
+    stored count equals the number of its rows among the batch's cascades before the change has no row outside
+    them, so its new sum and count are the batch's own (``ch.new_sum``, ``ch.new_rows``); the other keys (an
+    account in two cascades of one publisher and day, only one of them in the batch) are summed again from the
+    account's per-cascade rows."""
     if not len(ch.keys):
         return
-    labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
-    raw = _stage(cur, "dkraw", _DailyKeys, _DailyKeys(*ch.keys.T, np.arange(len(ch.keys), dtype=np.int64)))
-    with _index_probes(cur):
-        cur.execute(
-            f"""DELETE FROM monitor_dailyinfluence x USING {raw} k
-                WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.account_id = k.account
-                    AND x.day = DATE '2000-01-01' + k.day::integer AND x.label = ({labels})[k.label + 1]
-                RETURNING k.i, x.cascades""",
-            [ws],
-        )
-        got = cur.fetchall()
+    pub, acc, day, lab = ch.keys.T
+    sid, spub, sacc, sday, slab, scount = copy_out(
+        cur,
+        f"""SELECT x.id, x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
+                ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint
+            FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({_ids(unique(pub))})
+                AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({_ids(unique(day))}) d))
+                AND x.account_id = ANY({_ids(unique(acc))})""",
+        [ws],
+        [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint")],
+    )
+    stored_keys = np.stack([spub, sacc, sday, slab], axis=1)
+    kv = _rows_view(ch.keys)
+    sv = _rows_view(stored_keys)
+    pos = np.minimum(np.searchsorted(kv, sv), len(kv) - 1)
+    hit = np.flatnonzero(kv[pos] == sv)  # stored rows of the changed keys (the read is a superset)
     stored = np.zeros(len(ch.keys), np.int64)
-    if got:
-        i, n = np.array(got, dtype=np.int64).T
-        stored[i] = n
+    stored[pos[hit]] = scount[hit]
+    if len(hit):
+        cur.execute(f"DELETE FROM monitor_dailyinfluence WHERE id = ANY({_ids(sid[hit])})")
     own = stored == ch.old_rows  # every row of the key is in the batch's cascades
-    put = np.flatnonzero(own & (ch.new_rows > 0))
-    if len(put):
-        k = ch.keys[put]
-        vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*k.T, ch.new_sum[put], ch.new_rows[put]))
-        cur.execute(
-            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
-                    cascades)
-                SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({labels})[v.label + 1],
-                    v.influence, v.cascades
-                FROM {vals} v ORDER BY v.publisher, v.day, v.label, v.account""",
-            [ws],
-        )
-        cur.execute(f"DROP TABLE IF EXISTS {vals}")
+    influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
     rest = np.flatnonzero(~own)
     if len(rest):
-        again = _stage(cur, "dkrest", _DailyKeys, _DailyKeys(*ch.keys[rest].T, rest.astype(np.int64)))
-        cur.execute(
-            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
-                    cascades)
-                SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
-                FROM {again} k JOIN monitor_cascadeinfluence ci ON ci.publisher_id = k.publisher
-                    AND ci.day = DATE '2000-01-01' + k.day::integer AND ci.account_id = k.account
-                    AND ci.label = ({labels})[k.label + 1]
-                GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
-            [ws],
+        ta, tp, td, tl, ti = copy_out(
+            cur,
+            f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
+                    ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
+                FROM monitor_cascadeinfluence ci WHERE ci.account_id = ANY({_ids(unique(acc[rest]))})""",
+            [],
+            [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
-        cur.execute(f"DROP TABLE IF EXISTS {again}")
-    cur.execute(f"DROP TABLE IF EXISTS {raw}")
+        every = np.stack([tp, ta, td, tl], axis=1)
+        influence[rest] = _count_per_key(ch.keys, every, weights=ti)[rest]
+        cascades[rest] = _count_per_key(ch.keys, every)[rest]
+    put = np.flatnonzero(cascades > 0)
+    if not len(put):
+        return
+    order = put[np.lexsort((acc[put], lab[put], day[put], pub[put]))]  # the unique key's order
+    vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*ch.keys[order].T, influence[order], cascades[order]))
+    labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
+    cur.execute(
+        f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                cascades)
+            SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({labels})[v.label + 1],
+                v.influence, v.cascades
+            FROM {vals} v""",
+        [ws],
+    )
+    cur.execute(f"DROP TABLE IF EXISTS {vals}")
+
+
+def _rows_view(a: np.ndarray) -> np.ndarray:
+    """The rows of a 2-D int64 array as one structured value each (compared and sorted field by field)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return a.view([("", np.int64)] * a.shape[1]).ravel()
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------
