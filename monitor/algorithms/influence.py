@@ -857,11 +857,7 @@ def _count_per_key(keys: np.ndarray, rows: np.ndarray, *, weights: np.ndarray | 
     kv, rv = _rows_view(keys), _rows_view(rows)
     pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
     hit = np.flatnonzero(kv[pos] == rv)
-    if weights is None:
-        np.add.at(out, pos[hit], 1)
-    else:
-        for i, w in zip(pos[hit].tolist(), weights[hit].tolist()):  # in row order, as SUM adds them
-            out[i] += w
+    np.add.at(out, pos[hit], 1 if weights is None else weights[hit])  # unbuffered: added in row order
     return out
 
 
