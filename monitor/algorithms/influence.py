@@ -43,15 +43,7 @@ from compute.build import build_cascades
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
-from ..db import (
-    Dialect,
-    analyze_after_bulk_write,
-    copy_in,
-    copy_out,
-    create_temp,
-    dialect,
-    temp_table_name,
-)
+from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
 from ..models import ComputeBatch, ComputeRun, Label, Tweet
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register, report_phase
 
@@ -777,16 +769,14 @@ _DAY_NUMBER = "(({col}) - DATE '2000-01-01')::bigint"  # the binary COPY's date:
 
 def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
     """Each row's day (days since 2000-01-01, UTC) and label code (index into ``_LABELS``), from its tweet."""
-    tweets = _stage_ids(cur, "inft", unique(rows.tweet))
     pk, day, label = copy_out(
         cur,
         f"""SELECT t.id, {_DAY_NUMBER.format(col="(t.created_at AT TIME ZONE 'UTC')::date")},
                 ({_LABEL_CASE.format(col="t.label")})::bigint
-            FROM {tweets} b JOIN monitor_tweet t ON t.id = b.id ORDER BY t.id""",
+            FROM monitor_tweet t WHERE t.id = ANY({_ids(unique(rows.tweet))}) ORDER BY t.id""",
         [],
         [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
     )
-    cur.execute(f"DROP TABLE IF EXISTS {tweets}")
     at = np.searchsorted(pk, rows.tweet)
     if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
         raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
