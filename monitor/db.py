@@ -17,6 +17,8 @@ import numpy as np
 from django.db import connection
 
 __all__ = [
+    "COPY_HEADER",
+    "COPY_TRAILER",
     "Dialect",
     "analyze_after_bulk_write",
     "dialect",
@@ -32,8 +34,9 @@ _TYPES = {
     "int": ("integer", ">i4"),
     "float": ("double precision", ">f8"),
 }
-_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
-_COPY_TRAILER = b"\xff\xff"
+# binary COPY framing (PostgreSQL docs, "Binary Format"): the signature, flags and extension length; the end
+COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
+COPY_TRAILER = b"\xff\xff"
 _temp_counter = itertools.count()
 
 
@@ -116,7 +119,7 @@ def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequ
         step = 1 << 20
         raw = cursor.cursor if hasattr(cursor, "cursor") else cursor
         with raw.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as cp:
-            cp.write(_COPY_HEADER)
+            cp.write(COPY_HEADER)
             for a in range(0, n, step):
                 b = min(n, a + step)
                 rec = np.empty(b - a, dtype=fields)
@@ -125,7 +128,7 @@ def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequ
                     rec[f"l{i}"] = np.dtype(_TYPES[kind][1]).itemsize
                     rec[f"v{i}"] = arrays[i][a:b]
                 cp.write(rec.tobytes())
-            cp.write(_COPY_TRAILER)
+            cp.write(COPY_TRAILER)
         return n
     placeholders = ", ".join(["%s"] * len(columns))
     sql = f"INSERT INTO {table} ({names}) VALUES ({placeholders})"

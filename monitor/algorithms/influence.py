@@ -43,7 +43,17 @@ from compute.build import build_cascades
 from compute.structures import Cascades, FollowerGraph, SpreadingGraphs
 from compute.tables import NO_TWEET, TweetTable
 
-from ..db import Dialect, analyze_after_bulk_write, copy_in, copy_out, create_temp, dialect, temp_table_name
+from ..db import (
+    COPY_HEADER,
+    COPY_TRAILER,
+    Dialect,
+    analyze_after_bulk_write,
+    copy_in,
+    copy_out,
+    create_temp,
+    dialect,
+    temp_table_name,
+)
 from ..models import ComputeBatch, ComputeRun, Label, Tweet
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register, report_phase
 
@@ -684,10 +694,10 @@ def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> No
         # binary COPY: text COPY would send every edge byte as two hex digits
         raw = cur.cursor if hasattr(cur, "cursor") else cur
         with raw.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN (FORMAT BINARY)") as cp:
-            cp.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
+            cp.write(COPY_HEADER)
             for row in graphs:
                 cp.write(_GRAPH_ROW.pack(3, 8, row.tweet, 4, row.n_edges, len(row.edges)) + row.edges)
-            cp.write(b"\xff\xff")
+            cp.write(COPY_TRAILER)
     else:
         cur.executemany("INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", graphs)
 
@@ -730,7 +740,7 @@ def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarra
     names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
     raw = cur.cursor if hasattr(cur, "cursor") else cur
     with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
-        cp.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
+        cp.write(COPY_HEADER)
         for lab in unique(row_label).tolist():
             lab_b = _LABELS[lab].encode()
             for role in unique(rows.role[row_label == lab]).tolist():
@@ -759,7 +769,7 @@ def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarra
                 rec["label"], rec["role"] = lab_b, role_b
                 rec["influence"], rec["followers"] = rows.influence[sel], rows.followers[sel]
                 cp.write(rec.tobytes())
-        cp.write(b"\xff\xff")
+        cp.write(COPY_TRAILER)
 
 
 _LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
@@ -814,12 +824,8 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
     old_keys = np.stack([old_cols[k] for k in (2, 1, 3, 4)], axis=1)
     new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
     keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
-    return _DailyChanges(
-        keys,
-        _count_per_key(keys, old_keys),
-        _count_per_key(keys, new_keys),
-        _count_per_key(keys, new_keys, weights=rows.influence),
-    )
+    old_rows, _ = _per_key(keys, old_keys, old_cols[5])
+    return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence))
 
 
 def _ids(values) -> str:
@@ -838,17 +844,24 @@ class _DailyChanges(NamedTuple):
     new_sum: np.ndarray
 
 
-def _count_per_key(keys: np.ndarray, rows: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
-    """Per row of ``keys`` (unique, sorted): how many rows of ``rows`` equal it (or the sum of their ``weights``,
-    added in row order)."""
-    out = np.zeros(len(keys), np.float64 if weights is not None else np.int64)
+def _per_key(keys: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``keys`` (unique, sorted): how many rows of ``rows`` equal it, and the sum of their
+    ``weights``, added in row order."""
+    count, total = np.zeros(len(keys), np.int64), np.zeros(len(keys), np.float64)
+    pos, hit = _key_positions(keys, rows)
+    np.add.at(count, pos[hit], 1)
+    np.add.at(total, pos[hit], weights[hit])  # unbuffered: added in row order
+    return count, total
+
+
+def _key_positions(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``rows``: its position among ``keys`` (2-D int arrays; ``keys`` unique and sorted) and,
+    as indices into ``rows``, the rows found there."""
     if not len(keys) or not len(rows):
-        return out
+        return np.zeros(len(rows), np.int64), np.zeros(0, np.int64)
     kv, rv = _rows_view(keys), _rows_view(rows)
     pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
-    hit = np.flatnonzero(kv[pos] == rv)
-    np.add.at(out, pos[hit], 1 if weights is None else weights[hit])  # unbuffered: added in row order
-    return out
+    return pos, np.flatnonzero(kv[pos] == rv)
 
 
 class _DailyRows(NamedTuple):
@@ -967,11 +980,8 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
         [ws],
         [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint")],
     )
-    stored_keys = np.stack([spub, sacc, sday, slab], axis=1)
-    kv = _rows_view(ch.keys)
-    sv = _rows_view(stored_keys)
-    pos = np.minimum(np.searchsorted(kv, sv), len(kv) - 1)
-    hit = np.flatnonzero(kv[pos] == sv)  # stored rows of the changed keys (the read is a superset)
+    # the stored rows of the changed keys (the read is a superset)
+    pos, hit = _key_positions(ch.keys, np.stack([spub, sacc, sday, slab], axis=1))
     stored = np.zeros(len(ch.keys), np.int64)
     stored[pos[hit]] = scount[hit]
     if len(hit):
@@ -988,9 +998,8 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
             [],
             [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
-        every = np.stack([tp, ta, td, tl], axis=1)
-        influence[rest] = _count_per_key(ch.keys, every, weights=ti)[rest]
-        cascades[rest] = _count_per_key(ch.keys, every)[rest]
+        count, total = _per_key(ch.keys, np.stack([tp, ta, td, tl], axis=1), ti)
+        influence[rest], cascades[rest] = total[rest], count[rest]
     put = np.flatnonzero(cascades > 0)
     if not len(put):
         return
