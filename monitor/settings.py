@@ -225,6 +225,13 @@ SPREADWATCH_COMPUTE_QUEUE = env_choice(
 # one batch per ~1M participants: per-batch work (loading follows, refreshing the touched aggregates) repeats
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
+# an import merges its upload in parts of this many staged rows (tweets and retweets, follow edges), inside its one
+# transaction, so that its memory is bounded by a part, not by the upload (monitor/services/ingest/stager.py;
+# about 200 bytes per row at the peak); 0 = one part, however large
+SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 5_000_000))
+# rows per chunk of the streaming readers (0: theirs, 200,000 tweets and 1,000,000 follow edges): a part ends
+# between two chunks, so a part can exceed SPREADWATCH_IMPORT_PART_ROWS by up to one chunk
+SPREADWATCH_READ_CHUNK_ROWS = max(0, env_int("SPREADWATCH_READ_CHUNK_ROWS", 0))
 # the workers a run's batches are spread over (one per GPU, or the CPU worker processes): with more than one,
 # batches shrink to about total / (4 x workers) participants, never below SPREADWATCH_BATCH_MIN_NODES, and are
 # queued largest first (compute/batching.py)

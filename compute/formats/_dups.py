@@ -13,14 +13,27 @@ distinct id) and checks a chunk of rows at a time, vectorised: no per-row Python
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..tables import NO_TWEET
 from .limits import fmt_time
 
-__all__ = ["SeenTweets", "Conflict"]
+__all__ = ["SeenTweets", "Conflict", "Known"]
 
 Conflict = tuple[int, str]  # (row index in the chunk, reason)
+
+
+class Known(NamedTuple):
+    """References of some tweet ids: the first row read of each (``hit``: read before at all)."""
+
+    hit: np.ndarray
+    rt: np.ndarray
+    uid: np.ndarray
+    sec: np.ndarray
+    line: np.ndarray
+    src: np.ndarray
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
@@ -40,6 +53,9 @@ class SeenTweets:
 
     def __init__(self) -> None:
         self.paths: list[str] = []
+        self._empty()
+
+    def _empty(self) -> None:
         self._tid = np.zeros(0, np.int64)  # sorted distinct ids
         self._pos = np.zeros(0, np.int64)  # their row in the columns below
         self._n = 0
@@ -90,30 +106,25 @@ class SeenTweets:
         run = np.cumsum(first) - 1  # run number of each sorted row
         head = order[first]  # the chunk's first row of each id
         ref = head[run]  # ... for each sorted row
-        known_pos = np.full(len(head), -1, np.int64)
-        if len(self._tid):
-            at = np.minimum(np.searchsorted(self._tid, st[first]), len(self._tid) - 1)
-            hit = self._tid[at] == st[first]
-            known_pos[hit] = self._pos[at[hit]]
-        kp = known_pos[run]
-        old = kp >= 0
+        known = self._known(st[first])
+        old = known.hit[run]
         # the reference of each sorted row: what was read before this chunk, else the chunk's first row
-        ref_rt = np.where(old, self._rt[np.maximum(kp, 0)] if self._n else 0, rt[ref])
-        ref_uid = np.where(old, self._uid[np.maximum(kp, 0)] if self._n else 0, uid[ref])
-        ref_sec = np.where(old, self._sec[np.maximum(kp, 0)] if self._n else 0, sec[ref])
+        ref_rt = np.where(old, known.rt[run], rt[ref])
+        ref_uid = np.where(old, known.uid[run], uid[ref])
+        ref_sec = np.where(old, known.sec[run], sec[ref])
         differs = (rt[order] != ref_rt) | (uid[order] != ref_uid) | (sec[order] != ref_sec)
         differs &= st != 0
         if not differs.any():
             if register:
-                new = (known_pos < 0) & (st[first] != 0)
+                new = ~known.hit & (st[first] != 0)
                 self._register(src, st[first][new], head[new], rt, uid, sec, lines)
             return []
         out: list[Conflict] = []
         for k in np.flatnonzero(differs).tolist():
             i = int(order[k])
             if old[k]:
-                p = int(kp[k])
-                where = self._where(int(self._src[p]), int(self._line[p]), src)
+                r = int(run[k])
+                where = self._where(int(known.src[r]), int(known.line[r]), src)
             else:
                 j = int(ref[k])
                 where = self._where(src, int(lines[j]) if lines is not None else -1, src)
@@ -132,11 +143,31 @@ class SeenTweets:
         if not len(tid):
             return
         u, idx = np.unique(tid, return_index=True)  # the first row of each id
+        new = ~self._known(u).hit
+        self._register(src, u[new], idx[new], rt, uid, _seconds(times), lines)
+
+    def _known(self, u: np.ndarray) -> Known:
+        """The references of the sorted distinct ids ``u``, where read before (``hit``; zeros elsewhere).
+        A subclass that keeps older references elsewhere (a database) extends this and :meth:`forget`."""
+        n = len(u)
+        out = Known(np.zeros(n, bool), *(np.zeros(n, dt) for dt in (np.int64, np.int64, np.int64, np.int64, np.int32)))
         if len(self._tid):
             at = np.minimum(np.searchsorted(self._tid, u), len(self._tid) - 1)
-            new = self._tid[at] != u
-            u, idx = u[new], idx[new]
-        self._register(src, u, idx, rt, uid, _seconds(times), lines)
+            out.hit[:] = self._tid[at] == u
+            p = self._pos[at[out.hit]]
+            for name in ("rt", "uid", "sec", "line", "src"):
+                getattr(out, name)[out.hit] = getattr(self, "_" + name)[p]
+        return out
+
+    def held(self) -> tuple[np.ndarray, ...]:
+        """Every reference held in memory, sorted by id, as columns (id, rt, uid, sec, line, src): what a
+        subclass moves elsewhere."""
+        p = self._pos
+        return self._tid, self._rt[p], self._uid[p], self._sec[p], self._line[p], self._src[p]
+
+    def forget(self) -> None:
+        """Drop the references held in memory (after a subclass stored them elsewhere)."""
+        self._empty()
 
     def _register(self, src: int, u: np.ndarray, idx: np.ndarray, rt, uid, sec, lines) -> None:
         """Add the ids ``u`` (sorted, none known yet), whose first rows are ``idx``."""

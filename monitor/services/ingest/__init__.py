@@ -8,6 +8,10 @@ The whole load of one collection is one transaction:
    keyed by natural ids (workspace + Twitter ids), which is what makes re-uploading the same data a no-op;
 3. the tweets the upload touched are returned so the compute planner can batch them.
 
+An upload above ``SPREADWATCH_IMPORT_PART_ROWS`` staged rows goes through 1–2 in parts, still in the one
+transaction (:class:`_Parts`, :mod:`.stager`): the import's memory is bounded by a part, and the stored rows,
+counts, notes and bad records are those of one merge of the whole upload.
+
 A strict upload that meets a bad record raises ``InputError`` from inside the transaction, so nothing is
 stored; ``skip-bad`` leaves bad records out and lists them in the report; ``validate_only`` parses and checks
 everything, then rolls back. Progress (bytes read, stage) goes to the cache, outside the transaction, so the
@@ -47,7 +51,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from compute.formats import MAX_RECORD_BYTES, ReadReport, SeenTweets
+from compute.formats import MAX_RECORD_BYTES, ReadReport
 from compute.formats._report import BadRecord
 
 from ...progress import READ_SHARE
@@ -55,6 +59,7 @@ from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
 from .merge import merge
 from .reading import detect, input_size, read_into
+from .seen import DatabaseSeenTweets
 from .stager import LABELS, Stager
 
 __all__ = ["IngestResult", "load_files"]
@@ -104,21 +109,83 @@ def load_files(
     with tempfile.TemporaryDirectory(prefix="spreadwatch-ingest-") as tmp, connection.cursor() as cur:
         inputs = _typed_inputs(files, Path(tmp), mode, res.report)
         res.formats = sorted({f for _, _, f in inputs})
-        st = Stager(cur, mode=mode, report=res.report)
-        _read_all(st, inputs, mode, res.report, progress)
+        st = Stager(cur, mode=mode, report=res.report, part_rows=settings.SPREADWATCH_IMPORT_PART_ROWS)
+        parts = _Parts(res, st, workspace_id, collection_id, store, progress, DatabaseSeenTweets(cur))
+        st.on_full = parts.flush
+        # (on an exception the caller rolls back, which drops the temporary tables this transaction made)
+        _read_all(st, inputs, mode, res.report, progress, parts)
+        parts.seen.drop()
         res.counts["rows_read"] = st.rows
         res.counts["missing_times"] = st.missing_times
-        res.timings = {"read_s": round(time.perf_counter() - t0, 3)}
+        res.timings["read_s"] = round(time.perf_counter() - t0 - res.timings.get("merge_s", 0.0), 3)
         _note_reading(res, st, store)
-        if store:
-            _store(res, st, workspace_id, collection_id, progress)
-        else:
-            # a validation reports what the merge would refuse too (read-only: a temporary table, dropped)
-            stored_conflicts(st, workspace_id, st.tweets())
-            st.drop()
+        parts.last()
     # not "done": the import still finishes (planner statistics, the compute's plan) and the compute follows
     progress("stored" if store else "checked", 1.0)
     return res
+
+
+class _Parts:
+    """The merges of one load: of each part the stager fills (:mod:`.stager`), then of the last one; the counts
+    add up and the tweets to compute are the union of the parts'. A validation checks each part against the
+    stored tweets instead, as it would the whole upload."""
+
+    def __init__(
+        self,
+        res: IngestResult,
+        st: Stager,
+        ws: int,
+        coll: int,
+        store: bool,
+        progress: ProgressFn,
+        seen: DatabaseSeenTweets,
+    ):
+        self.res, self.st, self.ws, self.coll, self.store, self.progress = res, st, ws, coll, store, progress
+        self.seen = seen  # the upload-wide duplicate check: one part's references in memory, the rest spilled
+        self.read_frac = 0.0  # how far reading is, for the progress of a part merged while reading
+        self.affected: set[int] = set()
+
+    def flush(self) -> None:
+        """Merge the part staged so far (not the last one) and start the next."""
+        st = self.st
+        st.final = False
+        k = st.part + 1
+
+        def step(stage: str, frac: float) -> None:
+            self.progress(f"part {k}: {stage}", self.read_frac)
+
+        self._merge(step)
+        st.next_part()
+        self.seen.spill()
+        st.timings["duplicate check, spilled"] = round(self.seen.seconds, 3)
+
+    def last(self) -> None:
+        self.st.final = True
+        self._merge(self.progress)
+        if self.store:
+            self.res.tweet_pks = sorted(self.affected)
+            for key, text in _MERGE_NOTES:
+                if self.res.counts.get(key):
+                    self.res.notes.append(f"{self.res.counts[key]:,} {text}")
+
+    def _merge(self, progress: ProgressFn) -> None:
+        st, res = self.st, self.res
+        done = st.drop if st.final else st.release  # the temporary tables: dropped, or kept for the next part
+        if not self.store:
+            # a validation reports what the merge would refuse too (read-only: a temporary table)
+            stored_conflicts(st, self.ws, st.tweets())
+            done()
+            return
+        t1 = time.perf_counter()
+        for key, n in merge(st.cur, st, self.ws, self.coll, progress).items():
+            res.counts[key] = res.counts.get(key, 0) + n
+        self.affected.update(st.affected)
+        st.affected = []
+        done()
+        res.timings["merge_s"] = round(res.timings.get("merge_s", 0.0) + time.perf_counter() - t1, 3)
+        res.timings["merge_steps_s"] = st.timings
+        if st.part:  # an upload above SPREADWATCH_IMPORT_PART_ROWS, merged in parts
+            res.timings["parts"] = st.part + 1
 
 
 def _skip_file(report: ReadReport, shown: str, message: str) -> None:
@@ -143,18 +210,21 @@ def _typed_inputs(files: list[Upload], workdir: Path, mode: str, report: ReadRep
     return typed
 
 
-def _read_all(st: Stager, inputs: list[Upload], mode: str, report: ReadReport, progress: ProgressFn) -> None:
+def _read_all(
+    st: Stager, inputs: list[Upload], mode: str, report: ReadReport, progress: ProgressFn, parts: _Parts
+) -> None:
     """Stage every input in turn; reading is the import's first ``READ_SHARE`` (85 %) of its progress, by bytes."""
     max_record = int(getattr(settings, "SPREADWATCH_MAX_RECORD_BYTES", MAX_RECORD_BYTES))
     sizes = [max(input_size(p), 1) for p, _, _ in inputs]
     total = float(sum(sizes) or 1)
-    seen = SeenTweets()  # one for the whole upload: a tweet id must agree with itself across files
+    seen = parts.seen  # one for the whole upload: a tweet id must agree with itself across files
     done = 0.0
     for (path, shown, fmt), size in zip(inputs, sizes):
         base = done
 
         def on_bytes(b: int, tot: int, base=base, size=size, shown=shown) -> None:
             frac = (base + (b / tot if tot else 0) * size) / total
+            parts.read_frac = READ_SHARE * frac
             # live counts: records staged so far (tweets and retweets, follow edges)
             progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", READ_SHARE * frac)
 
@@ -184,16 +254,3 @@ def _note_reading(res: IngestResult, st: Stager, store: bool) -> None:
         f"{len(skipped):,} file(s) could not be read at all and were skipped: {', '.join(skipped[:5])}"
         + (" ..." if len(skipped) > 5 else "")
     )
-
-
-def _store(res: IngestResult, st: Stager, workspace_id: int, collection_id: int, progress: ProgressFn) -> None:
-    """Merge the staged upload into the workspace and note what the merge left out."""
-    t1 = time.perf_counter()
-    res.counts.update(merge(st.cur, st, workspace_id, collection_id, progress))
-    res.tweet_pks = st.affected
-    st.drop()
-    res.timings["merge_s"] = round(time.perf_counter() - t1, 3)
-    res.timings["merge_steps_s"] = st.timings
-    for key, text in _MERGE_NOTES:
-        if res.counts.get(key):
-            res.notes.append(f"{res.counts[key]:,} {text}")

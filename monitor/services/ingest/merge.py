@@ -15,6 +15,14 @@ writer of these tables must take it (:func:`lock_workspace`).
 The steps run in the order the foreign keys need: accounts, tweets (originals), retweets, follower counts,
 follows, given edges, publishers; then the tweets whose cascades may have changed are collected for the
 compute planner.
+
+A large upload is merged in parts (:mod:`.stager`), each one an ordinary merge into what the earlier parts
+stored. What one merge of the whole upload would do across rows, the parts do across the stored rows of this
+import (``collection_id`` is the import's collection): the earliest retweet per user and tweet wins and the
+others count as repeated; a follower-count snapshot keeps the highest count of its account and time; an
+original keeps its first row's text and label; a retweet whose original is not stored yet is carried into the
+next part; originals and renamed accounts are counted once. So the stored rows and the counts are the same
+whatever the part size (``tests/monitor/services/ingest/test_parts.py``).
 """
 
 from __future__ import annotations
@@ -51,10 +59,21 @@ class _Merge:
     ws: int
     coll: int
     counts: dict[str, int] = field(default_factory=dict)
+    kept: np.ndarray | None = None  # the staged rows merged (None: all), when conflicts left some out
 
     @property
     def d(self):
         return self.st.d
+
+    @property
+    def later_part(self) -> bool:
+        """An earlier part of this import is stored already (rows of ``coll`` are this upload's own)."""
+        return self.st.part > 0
+
+    @property
+    def in_parts(self) -> bool:
+        """This import is merged in more than one part."""
+        return self.st.part > 0 or not self.st.final
 
     def timed(self, sql: str, params=()) -> None:
         t = time.perf_counter()
@@ -105,7 +124,8 @@ def merge(
         drop = stored_conflicts(st, ws, tweets)
         m.counts["conflicts_with_stored"] = int(np.count_nonzero(drop))
         if m.counts["conflicts_with_stored"]:
-            tweets = tweets.take(~drop)
+            m.kept = np.flatnonzero(~drop)
+            tweets = tweets.take(m.kept)
     follows, edges = st.follows(), st.edges()
 
     step("storing accounts", 0.86)
@@ -150,6 +170,9 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         [(u, names.get(u, "")[:64]) for u in users[~is_old].tolist()],
     )
     st.timings["stage users"] = round(time.perf_counter() - t, 3)
+    if m.in_parts and not m.later_part:
+        # the accounts from before the import, for counting renames once over the parts
+        st.accounts_before = m.count("SELECT max(id) FROM monitor_account WHERE workspace_id = %s", [m.ws])
     m.counts["accounts_new"] = m.run(
         f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
             SELECT %s, twitter_id, screen_name FROM {new_stage} ORDER BY twitter_id""",
@@ -172,7 +195,16 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
             sql = f"""UPDATE monitor_account SET screen_name = {name}
                       WHERE workspace_id = %s AND twitter_id IN (SELECT twitter_id FROM {ren})
                           AND screen_name <> {name}"""
-        m.counts["accounts_renamed"] = m.run(sql, [m.ws])
+        if m.in_parts:
+            # an account renamed by two parts, or created by an earlier part, is not renamed twice
+            m.timed(sql + " RETURNING id", [m.ws])
+            st.renamed.update(pk for (pk,) in m.cur.fetchall() if pk <= st.accounts_before)
+            given = old.pk[_in(np.array([u for u, _ in renamed], np.int64), old.twitter_id)]
+            st.renames_given |= bool((given <= st.accounts_before).any())
+        else:
+            m.counts["accounts_renamed"] = m.run(sql, [m.ws])
+    if m.in_parts and st.final and st.renames_given:  # one merge counts where it gave names to stored accounts
+        m.counts["accounts_renamed"] = len(st.renamed)
     if not len(old.pk):
         keys = AccountKeys(*copy_out(m.cur, key_sql, [m.ws], key_cols))
     else:
@@ -241,8 +273,13 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
         ("tweet_id", "text", "label"),
         [(k, *v) for k, v in st.texts_seen.items()],
     )
+    if m.in_parts:  # an original counted by an earlier part of this upload is not counted again
+        counted = st.originals_counted
+        m.counts["tweets_in_upload"] = int(np.count_nonzero(~_in(counted, ids)))
+        st.originals_counted = np.union1d(counted, ids)
     count_sql = "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s"
     before = m.count(count_sql, [m.ws])
+    # (an original whose text an earlier part of this upload stored is not in ``texts``: the first one wins)
     m.run(
         f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
                 graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
@@ -280,22 +317,31 @@ def _in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     return lookup(sorted_keys, sorted_keys, values)[1]
 
 
-def _stored_rows(m: _Merge, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], on: str) -> np.ndarray:
-    """Mask of the candidate rows (``arrays``) that the target already stores: one staged join, ``on`` naming
-    the staging table ``s`` and the target's alias; the staging table gets a row number ``i``."""
+def _stored_rows(
+    m: _Merge, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], on: str, alias: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the candidate rows (``arrays``) that the target already stores, and of those stored by an
+    earlier part of this upload (rows of its collection): one staged join, ``on`` naming the staging table
+    ``s`` and the target as ``alias``; the staging table gets a row number ``i``."""
     n = len(arrays[0])
-    found = np.zeros(n, bool)
+    found, mine = np.zeros(n, bool), np.zeros(n, bool)
     if not n:
-        return found
+        return found, mine
     stage = m.st.stage(prefix, [("i", "bigint"), *cols], [np.arange(n), *arrays])
     t = time.perf_counter()
     if m.d.postgres:
         # a temporary table has no statistics: without them the planner may hash the whole target table
         m.cur.execute(f"ANALYZE {stage}")
-    (hit,) = copy_out(m.cur, f"SELECT s.i FROM {stage} s {m.d.join} {on} WHERE true", [], [("i", "bigint")])
+    if m.later_part:
+        ours = f"CAST(CASE WHEN {alias}.collection_id = %s THEN 1 ELSE 0 END AS bigint)"
+        sql = f"SELECT s.i, {ours} FROM {stage} s {m.d.join} {on} WHERE true"
+        hit, own = copy_out(m.cur, sql, [m.coll], [("i", "bigint"), ("o", "bigint")])
+        mine[hit[own == 1]] = True
+    else:
+        (hit,) = copy_out(m.cur, f"SELECT s.i FROM {stage} s {m.d.join} {on} WHERE true", [], [("i", "bigint")])
     m.st.timings[f"check stored {prefix}"] = round(time.perf_counter() - t, 3)
     found[hit] = True
-    return found
+    return found, mine
 
 
 class _Retweets(NamedTuple):
@@ -314,10 +360,15 @@ def _retweets(
     tweets' keys."""
     d, c = m.d, m.counts
     rows = np.flatnonzero(tweets.retweeted_id != NO_TWEET)
-    c["retweets_in_upload"] = len(rows)
+    c["retweets_in_upload"] = len(rows) - m.st.carried  # the carried ones were counted by the part before
     tweet_pk, known = lookup(named.tweet_id, named.pk, tweets.retweeted_id[rows])
     author_pk, _ = lookup(named.tweet_id, named.author_pk, tweets.retweeted_id[rows])
-    c["retweets_of_unknown_tweets"] = int(np.count_nonzero(~known))
+    if m.st.final:
+        c["retweets_of_unknown_tweets"] = int(np.count_nonzero(~known))
+    else:  # their original may come in a later part of the upload
+        unknown = rows[~known]
+        m.st.carry = unknown if m.kept is None else m.kept[unknown]
+        c["retweets_of_unknown_tweets"] = 0
     rows, tweet_pk, author_pk = rows[known], tweet_pk[known], author_pk[known]
     rts = _Retweets(rows, tweet_pk, accounts.of(tweets.user_id[rows]))
     self_rt = rts.account_pk == author_pk
@@ -342,12 +393,17 @@ def _retweets(
         cr = rts.take(cand)
         picked = tweets.take(cr.rows)
         cols = [cr.tweet_pk, cr.account_pk, picked.tweet_id, picked.created_at, picked.followers]
-        stored = _stored_rows(
-            m, "rtold", rt_cols, cols, "monitor_retweet r ON r.tweet_id = s.tweet AND r.retweeter_id = s.account"
+        stored, mine = _stored_rows(
+            m, "rtold", rt_cols, cols, "monitor_retweet r ON r.tweet_id = s.tweet AND r.retweeter_id = s.account", "r"
         )
         if stored.any():
-            upd = m.st.stage("rtupd", rt_cols, [col[stored] for col in cols])
-            updated = m.run(_update_retweets_sql(d, upd))
+            # a retweet an earlier part stored is this upload's own: a repeat, which may still move it earlier
+            c["duplicate_retweets"] += int(np.count_nonzero(mine))
+            if mine.any():
+                m.run(_update_retweets_sql(d, m.st.stage("rtown", rt_cols, [col[mine] for col in cols])))
+            other = stored & ~mine
+            if other.any():
+                updated = m.run(_update_retweets_sql(d, m.st.stage("rtupd", rt_cols, [col[other] for col in cols])))
             keep = np.ones(len(rts.rows), bool)
             keep[np.flatnonzero(cand)[stored]] = False
             rts_new = rts.take(keep)
@@ -401,13 +457,16 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     # only an old account can have a snapshot stored already
     cand = np.flatnonzero(_in(accounts.old, cols[0]))
     if len(cand):
-        stored = _stored_rows(
+        stored, mine = _stored_rows(
             m,
             "fcold",
             fc_cols,
             [c[cand] for c in cols],
             f"monitor_followercount f ON f.account_id = s.account AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
+            "f",
         )
+        if mine.any():  # a snapshot an earlier part stored: the highest count of its account and time wins
+            m.run(_raise_counts_sql(m.d, m.st.stage("fcown", fc_cols, [c[cand[mine]] for c in cols])))
         keep = np.ones(len(cols[0]), bool)
         keep[cand[stored]] = False
         cols = [c[keep] for c in cols]
@@ -419,9 +478,20 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     )
 
 
+def _raise_counts_sql(d, own: str) -> str:
+    """Stored snapshots that ``own`` (staged snapshots of the same account and time) gives a higher count."""
+    if d.postgres:
+        return f"""UPDATE monitor_followercount f SET count = o.n FROM {own} o
+                   WHERE f.account_id = o.account AND f.observed_at = to_timestamp(o.t) AND o.n > f.count"""
+    where = f"""FROM {own} o WHERE o.account = monitor_followercount.account_id
+                    AND {d.epoch_to_ts("o.t")} = monitor_followercount.observed_at"""
+    return f"""UPDATE monitor_followercount SET count = (SELECT o.n {where})
+               WHERE (SELECT o.n {where}) > monitor_followercount.count"""
+
+
 def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRows:
     """Follow edges, each once, without self-follows; returns them as account keys."""
-    m.counts["follows_in_upload"] = m.st.n_follows
+    m.counts["follows_in_upload"] = len(follows.follower)
     edges = FollowRows(accounts.of(follows.follower), accounts.of(follows.followee))
     self_follow = edges.follower == edges.followee
     m.counts["self_follows"] = int(np.count_nonzero(self_follow))
@@ -432,12 +502,13 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     # only an edge between two old accounts can be stored already
     cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
     if len(cand):
-        stored = _stored_rows(
+        stored, _ = _stored_rows(
             m,
             "folold",
             [("a", "bigint"), ("b", "bigint")],
             [edges.follower[cand], edges.followee[cand]],
             "monitor_follow f ON f.follower_id = s.a AND f.followee_id = s.b",
+            "f",
         )
         keep = np.ones(len(edges.follower), bool)
         keep[cand[stored]] = False

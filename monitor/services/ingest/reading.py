@@ -74,6 +74,8 @@ def read_into(
     streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole. A large v1.1
     JSONL file is parsed by ``SPREADWATCH_READ_WORKERS`` processes, with the same rows and report."""
     kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
+    if settings.SPREADWATCH_READ_CHUNK_ROWS:
+        kw["chunk_size"] = settings.SPREADWATCH_READ_CHUNK_ROWS
     spec = FORMATS[fmt].of(path)
     parallel = Parallel(
         workers=settings.SPREADWATCH_READ_WORKERS,
@@ -87,9 +89,11 @@ def read_into(
             if spec.has_tweets:
                 for chunk in iter_tweets(path, fmt, progress=live, seen=seen, parallel=parallel, **kw):
                     st.add_tweets(chunk)
+                    st.maybe_flush()
             if spec.has_follows:
                 for chunk in iter_follows(path, fmt, progress=live, **kw):
                     st.add_follows(chunk)
+                    st.maybe_flush()
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
             r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)
             report.merge(r.report)
@@ -99,6 +103,7 @@ def read_into(
                 st.add_tweets(r.tweets, labels=r.labels)
             if r.follows is not None:
                 st.add_follows(r.follows)
+            st.maybe_flush()
 
 
 @contextmanager

@@ -1,8 +1,17 @@
-"""The staging area of one load: everything read so far as NumPy columns, and the temporary tables of the merge."""
+"""The staging area of one load: the part read so far as NumPy columns, and the temporary tables of the merge.
+
+An upload larger than ``part_rows`` (``SPREADWATCH_IMPORT_PART_ROWS``) is merged in parts, inside the import's one
+transaction: when the rows staged reach the limit between two chunks, ``on_full`` merges them and
+:meth:`Stager.next_part` starts over with empty columns, so an import holds one part (plus what the merge of
+it needs), not the whole upload. What must span the parts stays here: the files' names, the originals whose
+text was taken, the renamed accounts, and the retweets whose original has not been read yet (carried into the
+next part, reported as unknown only after the last one).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -27,7 +36,7 @@ class Stager:
     rows once, in its unique key's order (B-tree inserts at the right edge, no joins, no DISTINCT).
     """
 
-    def __init__(self, cursor, *, mode: str = "strict", report: ReadReport | None = None) -> None:
+    def __init__(self, cursor, *, mode: str = "strict", report: ReadReport | None = None, part_rows: int = 0) -> None:
         self.cur = cursor
         self.d = dialect()
         self.mode = mode
@@ -47,12 +56,48 @@ class Stager:
         self.texts_seen: dict[int, tuple[str, str]] = {}
         self.affected: list[int] = []  # Tweet pks, set by the merge
         self.temps: list[str] = []  # temporary tables to drop
+        # a part's temporary tables are emptied and used again by the next part: PostgreSQL keeps a lock on every
+        # table created in a transaction until it ends, and an import is one transaction of many parts
+        self._pool: dict[tuple, str] = {}
+        self._used: set[tuple] = set()  # the pool's tables this part has filled
+        # merging in parts (see the module docstring); 0: one part, however large
+        self.part_rows = max(0, int(part_rows))
+        self.on_full: Callable[[], None] | None = None
+        self.part = 0  # parts merged before the one staged now
+        self.final = True  # the merge of the part staged now is the last one
+        self.carried = 0  # rows at the head of this part carried from the previous one (retweets, unmerged)
+        self.carry: np.ndarray | None = None  # set by a non-final merge: staged rows to carry into the next part
+        self.texts_taken: set[int] = set()  # originals whose text and label an earlier part took
+        self.originals_counted = np.zeros(0, np.int64)  # multi-part: the originals' ids counted so far, sorted
+        self.accounts_before = 0  # multi-part: the workspace's highest account key before the import
+        self.renamed: set[int] = set()  # multi-part: keys of accounts from before the import that were renamed
+        self.renames_given = False  # multi-part: some part gave names to accounts it found stored
 
     def drop(self) -> None:
         # temporary tables live as long as the connection (workers keep theirs open): drop them now
         for t in self.temps:
             self.cur.execute(f"DROP TABLE IF EXISTS {t}")
         self.temps.clear()
+        self._pool.clear()
+        self._used.clear()
+
+    def release(self) -> None:
+        """After a part's merge: its temporary tables may be filled again by the next part's."""
+        self._used.clear()
+
+    def _temp(self, key: tuple, create: Callable[[str], None]) -> str:
+        """A temporary table for ``key`` (its prefix and columns): the pool's, emptied, when this part has not
+        used it yet; else a new one, made by ``create(name)``."""
+        name = self._pool.get(key)
+        if name is not None and key not in self._used:
+            self.cur.execute(f"TRUNCATE {name}" if self.d.postgres else f"DELETE FROM {name}")
+        else:
+            name = temp_table_name(key[0])
+            self.temps.append(name)
+            create(name)
+            self._pool.setdefault(key, name)
+        self._used.add(key)
+        return name
 
     def add_tweets(self, t: TweetTable, labels: dict[int, str] | None = None) -> None:
         ok = ~np.isnan(t.created_at)
@@ -84,10 +129,11 @@ class Stager:
         ids = t.tweet_id[orig].tolist()
         text = t.text[orig].tolist() if t.text is not None else [None] * len(orig)
         lab = t.label[orig].tolist() if t.label is not None else [None] * len(orig)
+        taken = self.texts_taken
         for tid, tx, lb in zip(ids, text, lab):
             if labels and tid in labels:
                 lb = labels[tid]
-            if tid not in self.texts_seen and (tx or lb is not None):
+            if tid not in self.texts_seen and tid not in taken and (tx or lb is not None):
                 self.texts_seen[tid] = (tx or "", self._label(lb))
 
     def _label(self, lb) -> str:
@@ -131,9 +177,11 @@ class Stager:
         self.edge_parts.append(EdgeRows(c.tweet_ids[ecasc], c.user_ids[g.edge_src], c.user_ids[g.edge_dst]))
 
     def tweets(self) -> TweetRows:
-        """Every staged tweet row, in upload order."""
+        """Every tweet row of this part, in upload order (joined into one part: held once, not twice)."""
         cols = list(zip(*self.tweet_parts)) if self.tweet_parts else [[]] * len(TweetRows._fields)
-        return TweetRows(*(cat(list(c), dt) for c, dt in zip(cols, TweetRows.DTYPES)))
+        rows = TweetRows(*(cat(list(c), dt) for c, dt in zip(cols, TweetRows.DTYPES)))
+        self.tweet_parts = [rows] if len(rows.tweet_id) else []
+        return rows
 
     def follows(self) -> FollowRows:
         """Every staged follow edge (Twitter user ids), in upload order."""
@@ -146,9 +194,7 @@ class Stager:
     def stage(self, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray]) -> str:
         """Copy ``arrays`` into a new temporary table (dropped by :meth:`drop`); returns its name."""
         t = time.perf_counter()
-        name = temp_table_name(prefix)
-        self.temps.append(name)
-        create_temp(self.cur, name, cols)
+        name = self._temp((prefix, *cols), lambda n: create_temp(self.cur, n, cols))
         copy_in(self.cur, name, cols, arrays)
         key = f"stage {prefix}"
         self.timings[key] = round(self.timings.get(key, 0.0) + time.perf_counter() - t, 3)
@@ -156,20 +202,47 @@ class Stager:
 
     def stage_text(self, prefix: str, cols: str, names: tuple[str, ...], rows: list[tuple]) -> str:
         """A new temporary table of ints and strings (``cols``: its column definitions); returns its name."""
-        name = temp_table_name(prefix)
-        self.temps.append(name)
-        self.cur.execute(f"CREATE TEMP TABLE {name} ({cols})")
+        name = self._temp((prefix, cols), lambda n: self.cur.execute(f"CREATE TEMP TABLE {n} ({cols})"))
         if rows:
             text_rows(self.cur, self.d, name, names, rows)
         return name
 
     def where(self) -> tuple[np.ndarray, np.ndarray]:
         """(file index, line or -1) of every staged tweet row, in the order of :meth:`tweets`."""
-        return cat([w[0] for w in self.where_parts], np.int32), cat([w[1] for w in self.where_parts], np.int64)
+        w = cat([w[0] for w in self.where_parts], np.int32), cat([w[1] for w in self.where_parts], np.int64)
+        self.where_parts = [w] if len(w[0]) else []
+        return w
 
     @property
     def empty(self) -> bool:
         return not (self.rows or self.n_follows or self.edge_parts)
+
+    @property
+    def staged(self) -> int:
+        """Rows in this part: tweets and retweets, follow edges, given edges."""
+        return (
+            sum(len(p.tweet_id) for p in self.tweet_parts)
+            + sum(len(p.follower) for p in self.follow_parts)
+            + sum(len(p.tweet) for p in self.edge_parts)
+        )
+
+    def maybe_flush(self) -> None:
+        """Between two chunks: merge the part staged so far when it has reached ``part_rows``."""
+        if self.part_rows and self.on_full is not None and self.staged >= self.part_rows:
+            self.on_full()
+
+    def next_part(self) -> None:
+        """After a part's merge: start the next part empty, but for the retweets the merge carried (``carry``)."""
+        carry = self.carry if self.carry is not None else np.zeros(0, np.int64)
+        tweets, (src, line) = self.tweets(), self.where()
+        self.texts_taken.update(self.texts_seen)
+        self.tweet_parts, self.where_parts, self.follow_parts, self.edge_parts = [], [], [], []
+        self.given, self.names_seen, self.texts_seen = {}, {}, {}
+        self.carry, self.carried = None, len(carry)
+        if len(carry):
+            self.tweet_parts.append(tweets.take(carry))
+            self.where_parts.append((src[carry], line[carry]))
+        self.part += 1
 
 
 # PostgreSQL text cannot hold NUL: a NUL in a name or text (JSON \u0000, a stray byte in a CSV) is dropped

@@ -1,0 +1,173 @@
+"""An upload above ``SPREADWATCH_IMPORT_PART_ROWS`` is merged in parts inside its one transaction, and stores
+exactly what one merge of the whole upload stores, with the same counts and notes
+(``monitor.services.ingest.stager``, ``.merge``)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from monitor.models import Account, Collection, Follow, FollowerCount, Publisher, Retweet, Tweet
+from tests.webapp import total_by_name
+
+CSV_HEAD = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name,text,label\n"
+T0 = 1_600_000_000
+
+
+def _row(tid, rt, uid, t, followers, name="", text="", label="") -> str:
+    return f"{tid},{rt if rt else ''},{uid},{t},{followers},{name},{text},{label}\n"
+
+
+def _earlier_upload(tmp_path):
+    """What the workspace holds before: two of the originals, retweets of them stored later than the big
+    upload says, snapshots and follows the big upload repeats, names it changes."""
+    tweets = tmp_path / "earlier.csv"
+    tweets.write_text(
+        CSV_HEAD
+        + _row(1, 0, 1, T0, 100, "u1", "stored text", "false")
+        + _row(2, 0, 2, T0 + 10, 200, "u2")
+        + _row(5001, 1, 10, T0 + 500, 7, "old10")  # the big upload has (1, 10) earlier
+        + _row(5002, 2, 11, T0 + 40, 8, "old11")  # ... and (2, 11) later
+    )
+    follows = tmp_path / "earlier_follows.csv"
+    follows.write_text("follower_id,followee_id\n10,1\n11,2\n12,10\n")
+    return [tweets, follows]
+
+
+def _big_upload(tmp_path, seed: int):
+    """Originals repeated with other follower counts and other texts, retweets before their original,
+    repeated retweets with the earliest in a later row, retweets of a tweet never uploaded, a self-retweet,
+    renamed accounts, repeated and self follow edges."""
+    rng = random.Random(seed)
+    rows = []
+    originals = {k: (k, T0 + 10 * (k - 1)) for k in range(1, 7)}  # tweet -> (author, time)
+    for k, (uid, t) in originals.items():
+        for rep in range(rng.randint(1, 3)):
+            text = f"text {rep} of {k}" if rep else ""  # the first row with a text gives it
+            label = ("true", "false")[rep - 1] if (k == 3 and rep) else ""
+            rows.append(_row(k, 0, uid, t, 100 * k + rng.randint(0, 50), f"u{uid}", text, label))
+    next_id = 10_000
+    for _ in range(60):
+        k = rng.randint(1, 6)
+        uid = rng.randint(10, 30)
+        t = originals[k][1] + rng.randint(1, 400)
+        name = f"n{uid}" if rng.random() < 0.8 else f"renamed{uid}"
+        rows.append(_row(next_id, k, uid, t, rng.randint(1, 500), name))
+        next_id += 1
+    rows.append(_row(next_id, 999, 12, T0 + 5, 9, "n12"))  # a tweet nobody uploads
+    rows.append(_row(next_id + 1, 4, 4, T0 + 99, 400, "u4"))  # its author retweets it
+    rng.shuffle(rows)  # retweets before their originals, the earliest repeat not first
+    tweets = tmp_path / f"big{seed}.csv"
+    tweets.write_text(CSV_HEAD + "".join(rows))
+    edges = [(rng.randint(1, 30), rng.randint(1, 30)) for _ in range(80)] + [(10, 1), (12, 12)]
+    follows = tmp_path / f"big{seed}_follows.csv"
+    follows.write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in edges))
+    return [tweets, follows]
+
+
+def _stored(ws) -> dict:
+    """The workspace's rows by natural key, the collection that stored each by name."""
+    return {
+        "accounts": sorted(Account.objects.filter(workspace=ws).values_list("twitter_id", "screen_name")),
+        "tweets": sorted(
+            Tweet.objects.filter(workspace=ws).values_list(
+                "tweet_id", "author__twitter_id", "created_at", "text", "label", "author_followers", "collection__name"
+            )
+        ),
+        "retweets": sorted(
+            Retweet.objects.filter(tweet__workspace=ws).values_list(
+                "tweet__tweet_id",
+                "retweeter__twitter_id",
+                "retweet_id",
+                "created_at",
+                "followers_count",
+                "collection__name",
+            )
+        ),
+        "snapshots": sorted(
+            FollowerCount.objects.filter(account__workspace=ws).values_list(
+                "account__twitter_id", "observed_at", "count", "collection__name"
+            )
+        ),
+        "follows": sorted(
+            Follow.objects.filter(workspace=ws).values_list("follower__twitter_id", "followee__twitter_id")
+        ),
+        "publishers": sorted(Publisher.objects.filter(workspace=ws).values_list("account__twitter_id", flat=True)),
+    }
+
+
+def _import(import_files, settings, ws, paths, name, part_rows):
+    settings.SPREADWATCH_IMPORT_PART_ROWS = part_rows
+    settings.SPREADWATCH_READ_CHUNK_ROWS = 4  # chunks of 4 rows: a part ends every few rows
+    c = import_files(ws, paths, name=name)
+    assert c.status == Collection.Status.DONE, c.error
+    return c
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_upload_merged_in_parts_stores_and_counts_what_one_merge_does(
+    ws_a, ws_b, import_files, settings, tmp_path, seed
+):
+    earlier, big = _earlier_upload(tmp_path), _big_upload(tmp_path, seed)
+    for ws in (ws_a, ws_b):
+        _import(import_files, settings, ws, earlier, "earlier", 0)
+    whole = _import(import_files, settings, ws_a, big, "big", 0)
+    parts = _import(import_files, settings, ws_b, big, "big", 9)
+
+    assert "parts" not in whole.timings and parts.timings["parts"] >= 10  # 150 rows, a part every 9 to 12
+    assert parts.counts == whole.counts
+    assert parts.report["notes"] == whole.report["notes"]
+    assert whole.counts["retweets_of_unknown_tweets"] == 1 and whole.counts["self_retweets"] == 1
+    assert whole.counts["duplicate_retweets"] > 0 and whole.counts["self_follows"] >= 1
+    assert _stored(ws_b) == _stored(ws_a)
+    assert total_by_name(ws_b) == pytest.approx(total_by_name(ws_a), rel=1e-12)
+
+
+def test_a_part_merged_then_a_bad_record_in_strict_mode_leaves_nothing_stored(ws_a, import_files, settings, tmp_path):
+    big = _big_upload(tmp_path, 4)[0]
+    bad = tmp_path / "bad.csv"
+    bad.write_text(big.read_text() + "77777,0,5,not a time,3,x,,\n")
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 9
+    settings.SPREADWATCH_READ_CHUNK_ROWS = 4
+    c = import_files(ws_a, [bad], name="bad", mode="strict")
+    assert c.status == Collection.Status.FAILED
+    assert (
+        f"bad.csv:{len(bad.read_text().splitlines())}" in c.error
+        or f"line {len(bad.read_text().splitlines())}" in c.error
+    )
+    assert not Account.objects.filter(workspace=ws_a).exists()
+    assert not Tweet.objects.filter(workspace=ws_a).exists()
+
+
+@pytest.mark.parametrize("mode", ["skip-bad", "strict"])
+def test_a_conflict_with_a_row_of_an_earlier_part_is_found_and_named_as_in_one_merge(
+    ws_a, ws_b, import_files, settings, tmp_path, mode
+):
+    """The earlier parts' references wait in the database (``DatabaseSeenTweets``), not in memory."""
+    big = _big_upload(tmp_path, 5)[0]
+    lines = big.read_text().splitlines(keepends=True)
+    # tweet 3 again near the end, by another author: the first row of tweet 3 is parts back
+    lines.insert(len(lines) - 2, _row(3, 0, 99, T0 + 20, 5, "x"))
+    lines.append(_row(10_500, 4, 20, T0 + 30, 5, "n20") + _row(10_500, 4, 21, T0 + 30, 5, "n21"))
+    big.write_text("".join(lines))
+    kw = {"name": "big", "mode": mode}
+    settings.SPREADWATCH_READ_CHUNK_ROWS = 4
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 0
+    whole = import_files(ws_a, [big], **kw)
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 9
+    parts = import_files(ws_b, [big], **kw)
+    if mode == "strict":
+        assert whole.status == parts.status == Collection.Status.FAILED
+        assert parts.error == whole.error and "tweet 3 was read before (line" in whole.error
+        return
+    assert parts.status == whole.status == Collection.Status.DONE
+    assert parts.timings["parts"] > 5 and parts.timings["merge_steps_s"]["duplicate check, spilled"] > 0
+    bad = whole.report["read"]
+    assert [r["reason"].removeprefix("conflicting duplicate: ") for r in bad["shown"]] == [
+        f"tweet 3 was read before (line {next(i for i, x in enumerate(lines) if x.startswith('3,,3,')) + 1}) "
+        f"by user 3; here by user 99",
+        "tweet 10500 was read before (line " + str(len(lines)) + ") by user 20; here by user 21",
+    ]
+    assert parts.report["read"] == bad
+    assert parts.counts == whole.counts and _stored(ws_b) == _stored(ws_a)
