@@ -77,6 +77,7 @@ def one(data: Path, retweets: int, part_rows: int) -> dict:
         "rss_before_import_mb": rss_before,
         "counts": c.counts,
         "stored": stored,
+        "merge_steps_s": c.timings.get("merge_steps_s", {}),
     }
 
 
@@ -101,7 +102,7 @@ def main() -> int:
         r = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
         r["load_avg"] = os.getloadavg()
         results.append(r)
-        print(json.dumps({k: v for k, v in r.items() if k != "counts"}), flush=True)
+        print(json.dumps({k: v for k, v in r.items() if k not in ("counts", "merge_steps_s")}), flush=True)
     same = all(r["stored"] == results[0]["stored"] and r["counts"] == results[0]["counts"] for r in results)
     print("same rows and counts in every run:", same)
     if args.json:
