@@ -161,7 +161,7 @@ TIMING_LABELS = {
     "backward_s": "Backward phase",
     "forward_backward_s": "Forward and backward phases",
     "graph_kept": "Batches that found the follower graph kept",
-    "parts": "Parts merged (a large upload, in bounded memory)",
+    "parts": "Parts merged",
     "collect_s": "Collecting results",
     "store_s": "Storing results",
     "total_s": "Total",

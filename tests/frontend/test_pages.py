@@ -108,6 +108,19 @@ def test_the_run_page_shows_counts_among_the_timings_as_counts_not_seconds(clien
     assert "<dt>Forward and backward phases</dt>" in html
 
 
+def test_the_collection_page_shows_how_many_parts_an_import_was_merged_in(client, alice, ws_a, import_files, settings):
+    from tests.webapp import THESIS
+
+    settings.SPREADWATCH_IMPORT_PART_ROWS, settings.SPREADWATCH_READ_CHUNK_ROWS = 5, 4
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    client.force_login(alice)
+    html = client.get(reverse("collection", kwargs={"ws": ws_a.slug, "pk": c.pk})).content.decode()
+    at = html.index("<dt>Parts merged</dt>")
+    assert html[at : at + 60].split("<dd>")[1].startswith(f"{c.timings['parts']}</dd>"), html[at : at + 60]
+    assert c.timings["parts"] >= 3
+    assert html.index("<dt>Reading</dt>") < html.index("<dt>Storing</dt>")
+
+
 def test_it_rejects_a_backwards_window_with_a_message(client, alice, loaded):
     client.force_login(alice)
     r = client.get(

@@ -117,7 +117,8 @@ def load_files(
         parts.seen.drop()
         res.counts["rows_read"] = st.rows
         res.counts["missing_times"] = st.missing_times
-        res.timings["read_s"] = round(time.perf_counter() - t0 - res.timings.get("merge_s", 0.0), 3)
+        read_s = round(time.perf_counter() - t0 - res.timings.get("merge_s", 0.0), 3)
+        res.timings = {"read_s": read_s, **res.timings}  # reading first, as the pages list the steps
         _note_reading(res, st, store)
         parts.last()
     # not "done": the import still finishes (planner statistics, the compute's plan) and the compute follows
