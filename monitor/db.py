@@ -101,6 +101,11 @@ def create_temp(cursor, name: str, columns: Sequence[tuple[str, str]]) -> None:
     cursor.execute(f"CREATE TEMP TABLE {name} ({cols})")
 
 
+def empty_table(cursor, table: str) -> None:
+    """Delete every row of ``table`` (a temporary table this connection reuses): TRUNCATE where there is one."""
+    cursor.execute(f"TRUNCATE {table}" if connection.vendor == "postgresql" else f"DELETE FROM {table}")
+
+
 def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequence[np.ndarray]) -> int:
     """Append rows to ``table``; ``columns`` are ``(name, kind)`` with kind ``bigint|int|float``.
 

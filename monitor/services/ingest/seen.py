@@ -21,7 +21,7 @@ import numpy as np
 
 from compute.formats._dups import Known, SeenTweets
 
-from ...db import copy_in, copy_out, create_temp, dialect, temp_table_name
+from ...db import copy_in, copy_out, create_temp, dialect, empty_table, temp_table_name
 
 __all__ = ["DatabaseSeenTweets"]
 
@@ -111,7 +111,7 @@ class DatabaseSeenTweets(SeenTweets):
             self.ask = temp_table_name("seenask")
             create_temp(self.cur, self.ask, [("tid", "bigint")])
         else:
-            self.cur.execute(f"TRUNCATE {self.ask}" if dialect().postgres else f"DELETE FROM {self.ask}")
+            empty_table(self.cur, self.ask)
         return self.ask
 
     def drop(self) -> None:

@@ -19,7 +19,7 @@ from compute.formats import ReadReport, snowflake_time
 from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
 
-from ...db import copy_in, create_temp, dialect, temp_table_name
+from ...db import copy_in, create_temp, dialect, empty_table, temp_table_name
 from ...models import Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
 
@@ -90,7 +90,7 @@ class Stager:
         used it yet; else a new one, made by ``create(name)``."""
         name = self._pool.get(key)
         if name is not None and key not in self._used:
-            self.cur.execute(f"TRUNCATE {name}" if self.d.postgres else f"DELETE FROM {name}")
+            empty_table(self.cur, name)
         else:
             name = temp_table_name(key[0])
             self.temps.append(name)
