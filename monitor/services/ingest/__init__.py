@@ -158,16 +158,22 @@ class _Parts:
         self._merge(step)
         st.next_part()
         self.seen.spill()
-        st.timings["duplicate check, spilled"] = round(self.seen.seconds, 3)
+        self._seen_timing()
 
     def last(self) -> None:
         self.st.final = True
         self._merge(self.progress)
+        self._seen_timing()  # again: the last part's chunks asked the spilled table too
         if self.store:
             self.res.tweet_pks = sorted(self.affected)
             for key, text in _MERGE_NOTES:
                 if self.res.counts.get(key):
                     self.res.notes.append(f"{self.res.counts[key]:,} {text}")
+
+    def _seen_timing(self) -> None:
+        """The spilled duplicate check's seconds so far (moving each part's references and asking for them)."""
+        if self.seen.spilled:
+            self.st.timings["duplicate check, spilled"] = round(self.seen.seconds, 3)
 
     def _merge(self, progress: ProgressFn) -> None:
         st, res = self.st, self.res

@@ -171,3 +171,35 @@ def test_a_conflict_with_a_row_of_an_earlier_part_is_found_and_named_as_in_one_m
     ]
     assert parts.report["read"] == bad
     assert parts.counts == whole.counts and _stored(ws_b) == _stored(ws_a)
+
+
+def test_the_spilled_duplicate_checks_timing_counts_the_last_parts_lookups_too(
+    ws_b, import_files, settings, tmp_path, monkeypatch
+):
+    """The chunks read after the last flush ask the spilled table as well; their seconds are in the timing."""
+    from monitor.services import ingest
+    from monitor.services.ingest import seen
+
+    final = {}
+    last = ingest._Parts.last
+
+    def spy(self):
+        last(self)
+        final["seconds"] = self.seen.seconds
+
+    monkeypatch.setattr(ingest._Parts, "last", spy)
+
+    class Clock:  # a second per reading: every lookup adds whole seconds, which the timing's rounding keeps
+        t = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.t += 1.0
+            return cls.t
+
+    monkeypatch.setattr(seen, "time", Clock)
+    settings.SPREADWATCH_READ_CHUNK_ROWS = 4
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 9
+    coll = import_files(ws_b, _big_upload(tmp_path, 3)[:1], name="big")  # tweets only: the last chunks ask
+    assert coll.status == Collection.Status.DONE and coll.timings["parts"] > 5
+    assert coll.timings["merge_steps_s"]["duplicate check, spilled"] == final["seconds"] > 0
