@@ -32,6 +32,7 @@ __all__ = [
     "InputError",
     "StreamRefused",
     "body_lines",
+    "queued_bound",
     "retry_after_s",
     "stream_accept",
     "stream_accept_body",
@@ -122,6 +123,29 @@ def stream_backlog(workspace_id: int, *, limit: int | None = None) -> int:
     return qs.count()
 
 
+def queued_bound(workspace_id: int) -> int:
+    """An upper bound on the workspace's queued events, in a few index probes whatever the backlog: the ids from
+    its oldest queued event to the newest event of any workspace (every queued event's id lies in that range).
+    Exact on SQLite (a count). Intake counts the backlog only when this bound reaches the limit, so a stream that
+    keeps up pays two probes per partition and request, not a count of its backlog."""
+    if connection.vendor != "postgresql":
+        return stream_backlog(workspace_id)
+    n = settings.SPREADWATCH_STREAM_PARTITIONS
+    oldest = """(SELECT e.id FROM monitor_streamevent e WHERE e.workspace_id = %s AND e.partition {} AND e.status = %s
+                 ORDER BY e.id LIMIT 1)"""
+    with connection.cursor() as cur:
+        # the oldest queued event of each partition (the consumers' index), and of any partition outside the
+        # configured ones (left by an earlier SPREADWATCH_STREAM_PARTITIONS: still queued, still counted)
+        cur.execute(
+            f"""SELECT (SELECT max(id) FROM monitor_streamevent) - min(q.id) + 1
+                FROM generate_series(0, %s) AS p(n)
+                CROSS JOIN LATERAL {oldest.format("= p.n")} q(id)
+                UNION ALL SELECT (SELECT max(id) FROM monitor_streamevent) - {oldest.format(">= %s")} + 1""",
+            [n - 1, workspace_id, StreamEvent.Status.QUEUED, workspace_id, n, StreamEvent.Status.QUEUED],
+        )
+        return max([r[0] or 0 for r in cur.fetchall()] + [0])
+
+
 def applied_rate(workspace_id: int, *, seconds: int = 60) -> float:
     """Events applied per second over the last ``seconds``: the consumers' counters in Redis, else PostgreSQL."""
     n = channel.counted(workspace_id, "applied", seconds)
@@ -160,7 +184,8 @@ def stream_accept(
     if not records:
         return acc
     limit = settings.SPREADWATCH_STREAM_MAX_BACKLOG
-    backlog = stream_backlog(workspace.pk, limit=limit + 1)
+    # counted only when it may be full: counting a backlog of 40,000 took 25-37 ms of PostgreSQL per request
+    backlog = stream_backlog(workspace.pk, limit=limit + 1) if queued_bound(workspace.pk) >= limit else 0
     if backlog >= limit:
         raise Backpressure(
             backlog=backlog, limit=limit, retry_after=retry_after_s(workspace.pk, backlog - limit + len(records))
