@@ -19,15 +19,22 @@ fresh copy (PostgreSQL's ``CREATE DATABASE ... TEMPLATE``) made for each run.
 kernels), then ``--batches`` micro-batches of ``--size`` statuses, each accepted through ``stream_accept`` and
 applied by one ``apply_events`` call; it prints one JSON line per micro-batch: events, wall seconds, CPU
 seconds of this process (PostgreSQL's work is the difference), cascades, participants and the apply's own
-seconds per step. The data is the generated ``twitter`` preset as v1.1 statuses (``stream_freshness.py``
-writes it: ``--retweets 500000 --data var/fresh500k``).
+seconds per step; ``sql_s`` (all statements' wall time as the client sees it). ``--consumer`` times the
+consumer's whole micro-batch (``apply_partition_batch``: its queue queries and row locks, then ``apply_events``)
+instead of ``apply_events`` alone; ``--top N`` lists each micro-batch's N slowest statements. The data is the
+generated ``twitter`` preset as v1.1 statuses (``stream_freshness.py`` writes it: ``--retweets 500000 --data
+var/fresh500k``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
+import gc
 import json
 import os
+import pstats
 import resource
 import sys
 import time
@@ -44,23 +51,107 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _feed_and_apply(ws, lines: list[str], first: int, end: int, size: int) -> list[dict]:
+class _GcTimer:
+    """Seconds the garbage collector ran, by generation (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self._t = 0.0
+        gc.callbacks.append(self)
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+        else:
+            self.seconds[info["generation"]] += time.perf_counter() - self._t
+
+
+class _Statements:
+    """Each SQL statement's wall time as the client sees it (to name where a micro-batch goes)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, str]] = []
+
+    def __call__(self, execute, sql, params, many, context):
+        t = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.rows.append((time.perf_counter() - t, " ".join(str(sql).split())[:110]))
+
+    @contextlib.contextmanager
+    def copying(self):
+        """COPY statements too (psycopg's ``Cursor.copy``, which Django's wrapper does not see)."""
+        import psycopg
+
+        real = psycopg.Cursor.copy
+        rows = self.rows
+
+        @contextlib.contextmanager
+        def timed(cur, statement, *args, **kw):
+            t = time.perf_counter()
+            with real(cur, statement, *args, **kw) as cp:
+                yield cp
+            rows.append((time.perf_counter() - t, " ".join(str(statement).split())[:110]))
+
+        psycopg.Cursor.copy = timed
+        try:
+            yield
+        finally:
+            psycopg.Cursor.copy = real
+
+    def top(self, n: int) -> list[list]:
+        return [[round(s * 1000, 1), q] for s, q in sorted(self.rows, reverse=True)[:n]]
+
+
+def _feed_and_apply(
+    ws, lines: list[str], first: int, end: int, size: int, *, consumer=False, top=0, profile=None
+) -> list[dict]:
+    from django.conf import settings
+    from django.db import connection
+
     from monitor.models import StreamEvent
     from monitor.services.stream import stream_accept
     from monitor.services.stream.apply import apply_events
+    from monitor.services.stream.consumer import apply_partition_batch
 
     out = []
     for a in range(first, end, size):
         b = min(end, a + size)
         for k in range(a, b, 1000):
             stream_accept(workspace=ws, lines=list(enumerate(lines[k : min(k + 1000, b)], 1)), source="bench")
-        ids = list(StreamEvent.objects.filter(workspace=ws, status="queued").values_list("pk", flat=True))
+        seen: dict = {}
+
+        def apply(seen=seen, **kw):
+            seen.update(apply_events(**kw))
+            return seen
+
+        stmts = _Statements()
+        gct = _GcTimer()
+        prof = cProfile.Profile() if profile else None
         t, c = time.perf_counter(), _cpu()
-        res = apply_events(workspace_id=ws.pk, event_ids=ids)
-        out.append({
-            "events": len(ids), "wall_s": round(time.perf_counter() - t, 3), "cpu_s": round(_cpu() - c, 3),
-            "cascades": res["cascades"], "participants": res["participants"], "seconds": res["seconds"],
-        })  # fmt: skip
+        with connection.execute_wrapper(stmts), stmts.copying(), prof or contextlib.nullcontext():
+            if consumer:  # the consumer's whole micro-batch: its queue queries and locks, then apply_events
+                n, _ = apply_partition_batch(ws.pk, range(settings.SPREADWATCH_STREAM_PARTITIONS), apply, batch=b - a)
+            else:
+                ids = list(StreamEvent.objects.filter(workspace=ws, status="queued").values_list("pk", flat=True))
+                apply(workspace_id=ws.pk, event_ids=ids)
+                n = len(ids)
+        row = {
+            "events": n, "wall_s": round(time.perf_counter() - t, 3), "cpu_s": round(_cpu() - c, 3),
+            "sql_s": round(sum(s for s, _ in stmts.rows), 3), "statements": len(stmts.rows),
+            "cascades": seen.get("cascades"), "participants": seen.get("participants"), "seconds": seen.get("seconds"),
+        }  # fmt: skip
+        gc.callbacks.remove(gct)
+        row["gc_s"] = [round(x, 3) for x in gct.seconds]
+        if top:
+            row["slowest_ms"] = stmts.top(top)
+        if prof:
+            with open(f"{profile}.{len(out)}", "w") as f:
+                pstats.Stats(prof, stream=f).sort_stats(os.environ.get("PROF_SORT", "tottime")).print_stats(
+                    int(os.environ.get("PROF_N", "40"))
+                )
+        out.append(row)
     return out
 
 
@@ -72,6 +163,9 @@ def main() -> int:
     ap.add_argument("--at", type=int, default=300_000, help="run: the first status (after the state's)")
     ap.add_argument("--batches", type=int, default=3)
     ap.add_argument("--size", type=int, default=10_000)
+    ap.add_argument("--consumer", action="store_true", help="run: time the consumer's whole micro-batch")
+    ap.add_argument("--top", type=int, default=0, help="run: list the N slowest SQL statements of each")
+    ap.add_argument("--profile", help="run: write each micro-batch's cProfile (by own time) to PROFILE.<k>")
     args = ap.parse_args()
     import django
 
@@ -99,7 +193,16 @@ def main() -> int:
     ws = Workspace.objects.get(slug="stream-state")
     _feed_and_apply(ws, lines, args.at, args.at + 300, 300)  # warm-up, not timed
     first = args.at + 300
-    for row in _feed_and_apply(ws, lines, first, first + args.batches * args.size, args.size):
+    for row in _feed_and_apply(
+        ws,
+        lines,
+        first,
+        first + args.batches * args.size,
+        args.size,
+        consumer=args.consumer,
+        top=args.top,
+        profile=args.profile,
+    ):
         print(json.dumps(row), flush=True)
     return 0
 

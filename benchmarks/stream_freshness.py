@@ -15,7 +15,15 @@ stream starts). Then, per rate R (ascending, each continuing the same time-order
 * before the timed feed, 200 statuses warm the consumers up (their first apply loads the follower graph and
   numba's compiled kernels) and are applied;
 * a **prober** (its own process, Django's test client: view, template and SQL, no network) requests the
-  workspace's ranking page back to back, recording when each request started and ended.
+  workspace's ranking page ``--probe-hz`` times a second (default 5: a desk of analysts whose pages refresh
+  every few seconds), recording when each request started and ended. Until 2026-11-28 it requested the page
+  back to back (``--probe-hz 0``): at 25 requests a second the prober and its SQL took about half of the two
+  cores (2.0 CPU s per 10,000 events in the prober alone, measured with the CPU split below), which a real
+  desk does not. A 5/s prober makes freshness late by up to 0.2 s more (the next request after the apply).
+
+CPU: from the feed's start to the drain's end, the CPU seconds of the feeder, the consumers, the prober, every
+PostgreSQL process and the whole machine (``/proc``), per 10,000 events fed (``cpu_s_per_10k``), and the share
+of the two cores that was busy (``cores_busy``): where the machine's time went.
 
 Per event: *applied* = its ``applied_at`` (set in the apply's transaction) minus ``received_at`` (set just before
 the intake's COPY); *freshness* = the end of the first ranking request that started after ``applied_at``, minus
@@ -42,6 +50,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
 os.environ.setdefault("SPREADWATCH_BACKEND", "cpu")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+os.environ.setdefault("PGAPPNAME", "bench-feeder")  # this process's PostgreSQL time is told apart by it
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -51,8 +60,51 @@ def _pct(xs: list[float], p: float) -> float:
     return round(xs[min(len(xs) - 1, int(p / 100 * len(xs)))], 3)
 
 
-def probe(slug: str, user: str, out: Path, stop: Path) -> int:
-    """The prober process: the ranking page back to back until ``stop`` exists; one line per request."""
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _pid_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used so far, from ``/proc``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _cpu_snapshot(pids: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds so far: of each named group of processes, of the PostgreSQL server processes serving each
+    group (told apart by ``application_name``, which each process sets through ``PGAPPNAME``; the server's own
+    background processes are ``pg_other``), and of the whole machine (busy time of all cores, ``/proc/stat``), to
+    split the two cores' time between the parts."""
+    from django.db import connection
+
+    out = {name: sum(_pid_cpu(p) for p in group) for name, group in pids.items()}
+    with connection.cursor() as cur:
+        cur.execute("SELECT pid, application_name FROM pg_stat_activity")
+        app = {pid: name.removeprefix("bench-") for pid, name in cur.fetchall()}
+    for name in pids:
+        out[f"pg_{name}"] = 0.0
+    out["pg_other"] = 0.0
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if (d / "comm").read_text().strip() != "postgres":
+                    continue
+            except OSError:
+                continue
+            group = app.get(int(d.name), "")
+            key = f"pg_{group}" if group in pids else "pg_other"
+            out[key] += _pid_cpu(int(d.name))
+    cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    jiffies = [int(x) for x in cpu]
+    out["machine_busy"] = (sum(jiffies) - jiffies[3] - jiffies[4]) / _TICK  # all but idle and iowait
+    return out
+
+
+def probe(slug: str, user: str, out: Path, stop: Path, hz: float) -> int:
+    """The prober process: the ranking page ``hz`` times a second (0: back to back) until ``stop`` exists; one
+    line per request."""
     import django
 
     django.setup()
@@ -68,11 +120,15 @@ def probe(slug: str, user: str, out: Path, stop: Path) -> int:
     client = Client()
     client.force_login(get_user_model().objects.get(username=user))
     with out.open("w") as f:
+        due = time.monotonic()
         while not stop.exists():
             t0 = time.time()
             r = client.get(f"/w/{slug}/ranking/")
             f.write(f"{t0:.6f} {time.time():.6f} {r.status_code}\n")
             f.flush()
+            if hz > 0:  # the next request at the next tick (none skipped when one ran long: it starts at once)
+                due += 1 / hz
+                time.sleep(max(0.0, due - time.monotonic()))
     return 0
 
 
@@ -84,11 +140,14 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0, help="feeding time per rate")
     ap.add_argument("--consumers", type=int, default=1)
     ap.add_argument("--json", help="write the results here too")
-    ap.add_argument("--probe", nargs=4, metavar=("SLUG", "USER", "OUT", "STOP"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--probe-hz", type=float, default=5.0, help="ranking page requests a second (0: back to back, as before)"
+    )
+    ap.add_argument("--probe", nargs=5, metavar=("SLUG", "USER", "OUT", "STOP", "HZ"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.probe:
-        slug, user, out, stop = args.probe
-        return probe(slug, user, Path(out), Path(stop))
+        slug, user, out, stop, hz = args.probe
+        return probe(slug, user, Path(out), Path(stop), float(hz))
 
     from _setup import django_on_postgres, generated_collection
 
@@ -126,6 +185,7 @@ def main() -> int:
     var = ROOT / "var"
     var.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPREADWATCH_STREAM_MAX_BACKLOG": "10000000"}
+    env_consumer, env_prober = {**env, "PGAPPNAME": "bench-consumers"}, {**env, "PGAPPNAME": "bench-prober"}
     results = []
     at = 0
     for rate in [int(r) for r in args.rates.split(",")]:
@@ -143,10 +203,12 @@ def main() -> int:
             logs.append(log)
             procs.append(subprocess.Popen(
                 [sys.executable, "manage.py", "stream_consume", "--workspace", slug, "--name", f"fresh-{rate}-{k}"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env=env_consumer, stdout=log, stderr=subprocess.STDOUT,
             ))  # fmt: skip
         prober = subprocess.Popen(
-            [sys.executable, __file__, "--probe", slug, user.username, str(probe_out), str(stop)], cwd=ROOT, env=env
+            [sys.executable, __file__, "--probe", slug, user.username, str(probe_out), str(stop), str(args.probe_hz)],
+            cwd=ROOT,
+            env=env_prober,
         )
         try:
             deadline = time.monotonic() + 120
@@ -164,6 +226,8 @@ def main() -> int:
             time.sleep(3.0)
             load_before = os.getloadavg()
             first_id = StreamEvent.objects.filter(workspace=ws).order_by("-pk").values_list("pk", flat=True).first()
+            group = {"feeder": [os.getpid()], "consumers": [p.pid for p in procs], "prober": [prober.pid]}
+            cpu0 = _cpu_snapshot(group)
             t_start = time.perf_counter()
             fed = 0
             for k in range(n_ticks):
@@ -181,6 +245,10 @@ def main() -> int:
             while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
             drain_s = time.perf_counter() - t_end
+            cpu1 = _cpu_snapshot(group)
+            window = time.perf_counter() - t_start
+            used = {k: cpu1[k] - cpu0[k] for k in cpu0}
+            used["other"] = used["machine_busy"] - sum(v for k, v in used.items() if k != "machine_busy")
             time.sleep(2.0)  # the prober sees the last apply
             load_after = os.getloadavg()
         finally:
@@ -235,6 +303,12 @@ def main() -> int:
             "page_errors": sum(1 for p in probes if p[2] != 200),
             "page_p50_s": _pct(page, 50),
             "page_p99_s": _pct(page, 99),
+            "probe_hz": args.probe_hz,
+            # CPU seconds per 10,000 events fed, from the feed's start to the drain's end, by process group
+            # ("machine_busy": every core's busy time; "other": what none of the groups used), and the
+            # share of the two cores that was busy in that window
+            "cpu_s_per_10k": {k: round(v / fed * 10_000, 3) for k, v in used.items()},
+            "cores_busy": round(used["machine_busy"] / window, 2),
             "load_before": [round(x, 2) for x in load_before],
             "load_after": [round(x, 2) for x in load_after],
         }
