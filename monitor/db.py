@@ -190,20 +190,36 @@ def copy_out(cursor, select_sql: str, params: Sequence, columns: Sequence[tuple[
 
 
 def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
-    """Refresh the planner's statistics of ``tables`` after a write of ``rows`` rows, when that is at least
-    ``SPREADWATCH_ANALYZE_MIN_ROWS`` (PostgreSQL only; returns whether it ran).
+    """Refresh the planner's statistics of those of ``tables`` that a write of ``rows`` rows (this transaction's)
+    leaves stale; PostgreSQL only; returns whether any was analysed.
 
     Right after a bulk import or compute the statistics still describe the tables as they were (autovacuum
     analyses a table only after a delay, and not at all where it is off), and the planner then picks plans
     for empty tables: at the 1M-retweet benchmark a publisher's ranking took 2.7 s instead of 0.1 s. ANALYZE
     samples a fixed number of rows (a fraction of a second per table) and, run inside the writing transaction,
-    counts that transaction's own new rows; the statistics become visible with its commit."""
+    counts that transaction's own new rows; the statistics become visible with its commit.
+
+    A table counts as stale, as autovacuum's rule has it, when the rows written since its last ANALYZE (this
+    write, plus ``n_mod_since_analyze`` of the committed ones) reach a tenth of its rows, and at least
+    ``SPREADWATCH_ANALYZE_MIN_ROWS``. So an import into an empty workspace analyses what it wrote, and the stream's
+    micro-batches (each recomputing 40-90K rows of large tables) analyse once every tenth of a table, not once per
+    micro-batch (0.4 s each, ``benchmarks/stream_web.md``). Small writes add up: where autovacuum is off, the
+write that brings a table's count past the threshold analyses it."""
     from django.conf import settings
 
-    if connection.vendor != "postgresql" or rows < getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000):
+    floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
+    if connection.vendor != "postgresql":
         return False
-    cursor.execute("ANALYZE " + ", ".join(tables))
-    return True
+    cursor.execute(
+        """SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_mod_since_analyze, 0)
+           FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+           WHERE c.oid = ANY(%s::regclass[])""",
+        [list(tables)],
+    )
+    stale = [name for name, size, since in cursor.fetchall() if rows + since >= max(floor, 0.1 * size)]
+    if stale:
+        cursor.execute("ANALYZE " + ", ".join(sorted(stale)))
+    return bool(stale)
 
 
 def renew_follows_token(cursor, workspace_id: int) -> None:

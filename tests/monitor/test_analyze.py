@@ -34,3 +34,17 @@ def test_an_import_and_its_compute_refresh_the_statistics_of_what_they_wrote(ws_
     assert _reltuples("monitor_retweet") >= 5  # the import's 5 retweets (and any other test's rows)
     assert _reltuples("monitor_cascadeinfluence") >= 6  # the compute's 6 participants
     assert _reltuples("monitor_dailyinfluence") >= 1
+
+
+def test_a_large_table_is_analysed_once_a_tenth_of_it_has_been_written_not_at_every_bulk_write(settings, ws_a):
+    """The stream's micro-batches: each a bulk write, together a tenth of the table only now and then."""
+    from monitor.models import Account
+
+    settings.SPREADWATCH_ANALYZE_MIN_ROWS = 100
+    Account.objects.bulk_create([Account(workspace=ws_a, twitter_id=i) for i in range(1, 5001)])
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE monitor_account")
+        assert _reltuples("monitor_account") >= 5000
+        # 200 rows: past the floor, far from a tenth of 5,000 (written by this transaction, not counted yet)
+        assert analyze_after_bulk_write(cur, ["monitor_account"], 200) is False
+        assert analyze_after_bulk_write(cur, ["monitor_account"], 600) is True  # a tenth, with this write
