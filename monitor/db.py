@@ -17,6 +17,7 @@ import numpy as np
 from django.db import connection
 
 __all__ = [
+    "ARRAY_LOOKUP_MAX",
     "COPY_HEADER",
     "COPY_TRAILER",
     "Dialect",
@@ -24,6 +25,7 @@ __all__ = [
     "dialect",
     "copy_in",
     "copy_out",
+    "int_array",
     "renew_follows_token",
     "temp_table_name",
 ]
@@ -154,6 +156,15 @@ def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequ
     return n
 
 
+ARRAY_LOOKUP_MAX = 50_000  # keys read by one array literal at most; more are staged in a temporary table
+
+
+def int_array(values) -> str:
+    """A PostgreSQL array literal of integers, for ``= ANY(...)`` or ``unnest(...)`` inside a statement that takes
+    no parameters (COPY): each value is formatted as an integer, never as text."""
+    return "'{" + ",".join(str(int(v)) for v in np.asarray(values).tolist()) + "}'::bigint[]"
+
+
 def copy_out(cursor, select_sql: str, params: Sequence, columns: Sequence[tuple[str, str]]) -> list[np.ndarray]:
     """Run ``select_sql`` (no NULLs in its result: COALESCE them) and return one NumPy array per column.
 
@@ -190,8 +201,8 @@ def copy_out(cursor, select_sql: str, params: Sequence, columns: Sequence[tuple[
 
 
 def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
-    """Refresh the planner's statistics of those of ``tables`` that a write of ``rows`` rows (this transaction's)
-    leaves stale; PostgreSQL only; returns whether any was analysed.
+    """Refresh the planner's statistics of those of ``tables`` that have grown past them, counting the ``rows``
+    this transaction adds; PostgreSQL only; returns whether any was analysed.
 
     Right after a bulk import or compute the statistics still describe the tables as they were (autovacuum
     analyses a table only after a delay, and not at all where it is off), and the planner then picks plans
@@ -199,24 +210,24 @@ def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
     samples a fixed number of rows (a fraction of a second per table) and, run inside the writing transaction,
     counts that transaction's own new rows; the statistics become visible with its commit.
 
-    A table counts as stale, as autovacuum's rule has it, when the rows written since its last ANALYZE (this
-    write, plus ``n_mod_since_analyze`` of the committed ones) reach a tenth of its rows, and at least
-    ``SPREADWATCH_ANALYZE_MIN_ROWS``. So an import into an empty workspace analyses what it wrote, and the stream's
-    micro-batches (each recomputing 40-90K rows of large tables) analyse once every tenth of a table, not once per
-    micro-batch (0.4 s each, ``benchmarks/stream_web.md``). Small writes add up: where autovacuum is off, the
-write that brings a table's count past the threshold analyses it."""
+    A table counts as grown when its live rows (the committed ones, plus ``rows``) exceed the rows its last
+    ANALYZE saw by a tenth, and by at least ``SPREADWATCH_ANALYZE_MIN_ROWS``. So an import into an empty
+    workspace analyses what it wrote, as before; and a live stream, whose micro-batches each rewrite 40-90K
+    rows of the same cascades but add a few thousand, analyses once its tables have grown by a tenth, not at
+    every micro-batch (0.4 s each time, ``benchmarks/stream_web.md``). Between two ANALYZEs the planner scales
+    the row counts by the tables' pages on its own; what goes stale is only the distribution of values."""
     from django.conf import settings
 
     floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or rows <= 0:
         return False
     cursor.execute(
-        """SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_mod_since_analyze, 0)
+        """SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_live_tup, 0)
            FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
            WHERE c.oid = ANY(%s::regclass[])""",
         [list(tables)],
     )
-    stale = [name for name, size, since in cursor.fetchall() if rows + since >= max(floor, 0.1 * size)]
+    stale = [name for name, seen, live in cursor.fetchall() if live + rows - seen >= max(floor, 0.1 * seen)]
     if stale:
         cursor.execute("ANALYZE " + ", ".join(sorted(stale)))
     return bool(stale)

@@ -52,6 +52,7 @@ from ..db import (
     copy_out,
     create_temp,
     dialect,
+    int_array,
     temp_table_name,
 )
 from ..models import ComputeBatch, ComputeRun, Label, Tweet
@@ -664,10 +665,13 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             t = res.tick("store_wait_aggregates_s", t)
         _refresh_aggregates(cur, d, ws, touched, changes=daily)
         t = res.tick("store_aggregates_s", t)
+        # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
+        # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
+        added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
         analyze_after_bulk_write(
             cur,
             ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
-            int(batch.n_nodes or 0) + len(batch.tweet_pks),
+            added,
         )
         t = res.tick("store_analyze_s", t)
         from ..cache import bump_data_version
@@ -783,7 +787,7 @@ def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
         cur,
         f"""SELECT t.id, {_DAY_NUMBER.format(col="(t.created_at AT TIME ZONE 'UTC')::date")},
                 ({_LABEL_CASE.format(col="t.label")})::bigint
-            FROM monitor_tweet t WHERE t.id = ANY({_ids(unique(rows.tweet))}) ORDER BY t.id""",
+            FROM monitor_tweet t WHERE t.id = ANY({int_array(unique(rows.tweet))}) ORDER BY t.id""",
         [],
         [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
     )
@@ -808,7 +812,7 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
         f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                 ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
                 ({_ROLE_CASE.format(col="ci.role")})::bigint, ci.id
-            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({_ids(tweet_pks)})""",
+            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({int_array(tweet_pks)})""",
         [],
         [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
          ("f", "float"), ("r", "bigint"), ("id", "bigint")],
@@ -817,7 +821,7 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
     new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
     write, gone = changed_rows(old_cols, new_cols)
     if gone.any():
-        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE id = ANY({_ids(old_ids[gone])})")
+        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE id = ANY({int_array(old_ids[gone])})")
     if write.any():
         _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
     # the daily keys (publisher, account, day, label) of every row deleted or written
@@ -825,12 +829,8 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
     new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
     keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
     old_rows, _ = _per_key(keys, old_keys, old_cols[5])
-    return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence))
-
-
-def _ids(values) -> str:
-    """An array literal of integers, for ``= ANY(...)`` in a statement (COPY takes no parameters)."""
-    return "'{" + ",".join(str(int(v)) for v in np.asarray(values).tolist()) + "}'::bigint[]"
+    grown = max(len(rows.tweet) - len(old_ids), 0)
+    return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence), grown=grown)
 
 
 class _DailyChanges(NamedTuple):
@@ -842,6 +842,7 @@ class _DailyChanges(NamedTuple):
     old_rows: np.ndarray
     new_rows: np.ndarray
     new_sum: np.ndarray
+    grown: int = 0  # per-cascade rows added (the new ones less the gone ones)
 
 
 def _per_key(keys: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -974,9 +975,9 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
         cur,
         f"""SELECT x.id, x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
                 ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint
-            FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({_ids(unique(pub))})
-                AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({_ids(unique(day))}) d))
-                AND x.account_id = ANY({_ids(unique(acc))})""",
+            FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({int_array(unique(pub))})
+                AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({int_array(unique(day))}) d))
+                AND x.account_id = ANY({int_array(unique(acc))})""",
         [ws],
         [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint")],
     )
@@ -985,7 +986,7 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
     stored = np.zeros(len(ch.keys), np.int64)
     stored[pos[hit]] = scount[hit]
     if len(hit):
-        cur.execute(f"DELETE FROM monitor_dailyinfluence WHERE id = ANY({_ids(sid[hit])})")
+        cur.execute(f"DELETE FROM monitor_dailyinfluence WHERE id = ANY({int_array(sid[hit])})")
     own = stored == ch.old_rows  # every row of the key is in the batch's cascades
     influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
     rest = np.flatnonzero(~own)
@@ -994,7 +995,7 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
             cur,
             f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                     ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
-                FROM monitor_cascadeinfluence ci WHERE ci.account_id = ANY({_ids(unique(acc[rest]))})""",
+                FROM monitor_cascadeinfluence ci WHERE ci.account_id = ANY({int_array(unique(acc[rest]))})""",
             [],
             [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
