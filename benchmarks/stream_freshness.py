@@ -16,7 +16,7 @@ stream starts). Then, per rate R (ascending, each continuing the same time-order
   numba's compiled kernels) and are applied;
 * a **prober** (its own process, Django's test client: view, template and SQL, no network) requests the
   workspace's ranking page ``--probe-hz`` times a second (default 5: a desk of analysts whose pages refresh
-  every few seconds), recording when each request started and ended. Until 2026-11-28 it requested the page
+  every few seconds), recording when each request started and ended. Until 2026-11-27 it requested the page
   back to back (``--probe-hz 0``): at 25 requests a second the prober and its SQL took about half of the two
   cores (2.0 CPU s per 10,000 events in the prober alone, measured with the CPU split below), which a real
   desk does not. A 5/s prober makes freshness late by up to 0.2 s more (the next request after the apply).
