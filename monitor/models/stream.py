@@ -71,7 +71,13 @@ class StreamEvent(models.Model):
 
     class Meta:
         indexes = [
-            # a consumer's next micro-batch: its partition's queued events in arrival order
-            models.Index(fields=["workspace", "partition", "status", "id"], name="streamevent_next"),
+            # a consumer's next micro-batch: its partition's queued events in arrival order. Only the open
+            # events (queued, waiting) are in it: it stays the size of the backlog, not of the stream's whole
+            # history, and marking an event applied or dead writes no entry into it
+            models.Index(
+                fields=["workspace", "partition", "status", "id"],
+                name="streamevent_next",
+                condition=models.Q(status__in=["queued", "waiting"]),
+            ),
             models.Index(fields=["workspace", "status", "received_at"], name="streamevent_health"),
         ]
