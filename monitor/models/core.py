@@ -140,7 +140,8 @@ class Account(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["workspace", "twitter_id"], name="account_unique_twitter_id"),
         ]
-        indexes = [models.Index(fields=["workspace", "screen_name"], name="account_by_screen_name")]
+        # no index on screen_name: search matches names case-insensitively (UPPER(screen_name) LIKE ...), which a
+        # btree over the column cannot serve, and every rename wrote an entry into it (migration 0021)
 
     def __str__(self) -> str:
         return account_display(self.twitter_id, self.screen_name)
