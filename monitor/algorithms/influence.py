@@ -158,8 +158,10 @@ def _dtype(sql_type: str) -> type:
     return np.float64 if sql_type == "float" else np.int64
 
 
-def _select(cur, rows_type: type[Rows], sql: str, params: list | None = None) -> Rows:
-    return rows_type._make(copy_out(cur, sql, params or [], _columns(rows_type)))
+def _select(cur, rows_type: type[Rows], sql: str, params: list | None = None, *, gather: bool = True) -> Rows:
+    """``sql``'s rows as ``rows_type``; ``gather=False`` for follower-graph reads, which may exceed what one
+    gathered value holds (``monitor.db.copy_out``)."""
+    return rows_type._make(copy_out(cur, sql, params or [], _columns(rows_type), gather=gather))
 
 
 def _empty(rows_type: type[Rows]) -> Rows:
@@ -405,7 +407,11 @@ def workspace_graph(ws: int, res: BatchResult | None = None) -> FollowerGraph:
             return hit
         t = time.perf_counter()
         follows = _select(
-            cur, FollowRows, "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s", [ws]
+            cur,
+            FollowRows,
+            "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s",
+            [ws],
+            gather=False,
         )
         # a write that committed between the two reads of the token may be in the rows: use them, keep nothing
         unchanged = _follows_token(cur, ws) == token
@@ -448,6 +454,7 @@ def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
         f"""SELECT f.follower_id, f.followee_id FROM {part} p1
             {d.join} monitor_follow f ON f.follower_id = p1.id
             {d.join} {part} p2 ON p2.id = f.followee_id""",
+        gather=False,
     )
     cur.execute(f"DROP TABLE IF EXISTS {part}")
     return follows

@@ -158,7 +158,7 @@ def _read_graph(ws: int, spec: GraphSpec) -> Graph:
         if spec.kind == "follows":
             if spec.collection is None:
                 sql = "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s"
-                src, dst = copy_out(cur, sql, [ws], pairs)
+                src, dst = copy_out(cur, sql, [ws], pairs, gather=False)  # a whole graph: streamed
             else:  # the follow edges among the accounts that take part in the collection's cascades
                 part = f"""SELECT t.author_id FROM monitor_tweet t WHERE t.workspace_id = {int(ws)}{of_collection}
                     UNION SELECT r.retweeter_id FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
@@ -169,6 +169,7 @@ def _read_graph(ws: int, spec: GraphSpec) -> Graph:
                         AND f.follower_id IN ({part}) AND f.followee_id IN ({part})""",
                     [ws],
                     pairs,
+                    gather=False,
                 )
             return graph_from_edges(src, dst)
         retweeter, author = copy_out(

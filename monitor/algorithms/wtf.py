@@ -108,6 +108,7 @@ def load_graph(ws: Workspace) -> LoadedGraph:
             "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s",
             [ws.pk],
             [("src", "bigint"), ("dst", "bigint")],
+            gather=False,
         )
     g = graph_from_edges(src, dst)
     loaded = LoadedGraph(g, _fingerprint(g))

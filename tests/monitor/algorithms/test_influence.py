@@ -247,10 +247,10 @@ def follow_reads(monkeypatch):
     reads = []
     real = influence._select
 
-    def spy(cur, rows_type, sql, params=None):
+    def spy(cur, rows_type, sql, params=None, **kw):
         if "FROM monitor_follow WHERE workspace_id" in sql:
             reads.append(params)
-        return real(cur, rows_type, sql, params)
+        return real(cur, rows_type, sql, params, **kw)
 
     monkeypatch.setattr(influence, "_select", spy)
     return reads
