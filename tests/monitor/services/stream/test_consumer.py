@@ -107,6 +107,27 @@ def test_waiting_events_are_retried_when_their_original_arrives_and_when_their_w
     assert apply_partition_batch(ws_a.pk, 0, rec)[0] == 1  # due: handed over again (apply decides: dead)
 
 
+def test_the_garbage_collector_is_paused_for_the_apply_and_back_on_after_it_even_when_it_fails(ws_a):
+    import gc
+
+    keys = _same_partition_keys(2)
+    seen = []
+
+    def apply(*, workspace_id, event_ids):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("apply failed")
+        return Recorder()(workspace_id=workspace_id, event_ids=event_ids)
+
+    assert gc.isenabled()
+    stream_accept(workspace=ws_a, lines=_lines(_tw(keys[0])))
+    apply_partition_batch(ws_a.pk, 0, apply)
+    stream_accept(workspace=ws_a, lines=_lines(_tw(keys[1])))
+    with pytest.raises(RuntimeError):
+        apply_partition_batch(ws_a.pk, 0, apply)
+    assert seen == [False, False] and gc.isenabled()
+
+
 def test_it_wakes_on_intake_and_acknowledges_after_the_commit(ws_a, settings):
     settings.SPREADWATCH_STREAM_POLL_MS = 60_000  # no poll in this test: only the wake-up can start the drain
     settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
