@@ -24,6 +24,7 @@ The data keeps its form from the database and back: each ``copy_out`` fills a na
 from __future__ import annotations
 
 import logging
+import math
 import struct
 import time
 from collections import OrderedDict
@@ -867,9 +868,26 @@ def _key_positions(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.n
     as indices into ``rows``, the rows found there."""
     if not len(keys) or not len(rows):
         return np.zeros(len(rows), np.int64), np.zeros(0, np.int64)
-    kv, rv = _rows_view(keys), _rows_view(rows)
+    kv, rv = _row_codes(keys, rows)
     pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
     return pos, np.flatnonzero(kv[pos] == rv)
+
+
+def _row_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of two 2-D int arrays as values that compare as the rows do (lexicographically), for
+    ``searchsorted``: one int64 each, a mixed-radix number of the columns' offsets from their smallest value,
+    when the columns' ranges multiply to less than 2**62 (ids, days and labels of one micro-batch do); else
+    one structured value each. Searching structured values compares them field by field in generic code: four
+    searches of a micro-batch's daily keys took 0.10 s of its ~0.5 s of Python, as int64 a few ms."""
+    both = np.concatenate([a, b]).astype(np.int64, copy=False)
+    lo, hi = both.min(axis=0), both.max(axis=0)
+    spans = [int(h) - int(lo_) + 1 for lo_, h in zip(lo.tolist(), hi.tolist())]
+    if math.prod(spans) >= 2**62:
+        return _rows_view(a), _rows_view(b)
+    code = np.zeros(len(both), np.int64)
+    for j, span in enumerate(spans):
+        code = code * span + (both[:, j] - lo[j])
+    return code[: len(a)], code[len(a) :]
 
 
 class _DailyRows(NamedTuple):

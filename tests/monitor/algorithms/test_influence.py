@@ -327,3 +327,18 @@ def test_changed_rows_writes_new_and_different_rows_and_deletes_gone_and_differe
     assert gone.tolist() == [False, True, False, True, True]
     nothing_old = influence.changed_rows([a[:0] for a in old], new)
     assert nothing_old[0].all() and not len(nothing_old[1])
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["int64 codes", "ids too far apart: structured"])
+def test_key_positions_finds_each_rows_key_as_a_lookup_would(big):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    span = 2**40 if big else 50  # four columns of 2**40 values overflow one int64 code
+    keys = np.unique(rng.integers(0, span, size=(300, 4)), axis=0)  # unique and sorted, as the callers give
+    rows = np.concatenate([keys[rng.integers(0, len(keys), 500)], rng.integers(0, span, size=(200, 4))])
+    pos, hit = influence._key_positions(keys, rows)
+    index = {tuple(k): i for i, k in enumerate(keys.tolist())}
+    want = [i for i, r in enumerate(rows.tolist()) if tuple(r) in index]
+    assert hit.tolist() == want
+    assert [int(pos[i]) for i in want] == [index[tuple(rows[i].tolist())] for i in want]
