@@ -183,7 +183,15 @@ ARRAY_LOOKUP_MAX = 50_000  # keys read by one array literal at most; more are st
 def int_array(values) -> str:
     """A PostgreSQL array literal of integers, for ``= ANY(...)`` or ``unnest(...)`` inside a statement that takes
     no parameters (COPY): each value is formatted as an integer, never as text."""
-    return "'{" + ",".join(str(int(v)) for v in np.asarray(values).tolist()) + "}'::bigint[]"
+    return f"'{int_array_param(values)}'::bigint[]"
+
+
+def int_array_param(values) -> str:
+    """Integers as the text of a PostgreSQL array (``{1,2,3}``), the value for a ``%s::bigint[]`` parameter.
+    Passed as a Python list, psycopg's array dumper handled each element in Python: 9-13 ms for 10,000 ids,
+    against 2 ms for this text (a stream micro-batch passes six such lists)."""
+    vals = values.tolist() if isinstance(values, np.ndarray) else values
+    return "{" + ",".join(map(str, map(int, vals))) + "}"
 
 
 def copy_out(

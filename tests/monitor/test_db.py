@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from monitor.db import copy_out
+from monitor.db import copy_out, int_array_param
 
 COLS = [("a", "bigint"), ("b", "int"), ("c", "float")]
 # rows in an order no index or insertion gives: the ORDER BY must survive the gathering
@@ -53,3 +53,20 @@ def test_integer_parameters_are_formatted_in(db):
     with connection.cursor() as cur:
         (got,) = copy_out(cur, "SELECT g::bigint FROM generate_series(%s, %s) g", [3, 6], [("g", "bigint")])
     assert got.tolist() == [3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(
+    "ids", [[], [5], [3, -1, 2**62], np.array([7, 8, 9], np.int64)], ids=["none", "one", "wide", "numpy"]
+)
+def test_an_int_array_parameter_reaches_the_server_as_those_integers(db, ids):
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT coalesce(array_agg(x ORDER BY n), '{}') FROM unnest(%s::bigint[]) WITH ORDINALITY u(x, n)",
+            [int_array_param(ids)],
+        )
+        assert cur.fetchone()[0] == [int(i) for i in ids]
+
+
+def test_an_int_array_parameter_refuses_what_is_not_an_integer():
+    with pytest.raises(ValueError):
+        int_array_param(["1}", "{2"])

@@ -53,6 +53,7 @@ from compute.tables import NO_TWEET, FollowTable, TweetTable
 from ... import jobs
 from ...algorithms import get as get_algorithm
 from ...cache import bump_data_version
+from ...db import int_array_param
 from ...models import ComputeBatch, ComputeRun, StreamEvent, Tweet
 from ..ingest.conflicts import stored_conflicts
 from ..ingest.merge import lock_workspace, merge
@@ -219,7 +220,7 @@ def _lock(ws: int, ids: list[int]) -> list[_Event]:
                    FROM unnest(%s::bigint[]) AS x(id) JOIN monitor_streamevent e ON e.id = x.id
                    WHERE e.workspace_id = %s AND e.status IN (%s, %s)
                    ORDER BY e.id FOR UPDATE OF e SKIP LOCKED""",
-                [ids, ws, *_OPEN],
+                [int_array_param(ids), ws, *_OPEN],
             )
             return [_Event(*r) for r in cur.fetchall()]
     rows = (
@@ -246,7 +247,7 @@ def _waiting_for(ws: int, parsed: Parsed, *, exclude: list[int]) -> list[_Event]
                    WHERE e.workspace_id = %s AND e.status = %s AND e.cascade_key = ANY(%s::bigint[])
                        AND NOT e.id = ANY(%s::bigint[])
                    ORDER BY e.id FOR UPDATE OF e SKIP LOCKED""",
-                [ws, StreamEvent.Status.WAITING, originals.tolist(), exclude],
+                [ws, StreamEvent.Status.WAITING, int_array_param(originals), int_array_param(exclude)],
             )
             return [_Event(*r) for r in cur.fetchall()]
     rows = (
@@ -417,7 +418,7 @@ def _mark(events: list[_Event], res: _Outcome, now) -> int:
             cur.execute(
                 """UPDATE monitor_streamevent e SET status = %s, applied_at = %s, attempts = e.attempts + 1,
                        error = '', wait_until = NULL FROM unnest(%s::bigint[]) AS x(id) WHERE e.id = x.id""",
-                [StreamEvent.Status.APPLIED, now, applied],
+                [StreamEvent.Status.APPLIED, now, int_array_param(applied)],
             )
     else:
         for a in range(0, len(applied), _UPDATE_CHUNK):

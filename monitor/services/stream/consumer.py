@@ -47,6 +47,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from ...db import int_array_param
 from ...models import StreamEvent, Workspace
 from . import channel
 
@@ -157,7 +158,7 @@ def _lock_open(ids: list[int]) -> list[int]:
             cur.execute(
                 """SELECT e.id FROM unnest(%s::bigint[]) AS x(id) JOIN monitor_streamevent e ON e.id = x.id
                    WHERE e.status IN (%s, %s) ORDER BY e.id FOR UPDATE OF e""",
-                [ids, *open_],
+                [int_array_param(ids), *open_],
             )
             return [r[0] for r in cur.fetchall()]
     qs = StreamEvent.objects.select_for_update().filter(pk__in=ids, status__in=open_).order_by("pk")
