@@ -202,9 +202,9 @@ def copy_out(
     ``params`` fill ``%s`` placeholders and must be integers (ids).
 
     On PostgreSQL the server **gathers** each column into one binary value (``string_agg`` of ``int8send`` over
-    the rows, in the rows' order) and the client reads one row: 90,000 rows x 3 columns took 0.007-0.012 CPU s
-    of this process against 0.11-0.12 s read as binary COPY, whose rows arrive as one message each and cost
-    Python work per message (``benchmarks/stream_web.md``). A gathered value is one ``bytea``, at most 1 GB:
+    the rows, in the rows' order) and the client reads one row: 90,000 rows x 3 columns took 0.008 CPU s of
+    this process against 0.097 s read as binary COPY, whose rows arrive as one message each and cost Python
+    work per message (``benchmarks/copy_out_bench.py``). A gathered value is one ``bytea``, at most 1 GB:
     a result that may hold 100 million rows or more (a workspace's whole follower graph) passes
     ``gather=False`` and is streamed by binary COPY.
     """
