@@ -890,6 +890,12 @@ def _row_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return code[: len(a)], code[len(a) :]
 
 
+def _rows_view(a: np.ndarray) -> np.ndarray:
+    """The rows of a 2-D int64 array as one structured value each (compared and sorted field by field)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return a.view([("", np.int64)] * a.shape[1]).ravel()
+
+
 class _DailyRows(NamedTuple):
     publisher: np.ndarray
     account: np.ndarray
@@ -1041,12 +1047,6 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
         [ws],
     )
     cur.execute(f"DROP TABLE IF EXISTS {vals}")
-
-
-def _rows_view(a: np.ndarray) -> np.ndarray:
-    """The rows of a 2-D int64 array as one structured value each (compared and sorted field by field)."""
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    return a.view([("", np.int64)] * a.shape[1]).ravel()
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------
