@@ -57,6 +57,37 @@ def test_a_partly_stored_upload_stores_what_is_new_and_moves_stored_retweets_ear
     assert again.counts["follower_counts_new"] == 0
 
 
+def test_an_upload_names_accounts_known_from_follows_and_rewrites_no_unchanged_name(ws_a, import_files, tmp_path):
+    follows = tmp_path / "follows.csv"
+    follows.write_text("follower_id,followee_id\n301,300\n302,300\n")  # accounts without names
+    assert import_files(ws_a, [follows]).status == Collection.Status.DONE
+    first = tmp_path / "first.csv"
+    first.write_text(CSV_HEAD + "9000,,300,2020-01-01T00:00:00Z,2,pub\n9001,9000,301,2020-01-01T00:00:01Z,1,one\n")
+    c = import_files(ws_a, [first])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["accounts_renamed"] == 2  # their first names
+    names = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "screen_name"))
+    assert names == {300: "pub", 301: "one", 302: ""}
+
+    def row_versions():  # PostgreSQL's row version of each account: a rewritten row gets a new one
+        with connection.cursor() as cur:
+            cur.execute("SELECT twitter_id, xmin::text FROM monitor_account WHERE workspace_id = %s", [ws_a.pk])
+            return dict(cur.fetchall())
+
+    before = row_versions() if connection.vendor == "postgresql" else None
+    again = tmp_path / "again.csv"  # 300 and 301 with the names stored, 302 renamed from nothing
+    again.write_text(CSV_HEAD + "9002,9000,301,2020-01-01T00:00:02Z,1,one\n9003,9000,302,2020-01-01T00:00:03Z,1,two\n"
+                     "9004,,300,2020-01-01T00:00:04Z,2,pub\n")  # fmt: skip
+    c = import_files(ws_a, [again])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["accounts_renamed"] == 1
+    names = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "screen_name"))
+    assert names == {300: "pub", 301: "one", 302: "two"}
+    if before is not None:
+        after = row_versions()
+        assert after[300] == before[300] and after[301] == before[301] and after[302] != before[302]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_merge_holds_the_workspace_lock_until_the_import_ends(ws_a):
     if connection.vendor != "postgresql":
