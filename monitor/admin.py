@@ -60,6 +60,7 @@ from .models import (
     Publisher,
     PublisherDay,
     Retweet,
+    StreamArrival,
     StreamEvent,
     StreamToken,
     Tweet,
@@ -771,10 +772,34 @@ class StreamTokenAdmin(admin.ModelAdmin):
             stream_token_revoke(token=token)
 
 
+@admin.register(StreamArrival)
+class StreamArrivalAdmin(BigTableAdmin):
+    """The applied stream events counted per cascade and arrival second, for the Live page's windows (the events
+    themselves are deleted once applied; kept two hours). Written by the consumers only: view-only here."""
+
+    list_display = ("second", "workspace", "cascade_key", "events", "retweets", "applied_at")
+    list_filter = ("workspace",)
+    list_select_related = ("workspace",)
+    search_fields = ("=cascade_key",)
+    search_help_text = "The cascade key (original tweet id) matches exactly."
+    readonly_fields = [f.name for f in StreamArrival._meta.fields]
+    ordering = ("-second", "-pk")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(StreamEvent)
 class StreamEventAdmin(BigTableAdmin):
-    """The stream's events, to look into dead letters and lag: filter by status, kind and partition; the error
-    says why an event is dead. Written by intake and the consumers only: view-only here."""
+    """The stream's open events and dead letters, to look into lag and errors: filter by status, kind and
+    partition; the error says why an event is dead (an event applied cleanly is deleted: ``StreamArrival``
+    counts it). Written by intake and the consumers only: view-only here."""
 
     list_display = ("id", "workspace", "kind", "status", "partition", "cascade_key", "received_at", "applied_at",
                     "attempts", "error_short")  # fmt: skip

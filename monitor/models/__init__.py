@@ -28,7 +28,7 @@ from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, Publisher
 from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
 from .ops import ApiToken, Lease, Notice, OutboxTask
-from .stream import StreamEvent, StreamToken
+from .stream import StreamArrival, StreamEvent, StreamToken
 from .wtf import WtfEntry, WtfResult
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "Publisher",
     "PublisherDay",
     "Retweet",
+    "StreamArrival",
     "StreamEvent",
     "StreamToken",
     "Tweet",

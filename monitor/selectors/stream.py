@@ -5,9 +5,10 @@ summary of every workspace's stream.
 **"Now" is arrival time.** A retweet's own ``created_at`` is the tweet's time, which a replay, a late record or
 a clock far away can put anywhere; the Live page is about what *arrives*, so "growing now" counts the retweet
 events *received* in the window that are already applied (visible in the rankings); their tweet times are not
-used. **Rising spreaders**: the influence (I_t) accounts hold in the cascades that received stream retweets in
-the last hour, summed; no history of influence is kept, so for a cascade older than the hour this includes
-what the account had gained before it (docs/live.md).
+used. Applied events are deleted as they are applied; their arrivals are counted per cascade and second in
+``StreamArrival`` (kept two hours), which these reads sum. **Rising spreaders**: the influence (I_t) accounts
+hold in the cascades that received stream retweets in the last hour, summed; no history of influence is kept,
+so for a cascade older than the hour this includes what the account had gained before it (docs/live.md).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import datetime as dt
 from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
-from ..models import Account, CascadeInfluence, StreamEvent, StreamToken, Tweet, Workspace
+from ..models import Account, CascadeInfluence, StreamArrival, StreamEvent, StreamToken, Tweet, Workspace
 from ..services.stream import channel
 
 __all__ = [
@@ -87,17 +88,21 @@ def stream_health() -> dict:
     return out
 
 
+def _arrived(ws: Workspace, window: dt.timedelta):
+    """The per-second arrival counts of retweets received within ``window`` and applied (a count's second is
+    that of its events' arrival, truncated: the window's first second counts whole)."""
+    since = (timezone.now() - window).replace(microsecond=0)
+    return StreamArrival.objects.filter(workspace=ws, second__gte=since, retweets__gt=0)
+
+
 def cascades_growing(ws: Workspace, *, minutes: int = 10, limit: int = 10) -> list[dict]:
     """The cascades with the most retweets *received* in the last ``minutes`` and applied: ``tweet_id``,
     ``new`` (those retweets), ``total`` (its retweets stored), ``author`` and ``text`` where the original is
     stored."""
-    since = timezone.now() - dt.timedelta(minutes=minutes)
     top = list(
-        StreamEvent.objects.filter(
-            workspace=ws, status=S.APPLIED, kind=StreamEvent.Kind.RETWEET, received_at__gte=since
-        )
+        _arrived(ws, dt.timedelta(minutes=minutes))
         .values("cascade_key")
-        .annotate(new=Count("pk"))
+        .annotate(new=Sum("retweets"))
         .order_by("-new", "cascade_key")[:limit]
     )
     keys = [r["cascade_key"] for r in top]
@@ -126,14 +131,7 @@ def cascades_growing(ws: Workspace, *, minutes: int = 10, limit: int = 10) -> li
 def rising_spreaders(ws: Workspace, *, hours: int = 1, limit: int = 10) -> list[dict]:
     """Spreaders ranked by the influence they hold in the cascades that received stream retweets in the last
     ``hours`` (see the module): ``twitter_id``, ``screen_name``, ``influence``, ``cascades``."""
-    since = timezone.now() - dt.timedelta(hours=hours)
-    keys = (
-        StreamEvent.objects.filter(
-            workspace=ws, status=S.APPLIED, kind=StreamEvent.Kind.RETWEET, received_at__gte=since
-        )
-        .values_list("cascade_key", flat=True)
-        .distinct()
-    )
+    keys = _arrived(ws, dt.timedelta(hours=hours)).values_list("cascade_key", flat=True).distinct()
     tweets = Tweet.objects.filter(workspace=ws, tweet_id__in=keys).values_list("pk", flat=True)
     rows = list(
         CascadeInfluence.objects.filter(tweet__in=tweets, role=CascadeInfluence.Role.SPREADER)

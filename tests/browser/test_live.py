@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import expect
 
 from monitor import services
 from monitor.models import Membership, StreamEvent, StreamToken
 from monitor.services.stream import stream_accept
+from monitor.services.stream.apply import apply_events
 from tests.browser.test_wtf import look
 from tests.webapp import THESIS
 
@@ -27,7 +27,7 @@ def _retweets(ws, start: int, n: int, *, applied: int) -> None:
     ]  # fmt: skip
     acc = stream_accept(workspace=ws, lines=list(enumerate(lines, 1)), source="firehose")
     ids = list(range(acc.first_id, acc.last_id + 1))
-    StreamEvent.objects.filter(pk__in=ids[:applied]).update(status="applied", applied_at=timezone.now())
+    apply_events(workspace_id=ws.pk, event_ids=ids[:applied])  # as a consumer applies them
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import json
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from monitor import services
 from monitor.models import Membership, StreamEvent, StreamToken
 from monitor.services.stream import stream_accept
+from monitor.services.stream.apply import apply_events
 from monitor.services.stream.tokens import KEY_PREFIX
 from tests.webapp import THESIS
 
@@ -29,7 +29,7 @@ def streamed(ws_a, import_files):
     ]  # fmt: skip
     acc = stream_accept(workspace=ws_a, lines=list(enumerate(lines, 1)), source="feeder")
     ids = list(range(acc.first_id, acc.last_id + 1))
-    StreamEvent.objects.filter(pk__in=ids[:3]).update(status="applied", applied_at=timezone.now())
+    apply_events(workspace_id=ws_a.pk, event_ids=ids[:3])  # as a consumer applies them
     StreamEvent.objects.filter(pk=ids[4]).update(status="dead", error="its original never came")
     return ws_a
 

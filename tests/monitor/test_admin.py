@@ -52,6 +52,7 @@ SEARCH = {
     m.Notice: "failed",
     m.StreamToken: "feeder",
     m.StreamEvent: "1000",
+    m.StreamArrival: "1000",
     m.Invitation: "newcomer@",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
@@ -114,6 +115,7 @@ def thesis(ws_a, alice, import_files):
     line = '{"tweet_id": "2000", "retweeted_tweet_id": "1000", "user_id": "9", "created_at": 1600000000}'
     acc = stream_accept(workspace=ws_a, lines=[(1, line)])
     m.StreamEvent.objects.filter(pk=acc.first_id).update(status="dead", error="its original never came")
+    m.StreamArrival.objects.create(workspace=ws_a, cascade_key=1000, second=now, events=2, retweets=2, applied_at=now)
     m.Invitation.objects.create(
         workspace=ws_a, email="newcomer@example.org", token_hash="f" * 64, invited_by=alice, expires_at=now
     )

@@ -24,8 +24,9 @@ shares them out.
 every queued *follow* of the workspace with a smaller id than the batch's last, from any partition (a follow
 applies to later retweets of every cascade, so it is applied before them, by whichever consumer gets there
 first); all of them locked ``FOR UPDATE`` in id order and re-checked still queued or waiting; then
-``apply_events(workspace_id=..., event_ids=[...ascending])``, which marks each applied, waiting or dead. A
-consumer killed in the middle rolls the whole transaction back: the events stay queued for the next owner. One
+``apply_events(workspace_id=..., event_ids=[...ascending])``, which deletes each event applied (or marks it
+applied with a note), waiting or dead. A consumer killed in the middle rolls the whole transaction back: the
+events stay queued for the next owner. One
 that dies after the commit but before XACK leaves a wake-up that the next owner claims, drains (finding nothing
 new) and acknowledges. So delivery of wake-ups is at least once, and application exactly once.
 """
