@@ -25,11 +25,18 @@ CPU: from the feed's start to the drain's end, the CPU seconds of the feeder, th
 PostgreSQL process and the whole machine (``/proc``), per 10,000 events fed (``cpu_s_per_10k``), and the share
 of the two cores that was busy (``cores_busy``): where the machine's time went.
 
-Per event: *applied* = its ``applied_at`` (set in the apply's transaction) minus ``received_at`` (set just before
-the intake's COPY); *freshness* = the end of the first ranking request that started after ``applied_at``, minus
-``received_at``: the event is in what that page shows (the apply bumps the data version the page's cache
-depends on; the commit follows ``applied_at`` by the mark and the commit itself, so this can be early by that
-much). A rate is *sustained* when the queue drained within 2 s of the last accepted body; the page's own
+Per event: *applied* = when the apply's transaction marked it (the last statement before the commit) minus its
+``received_at`` (set just before the intake's COPY); *freshness* = the end of the first ranking request that
+started after that mark, minus ``received_at``: the event is in what that page shows (the apply bumps the data
+version the page's cache depends on; only the commit itself, a few ms, separates the mark from it). The mark's
+time is recorded by statement-level triggers this benchmark puts on ``monitor_streamevent`` (``AFTER DELETE``,
+and ``AFTER UPDATE`` to ``applied`` for code from before applied events were deleted) into an unlogged table,
+with ``clock_timestamp()``: one ``INSERT ... SELECT`` per marking statement. Until 2026-11-28 the event's own
+``applied_at`` was used, which the apply sets to the time its micro-batch *started*: a probe that started
+during the apply and read the state before its commit was counted, so freshness came out early by up to one
+micro-batch (about a second at the rates measured); figures from before then do not compare.
+
+A rate is *sustained* when the queue drained within 2 s of the last accepted body; the page's own
 latency under the load is reported beside it. The load average (2 cores) is printed with each rate.
 """
 
@@ -132,6 +139,34 @@ def probe(slug: str, user: str, out: Path, stop: Path, hz: float) -> int:
     return 0
 
 
+# statement-level triggers that log when each event is marked applied (deleted, or updated to ``applied`` by code
+# from before applied events were deleted), with the statement's clock time; transition tables keep it to one
+# INSERT ... SELECT per marking statement
+_APPLIED_LOG = """
+CREATE UNLOGGED TABLE IF NOT EXISTS bench_fresh_applied (
+    id bigint, workspace_id bigint, kind text, received_at timestamptz, marked_at timestamptz);
+TRUNCATE bench_fresh_applied;
+CREATE OR REPLACE FUNCTION bench_fresh_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO bench_fresh_applied SELECT o.id, o.workspace_id, o.kind, o.received_at, clock_timestamp()
+    FROM old_rows o WHERE o.status IN ('queued', 'waiting');
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION bench_fresh_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO bench_fresh_applied SELECT n.id, n.workspace_id, n.kind, n.received_at, clock_timestamp()
+    FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE n.status = 'applied' AND o.status <> 'applied';
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS bench_fresh_deleted ON monitor_streamevent;
+DROP TRIGGER IF EXISTS bench_fresh_updated ON monitor_streamevent;
+CREATE TRIGGER bench_fresh_deleted AFTER DELETE ON monitor_streamevent REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION bench_fresh_deleted();
+CREATE TRIGGER bench_fresh_updated AFTER UPDATE ON monitor_streamevent
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_fresh_updated();
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--retweets", type=int, default=200_000, help="size of the generated collection")
@@ -156,6 +191,7 @@ def main() -> int:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection
+    from django.db.models import Count
 
     from monitor import services
     from monitor.models import StreamEvent, Workspace
@@ -172,6 +208,7 @@ def main() -> int:
         cur.execute("SHOW autovacuum")
         print(f"autovacuum: {cur.fetchone()[0]}; VACUUM ANALYZE before the run", flush=True)
         cur.execute("VACUUM ANALYZE")
+        cur.execute(_APPLIED_LOG)
     slug = f"bench-fresh-{int(time.time())}"
     User = get_user_model()
     user = User.objects.filter(username="bench-fresh").first() or User.objects.create_user("bench-fresh", password="x")
@@ -225,7 +262,13 @@ def main() -> int:
                 time.sleep(0.2)
             time.sleep(3.0)
             load_before = os.getloadavg()
-            first_id = StreamEvent.objects.filter(workspace=ws).order_by("-pk").values_list("pk", flat=True).first()
+            with connection.cursor() as cur:  # the last event so far, queued or already marked (and deleted)
+                cur.execute(
+                    """SELECT greatest((SELECT max(id) FROM monitor_streamevent WHERE workspace_id = %s),
+                                       (SELECT max(id) FROM bench_fresh_applied WHERE workspace_id = %s))""",
+                    [ws.pk, ws.pk],
+                )
+                first_id = cur.fetchone()[0]
             group = {"feeder": [os.getpid()], "consumers": [p.pid for p in procs], "prober": [prober.pid]}
             cpu0 = _cpu_snapshot(group)
             t_start = time.perf_counter()
@@ -264,16 +307,24 @@ def main() -> int:
             a, b, s = ln.split()
             probes.append((float(a), float(b), int(s)))
         starts = [p[0] for p in probes]
-        rows = StreamEvent.objects.filter(workspace=ws, pk__gt=first_id or 0).values_list(
-            "kind", "status", "received_at", "applied_at"
+        with connection.cursor() as cur:  # the marks the triggers logged: (kind, received, marked) in epoch seconds
+            cur.execute(
+                """SELECT kind, extract(epoch FROM received_at)::float8, extract(epoch FROM marked_at)::float8
+                   FROM bench_fresh_applied WHERE workspace_id = %s AND id > %s""",
+                [ws.pk, first_id or 0],
+            )
+            marked = cur.fetchall()
+        by_status = dict(
+            StreamEvent.objects.filter(workspace=ws, pk__gt=first_id or 0)
+            .exclude(status="applied")
+            .values_list("status")
+            .annotate(n=Count("pk"))
         )
+        by_status["applied"] = len(marked)
         applied, fresh, not_shown = [], [], 0
-        by_status: dict[str, int] = {}
-        for kind, status, rec, app in rows:
-            by_status[status] = by_status.get(status, 0) + 1
-            if kind != "retweet" or app is None:
+        for kind, r, a in marked:
+            if kind != "retweet":
                 continue
-            r, a = rec.timestamp(), app.timestamp()
             applied.append(a - r)
             i = bisect.bisect_right(starts, a)
             if i < len(probes):
