@@ -26,9 +26,9 @@ applies to later retweets of every cascade, so it is applied before them, by whi
 first); all of them locked ``FOR UPDATE`` in id order and re-checked still queued or waiting; then
 ``apply_events(workspace_id=..., event_ids=[...ascending])``, which deletes each event applied (or marks it
 applied with a note), waiting or dead. A consumer killed in the middle rolls the whole transaction back: the
-events stay queued for the next owner. One
-that dies after the commit but before XACK leaves a wake-up that the next owner claims, drains (finding nothing
-new) and acknowledges. So delivery of wake-ups is at least once, and application exactly once.
+events stay queued for the next owner. One that dies after the commit but before XACK leaves a wake-up that the
+next owner claims, drains (finding nothing new) and acknowledges. So delivery of wake-ups is at least once, and
+application exactly once.
 """
 
 from __future__ import annotations
