@@ -773,7 +773,7 @@ class StreamTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(StreamArrival)
-class StreamArrivalAdmin(BigTableAdmin):
+class StreamArrivalAdmin(EngineRowsAdmin):
     """The applied stream events counted per cascade and arrival second, for the Live page's windows (the events
     themselves are deleted once applied; kept two hours). Written by the consumers only: view-only here."""
 
@@ -784,15 +784,6 @@ class StreamArrivalAdmin(BigTableAdmin):
     search_help_text = "The cascade key (original tweet id) matches exactly."
     readonly_fields = [f.name for f in StreamArrival._meta.fields]
     ordering = ("-second", "-pk")
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(StreamEvent)
