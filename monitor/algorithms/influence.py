@@ -671,7 +671,14 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
             cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
             t = res.tick("store_wait_aggregates_s", t)
-        _refresh_aggregates(cur, d, ws, touched, changes=daily)
+        from ..cache import bump_data_version, record_all_time_delta
+
+        # in this transaction: committed with the rows (monitor/cache.py). Before the refresh: from here to the
+        # commit no other write can commit a version, so the daily rows read below are those of the version before
+        version = bump_data_version(ws)
+        delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
+        if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
+            record_all_time_delta(ws, version, delta)
         t = res.tick("store_aggregates_s", t)
         # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
         # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
@@ -682,9 +689,6 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             added,
         )
         t = res.tick("store_analyze_s", t)
-        from ..cache import bump_data_version
-
-        bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:
                 cur.execute(f"DROP TABLE IF EXISTS {tmp}")
@@ -948,13 +952,17 @@ def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> 
     return staged
 
 
-def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str, *, changes: _DailyChanges | None = None) -> None:
+def _refresh_aggregates(
+    cur, d: Dialect, ws: int, touched: str, *, changes: _DailyChanges | None = None
+) -> AllTimeDelta | None:
     """Recompute the daily aggregates of the touched (publisher, day) pairs from the per-cascade rows; with
     ``changes`` (a live-stream micro-batch: :func:`_replace_changed_influence`), only the daily rows of the keys
-    whose per-cascade rows changed (:func:`_refresh_daily_keys`)."""
+    whose per-cascade rows changed (:func:`_refresh_daily_keys`), and then returns how the all-time sums per
+    (account, label) changed (None otherwise: the whole refresh does not read what it deletes)."""
     tables = ["monitor_dailyinfluence", "monitor_publisherday"]
+    delta = None
     if changes is not None:
-        _refresh_daily_keys(cur, ws, changes)
+        delta = _refresh_daily_keys(cur, ws, changes)
         tables = tables[1:]
     for table in tables:
         if d.postgres:  # a join the planner drives from the few keys through the unique index
@@ -988,9 +996,10 @@ def _refresh_aggregates(cur, d: Dialect, ws: int, touched: str, *, changes: _Dai
             GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
         [ws, ws],
     )
+    return delta
 
 
-def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
+def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
     """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL), reading and writing each table by an index
     (see :func:`_replace_changed_influence`).
 
@@ -998,20 +1007,24 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
     stored count equals the number of its rows among the batch's cascades before the change has no row outside
     them, so its new sum and count are the batch's own (``ch.new_sum``, ``ch.new_rows``); the other keys (an
     account in two cascades of one publisher and day, only one of them in the batch) are summed again from the
-    account's per-cascade rows."""
+    account's per-cascade rows.
+
+    Returns what the change adds to each (account, label)'s all-time sums: the rows written less the rows
+    deleted (:class:`AllTimeDelta`)."""
     if not len(ch.keys):
-        return
+        return AllTimeDelta.empty()
     pub, acc, day, lab = ch.keys.T
-    sid, spub, sacc, sday, slab, scount = copy_out(
+    sid, spub, sacc, sday, slab, scount, sinf = copy_out(
         cur,
         f"""SELECT x.id, x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
-                ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint
+                ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint, x.influence
             FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({int_array(unique(pub))})
                 AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({int_array(unique(day))}) d))
                 AND x.account_id = ANY({int_array(unique(acc))})""",
         [ws],
-        [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint")],
-    )
+        [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint"),
+         ("i", "float")],
+    )  # fmt: skip
     # the stored rows of the changed keys (the read is a superset)
     pos, hit = _key_positions(ch.keys, np.stack([spub, sacc, sday, slab], axis=1))
     stored = np.zeros(len(ch.keys), np.int64)
@@ -1033,8 +1046,14 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
         count, total = _per_key(ch.keys, np.stack([tp, ta, td, tl], axis=1), ti)
         influence[rest], cascades[rest] = total[rest], count[rest]
     put = np.flatnonzero(cascades > 0)
+    delta = AllTimeDelta(
+        np.concatenate([acc[put], sacc[hit]]),
+        np.concatenate([lab[put], slab[hit]]),
+        np.concatenate([influence[put], -sinf[hit]]),
+        np.concatenate([cascades[put], -scount[hit]]),
+    )
     if not len(put):
-        return
+        return delta
     order = put[np.lexsort((acc[put], lab[put], day[put], pub[put]))]  # the unique key's order
     vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*ch.keys[order].T, influence[order], cascades[order]))
     labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
@@ -1047,6 +1066,22 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> None:
         [ws],
     )
     cur.execute(f"DROP TABLE IF EXISTS {vals}")
+    return delta
+
+
+class AllTimeDelta(NamedTuple):
+    """What a write added to the all-time sums per (account, label) of the daily aggregates: one row per daily
+    row written (positive) or deleted (negative), in any order, several rows per pair allowed. ``label`` is the
+    code of :class:`~monitor.models.Label` in its order (``_LABELS``), ``cascades`` counts T_v."""
+
+    account: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
+    cascades: np.ndarray
+
+    @classmethod
+    def empty(cls) -> AllTimeDelta:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64))
 
 
 # --- the algorithm -------------------------------------------------------------------------------------------

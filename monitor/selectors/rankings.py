@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import Q, Sum
 
-from ..cache import cached, data_version
+from ..cache import all_time_deltas, cached, data_version
 from ..models import Account, Label, PublisherDay, Tweet, Workspace
 from .windows import ALL_TIME, Window, covers_all_time, daily_where
 
@@ -118,16 +118,53 @@ def _ranked_from_days(where: list[str], params: list, sort: str, limit: int, off
 # and page from them in milliseconds, with the SQL's order (score descending, ties by account). A compute commit
 # bumps the data version, so a snapshot is never staler than the read cache. It is used only while the read
 # cache is on (``SPREADWATCH_READ_CACHE_SECONDS`` > 0); the newest ``_ALL_TIME_KEEP`` stay in memory.
+#
+# A live stream bumps the version about once a second, and reading the sums whole each time cost the ranking
+# page 0.23 s of PostgreSQL (330,000 daily rows) per version. A stream micro-batch records how it changed them
+# (``cache.record_all_time_delta``), so a process holding the snapshot of an earlier version adds the recorded
+# changes of the versions since (up to ``_DELTA_STEPS`` of them) instead. A version with no record is read whole;
+# so is a snapshot after ``_DELTA_DEPTH`` versions added (the float sums then start again from the rows).
 
 _ALL_TIME_KEEP = 4
 _ALL_TIME: dict[str, _AllTime] = {}
 _LABEL_CODES = {value: code for code, (value, _) in enumerate(Label.choices)}
+_DELTA_STEPS = 64
+_DELTA_DEPTH = 1000
 
 
 class _AllTime:
-    def __init__(self, account, label, influence, cascades):
+    """Σ influence and Σ T_v per (account, label), in no order; ``version`` is the number of the data version
+    they are exactly the sums of (None if unknown), ``depth`` how many versions' changes were added since the
+    sums were read whole."""
+
+    def __init__(self, account, label, influence, cascades, *, version: int | None = None, depth: int = 0):
         self.account, self.label, self.influence, self.cascades = account, label, influence, cascades
+        self.version, self.depth = version, depth
         self._orders: dict[tuple, tuple] = {}
+
+    @classmethod
+    def read(cls, ws: Workspace) -> _AllTime:
+        *cols, version = all_time_sums(ws)
+        return cls(*cols, version=version)
+
+    def advanced(self, deltas: list, version: int) -> _AllTime:
+        """These sums with ``deltas`` (``AllTimeDelta``s, the versions after this one up to ``version``)
+        added; a pair whose T_v falls to 0 has no daily row left and is dropped."""
+        import numpy as np
+
+        parts = [self, *deltas]
+        account = np.concatenate([np.asarray(p.account, np.int64) for p in parts])
+        label = np.concatenate([np.asarray(p.label, np.int64) for p in parts])
+        influence = np.concatenate([np.asarray(p.influence, np.float64) for p in parts])
+        cascades = np.concatenate([np.asarray(p.cascades, np.int64) for p in parts])
+        pair, inv = np.unique(account * 16 + (label + 1), return_inverse=True)  # label codes -1 .. 14
+        total = np.bincount(inv, weights=influence, minlength=len(pair))
+        t_v = np.zeros(len(pair), np.int64)
+        np.add.at(t_v, inv, cascades)
+        keep = t_v > 0
+        pair = pair[keep]
+        return _AllTime(pair >> 4, (pair & 15) - 1, total[keep], t_v[keep], version=version,
+                        depth=self.depth + len(deltas))  # fmt: skip
 
     def ordered(self, labels: list[str] | None, sort: str):
         """Every ranked account of the label filter in ``sort``'s order: (accounts, totals, T_v)."""
@@ -166,11 +203,32 @@ def _all_time(ws: Workspace) -> _AllTime | None:
         return None
     snap = _ALL_TIME.get(key)
     if snap is None:
-        snap = _AllTime(*all_time_columns(ws))
+        snap = _advanced(ws, key) or _AllTime.read(ws)
         _ALL_TIME[key] = snap
         while len(_ALL_TIME) > _ALL_TIME_KEEP:
             _ALL_TIME.pop(next(iter(_ALL_TIME)))
     return snap
+
+
+def _advanced(ws: Workspace, key: str) -> _AllTime | None:
+    """The snapshot of version ``key`` built from this process's newest earlier one of the workspace and the
+    changes recorded since, or None (none held, too far behind, a version not recorded)."""
+    prefix, _, number = key.rpartition(":")
+    target = int(number)
+    bases = [
+        s for k, s in _ALL_TIME.items()
+        if k.rpartition(":")[0] == prefix and s.version is not None and s.version < target
+    ]  # fmt: skip
+    if not bases:
+        return None
+    base = max(bases, key=lambda s: s.version)
+    steps = target - base.version
+    if steps > _DELTA_STEPS or base.depth + steps > _DELTA_DEPTH:
+        return None
+    deltas = all_time_deltas(ws, base.version + 1, target)
+    if deltas is None:
+        return None
+    return base.advanced(deltas, target)
 
 
 def all_time_prime(ws: Workspace) -> bool:
@@ -185,25 +243,30 @@ def all_time_prime(ws: Workspace) -> bool:
 
 
 @cached
-def all_time_columns(ws: Workspace) -> tuple:
+def all_time_sums(ws: Workspace) -> tuple:
     """The snapshot's columns (account, label code, Σ influence, Σ T_v per (account, label)), read by one binary
-    COPY. In the read cache too (about 10 MB at the 1M-retweet benchmark, a few ms to fetch): a web process meets
-    a new data version with the columns built once, by the worker that warmed the cache when the run finished
-    (``monitor.services.warmup``) or by the first process to need them, instead of each process grouping every
-    daily row again (about 1.2 s there)."""
+    COPY, and the number of the data version they are the sums of (read by the same statement, so it is exact
+    even when a commit lands between the page's reading of the version and this read; None for a workspace
+    with no daily row). In the read cache too (about 10 MB at the 1M-retweet benchmark, a few ms to fetch): a web
+    process meets a new data version with the columns built once, by the worker that warmed the cache when the
+    run finished (``monitor.services.warmup``) or by the first process to need them, instead of each process
+    grouping every daily row again (about 1.2 s there)."""
     from ..db import copy_out
 
     codes = " ".join(f"WHEN '{value}' THEN {code}" for value, code in _LABEL_CODES.items())
     with connection.cursor() as cur:
-        return tuple(
-            copy_out(
-                cur,
-                f"""SELECT account_id, CASE label {codes} ELSE -1 END, SUM(influence), SUM(cascades)
-                    FROM monitor_dailyinfluence WHERE workspace_id = %s GROUP BY account_id, label""",
-                [ws.pk],
-                [("account", "bigint"), ("label", "int"), ("influence", "float"), ("cascades", "bigint")],
-            )
-        )
+        *cols, version = copy_out(
+            cur,
+            f"""SELECT g.account_id, g.code, g.influence, g.cascades, w.data_version
+                FROM (SELECT account_id, CASE label {codes} ELSE -1 END AS code, SUM(influence) AS influence,
+                            SUM(cascades) AS cascades
+                        FROM monitor_dailyinfluence WHERE workspace_id = %s GROUP BY account_id, label) g
+                    CROSS JOIN (SELECT data_version FROM monitor_workspace WHERE id = %s) w""",
+            [ws.pk, ws.pk],
+            [("account", "bigint"), ("label", "int"), ("influence", "float"), ("cascades", "bigint"),
+             ("version", "bigint")],
+        )  # fmt: skip
+    return (*cols, int(version[0]) if len(version) else None)
 
 
 @cached

@@ -223,10 +223,10 @@ def _statement_timeout_restored() -> Iterator[None]:
 def _first_reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
     """Part 1: the reads of the pages opened first, most used first. A generator: the publishers are read
     (themselves through the cache) only when their turn comes."""
-    from ..selectors.rankings import all_time_columns
+    from ..selectors.rankings import all_time_sums
 
     yield "overview", lambda: selectors.overview_page(ws)
-    yield "all-time snapshot", lambda: all_time_columns(ws)
+    yield "all-time snapshot", lambda: all_time_sums(ws)
     yield "ranking", lambda: selectors.ranking_page_view(ws, publisher=None)
     yield "api ranking", _api_ranking(ws, None)
     for p in _busiest_publishers(ws, settings.SPREADWATCH_WARM_PUBLISHERS):

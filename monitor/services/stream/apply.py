@@ -53,7 +53,8 @@ from compute.tables import NO_TWEET, FollowTable, TweetTable
 
 from ... import jobs
 from ...algorithms import get as get_algorithm
-from ...cache import bump_data_version
+from ...algorithms.influence import AllTimeDelta
+from ...cache import bump_data_version, record_all_time_delta
 from ...db import int_array_param
 from ...models import ComputeBatch, ComputeRun, StreamArrival, StreamEvent, Tweet
 from ..ingest.conflicts import stored_conflicts
@@ -183,7 +184,9 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
             secs["results"] = round(max(results_s - timer.aggregates, 0.0), 4)
             jobs.enqueue_on_commit(jobs.EVALUATE_ALERTS, workspace_id)  # as a committed compute run does
         elif counts.get("accounts_new") or counts.get("follows_new"):
-            bump_data_version(workspace_id)  # new accounts or follows, no cascade changed
+            # new accounts or follows, no cascade changed: neither did the all-time sums (the ranking's snapshot
+            # carries on from the version before instead of reading them whole)
+            record_all_time_delta(workspace_id, bump_data_version(workspace_id), AllTimeDelta.empty())
         out["cascades"] = len(tweet_pks)
         t = time.perf_counter()
         applied = _mark(workspace_id, events, result, now)

@@ -104,3 +104,95 @@ def test_without_the_read_cache_there_is_no_snapshot(ws_a, import_files, setting
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
     assert rankings._all_time(ws_a) is None
     assert total_by_name(ws_a) == EXPECTED_TOTAL  # from the daily rows
+
+
+# --- a live stream: each version's recorded change added to the snapshot before it -------------------------------
+
+
+def test_adding_recorded_changes_sums_per_pair_and_drops_pairs_left_without_a_daily_row():
+    import numpy as np
+
+    from monitor.algorithms.influence import AllTimeDelta
+
+    base = rankings._AllTime(np.array([7, 7, 9]), np.array([0, 1, 0]), np.array([5.0, 2.0, 1.5]),
+                             np.array([2, 1, 1]), version=3)  # fmt: skip
+    # version 4: account 7's label-1 rows rewritten (2.0 -> 3.25), account 9's only row deleted, account 11 new
+    four = AllTimeDelta(np.array([7, 7, 9, 11]), np.array([1, 1, 0, 4]), np.array([3.25, -2.0, -1.5, 8.0]),
+                        np.array([1, -1, -1, 2]))  # fmt: skip
+    snap = base.advanced([four, AllTimeDelta.empty()], 5)
+    got = {(int(a), int(lab)): (float(i), int(c)) for a, lab, i, c in
+           zip(snap.account, snap.label, snap.influence, snap.cascades, strict=True)}  # fmt: skip
+    assert got == {(7, 0): (5.0, 2), (7, 1): (3.25, 1), (11, 4): (8.0, 2)}
+    assert (snap.version, snap.depth) == (5, 2)
+    assert snap.page(None, "total", 10, 0) == ([(7, 8.25, 3), (11, 8.0, 2)], 2)
+
+
+def test_the_label_codes_of_the_recorded_changes_are_the_snapshots():
+    from monitor.algorithms import influence
+
+    assert [rankings._LABEL_CODES[v] for v in influence._LABELS] == list(range(len(influence._LABELS)))
+
+
+@pytest.fixture
+def counted_reads(monkeypatch):
+    """How many times the snapshot's sums were read whole (``all_time_sums``)."""
+    calls = []
+    whole = rankings.all_time_sums
+
+    def counting(ws):
+        calls.append(ws.pk)
+        return whole(ws)
+
+    monkeypatch.setattr(rankings, "all_time_sums", counting)
+    rankings._ALL_TIME.clear()
+    yield calls
+    rankings._ALL_TIME.clear()
+
+
+def test_after_each_stream_micro_batch_the_snapshot_adds_its_recorded_change_and_ranks_like_the_daily_rows(
+    ws_a, run_tasks, counted_reads
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("a stream micro-batch rewrites only its changed daily rows (and records it) on PostgreSQL")
+    from monitor.cache import data_version
+    from monitor.services.stream.apply import apply_events
+    from tests.monitor.services.stream.test_apply import add_events, thesis_records
+
+    tweets, follows = thesis_records()
+    run_tasks(apply_events, workspace_id=ws_a.pk, event_ids=add_events(ws_a, follows + tweets[:4]))
+    _assert_same(ws_a)
+    assert len(counted_reads) == 1 and rankings._all_time(ws_a).depth == 0
+    # three more micro-batches (a retweet of the first cascade arriving late in the last); the follows-only one
+    # changes no sum, and records that
+    rest = tweets[4:]
+    batches = [rest[1 : len(rest) // 2], [{"follower": 999, "followee": 998}], rest[len(rest) // 2 :] + rest[:1]]
+    for depth, records in enumerate(batches, start=1):
+        before = data_version(ws_a)
+        run_tasks(apply_events, workspace_id=ws_a.pk, event_ids=add_events(ws_a, records))
+        assert data_version(ws_a) != before
+        snap = rankings._all_time(ws_a)
+        assert (len(counted_reads), snap.depth) == (1, depth)  # not read whole
+        _assert_same(ws_a)
+    assert total_by_name(ws_a) == EXPECTED_TOTAL  # the worked example's answer, as a batch upload gives it
+
+
+def test_a_version_with_no_recorded_change_is_read_whole(ws_a, run_tasks, counted_reads, import_files):
+    if connection.vendor != "postgresql":
+        pytest.skip("only a PostgreSQL micro-batch records its change")
+    from django.core.cache import cache
+
+    from monitor.cache import _all_time_delta_key, data_version
+    from monitor.services.stream.apply import apply_events
+    from tests.monitor.services.stream.test_apply import add_events, thesis_records
+
+    tweets, follows = thesis_records()
+    run_tasks(apply_events, workspace_id=ws_a.pk, event_ids=add_events(ws_a, follows + tweets[:5]))
+    rankings._all_time(ws_a)
+    run_tasks(apply_events, workspace_id=ws_a.pk, event_ids=add_events(ws_a, tweets[5:8]))
+    cache.delete(_all_time_delta_key(data_version(ws_a)))  # Redis lost it (or it expired)
+    assert rankings._all_time(ws_a).depth == 0 and len(counted_reads) == 2
+    _assert_same(ws_a)
+    reads = len(counted_reads)
+    import_files(ws_a, [THESIS / "tweets.csv"])  # a compute run records nothing: read whole (by its warm-up)
+    assert rankings._all_time(ws_a).depth == 0 and len(counted_reads) > reads
+    _assert_same(ws_a)
