@@ -289,6 +289,10 @@ SPREADWATCH_STREAM_MAX_LINES = env_int("SPREADWATCH_STREAM_MAX_LINES", 50_000)
 # a consumer's micro-batch: at most this many events, and it waits at most this long for a batch to fill
 SPREADWATCH_STREAM_BATCH = env_int("SPREADWATCH_STREAM_BATCH", 10_000)
 SPREADWATCH_STREAM_BATCH_WAIT_MS = env_int("SPREADWATCH_STREAM_BATCH_WAIT_MS", 200)
+# PostgreSQL's parallel workers per statement in a micro-batch's transaction (max_parallel_workers_per_gather).
+# 0: none. The apply's statements are short (10-50 ms); a parallel plan took the same wall time for twice the CPU,
+# which the intake and the pages beside it needed on a small machine (benchmarks/stream_web.md)
+SPREADWATCH_STREAM_PARALLEL_WORKERS = env_int("SPREADWATCH_STREAM_PARALLEL_WORKERS", 0)
 # consumers look in PostgreSQL this often even without a wake-up (Redis down, a wake-up lost)
 SPREADWATCH_STREAM_POLL_MS = env_int("SPREADWATCH_STREAM_POLL_MS", 2_000)
 # a consumer not heard of for this long is dead: its partitions go to the others, which claim its wake-ups

@@ -12,7 +12,7 @@ from compute.formats._report import BadRecord
 from compute.formats.limits import fmt_time
 from compute.tables import NO_TWEET
 
-from ...db import copy_out
+from ...db import ARRAY_LOOKUP_MAX, copy_out, int_array
 from .columns import StoredTweets, TweetRows
 from .stager import Stager
 
@@ -53,17 +53,20 @@ def _stored(st: Stager, ws: int, ids: np.ndarray) -> StoredTweets:
     """The stored tweets among ``ids`` (sorted), with their authors' Twitter ids and their times."""
     d = st.d
     t0 = time.perf_counter()
-    chk = st.stage("chk", [("tweet_id", "bigint")], [ids])
-    stored = StoredTweets(
-        *copy_out(
-            st.cur,
-            f"""SELECT t.tweet_id, a.twitter_id, {d.ts_to_epoch("t.created_at")} FROM {chk} s
-                {d.join} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = s.tweet_id
-                JOIN monitor_account a ON a.id = t.author_id ORDER BY t.tweet_id""",
-            [ws],
-            [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float")],
-        )
-    )
+    if d.postgres and len(ids) <= ARRAY_LOOKUP_MAX:
+        # a small upload (a stream micro-batch): the tweets by an array, each author by its key. Joined (from a
+        # staging table, or from the array alike), the authors were read by a hash of every account of the
+        # workspace: 23-30 ms per micro-batch at 210,000 accounts and growing with them, against 8 ms
+        sql = f"""SELECT t.tweet_id, (SELECT a.twitter_id FROM monitor_account a WHERE a.id = t.author_id),
+                      {d.ts_to_epoch("t.created_at")}
+                  FROM monitor_tweet t WHERE t.workspace_id = %s AND t.tweet_id = ANY({int_array(ids)})
+                  ORDER BY t.tweet_id"""
+    else:
+        chk = st.stage("chk", [("tweet_id", "bigint")], [ids])
+        sql = f"""SELECT t.tweet_id, a.twitter_id, {d.ts_to_epoch("t.created_at")} FROM {chk} s
+                  {d.join} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = s.tweet_id
+                  JOIN monitor_account a ON a.id = t.author_id ORDER BY t.tweet_id"""
+    stored = StoredTweets(*copy_out(st.cur, sql, [ws], [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float")]))
     st.timings["check stored tweets"] = round(time.perf_counter() - t0, 3)
     return stored
 

@@ -143,6 +143,12 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
     out["merge"] = {}
     ids = sorted({int(i) for i in event_ids})
     with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:  # for this transaction only
+                cur.execute(
+                    "SELECT set_config('max_parallel_workers_per_gather', %s, true)",
+                    [str(int(settings.SPREADWATCH_STREAM_PARALLEL_WORKERS))],
+                )
         events = _lock(workspace_id, ids)
         out["events"], out["skipped"] = len(events), len(ids) - len(events)
         t = _tick(secs, "lock", t0)
