@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -124,27 +125,57 @@ def stream_backlog(workspace_id: int, *, limit: int | None = None) -> int:
     return qs.count()
 
 
+# the oldest queued event's id of each workspace, as a process last probed it: (monotonic time, the id, or the
+# next id the sequence gives where none was queued). Events arrive with higher ids, so an older floor only makes
+# the bound looser, never too low; it is probed again after ``_FLOOR_TTL_S``
+_FLOOR_TTL_S = 1.0
+_floors: dict[tuple[str, int], tuple[float, int]] = {}
+
+
 def queued_bound(workspace_id: int) -> int:
     """An upper bound on the workspace's queued events, in a few index probes whatever the backlog: the ids from
     its oldest queued event to the newest event of any workspace (every queued event's id lies in that range).
     Exact on SQLite (a count). Intake counts the backlog only when this bound reaches the limit, so a stream that
-    keeps up pays two probes per partition and request, not a count of its backlog."""
+    keeps up pays two probes per partition and request, not a count of its backlog.
+
+    The oldest queued event is probed at most once a second per process (``_FLOOR_TTL_S``); between probes the
+    bound grows with every id allocated since. A probe walks the queue index from the head of each partition,
+    where the events applied and deleted leave dead entries until a vacuum or a later scan clears them; while
+    another consumer's transaction is open they cannot be cleared, and with two consumers each probe took about
+    51 ms (10 requests a second: half a core; ``benchmarks/stream_web.md``)."""
     if connection.vendor != "postgresql":
         return stream_backlog(workspace_id)
+    key = (connection.settings_dict["NAME"], workspace_id)
+    now = time.monotonic()
+    with connection.cursor() as cur:
+        seen = _floors.get(key)
+        if seen is None or now - seen[0] > _FLOOR_TTL_S:
+            floor = _probe_floor(cur, workspace_id)
+            _floors[key] = (now, floor)
+        else:
+            floor = seen[1]
+        cur.execute("SELECT max(id) FROM monitor_streamevent")
+        newest = cur.fetchone()[0] or 0
+    return max(newest - floor + 1, 0)
+
+
+def _probe_floor(cur, workspace_id: int) -> int:
+    """The id of the workspace's oldest queued event, or where none is, the next id the sequence gives (the
+    newest event may have been applied and deleted)."""
     n = settings.SPREADWATCH_STREAM_PARTITIONS
     oldest = """(SELECT e.id FROM monitor_streamevent e WHERE e.workspace_id = %s AND e.partition {} AND e.status = %s
                  ORDER BY e.id LIMIT 1)"""
-    with connection.cursor() as cur:
-        # the oldest queued event of each partition (the consumers' index), and of any partition outside the
-        # configured ones (left by an earlier SPREADWATCH_STREAM_PARTITIONS: still queued, still counted)
-        cur.execute(
-            f"""SELECT (SELECT max(id) FROM monitor_streamevent) - min(q.id) + 1
-                FROM generate_series(0, %s) AS p(n)
-                CROSS JOIN LATERAL {oldest.format("= p.n")} q(id)
-                UNION ALL SELECT (SELECT max(id) FROM monitor_streamevent) - {oldest.format(">= %s")} + 1""",
-            [n - 1, workspace_id, StreamEvent.Status.QUEUED, workspace_id, n, StreamEvent.Status.QUEUED],
-        )
-        return max([r[0] or 0 for r in cur.fetchall()] + [0])
+    # the oldest queued event of each partition (the consumers' index), and of any partition outside the
+    # configured ones (left by an earlier SPREADWATCH_STREAM_PARTITIONS: still queued, still counted)
+    cur.execute(
+        f"""SELECT min(q.id) FROM (
+                SELECT q.id FROM generate_series(0, %s) AS p(n) CROSS JOIN LATERAL {oldest.format("= p.n")} q(id)
+                UNION ALL SELECT {oldest.format(">= %s")}
+                UNION ALL SELECT COALESCE(pg_sequence_last_value(
+                    pg_get_serial_sequence('monitor_streamevent', 'id')::regclass), 0) + 1) q""",
+        [n - 1, workspace_id, StreamEvent.Status.QUEUED, workspace_id, n, StreamEvent.Status.QUEUED],
+    )
+    return int(cur.fetchone()[0] or 1)
 
 
 def applied_rate(workspace_id: int, *, seconds: int = 60) -> float:

@@ -11,10 +11,18 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from monitor.models import StreamEvent
-from monitor.services.stream import Backpressure, stream_accept, stream_backlog
+from monitor.services.stream import Backpressure, intake, stream_accept, stream_backlog
 from monitor.services.stream.intake import queued_bound
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_floor_probed_yet():
+    """The bound's floor is kept a second per process and workspace id; a test's ids may be an earlier test's."""
+    intake._floors.clear()
+    yield
+    intake._floors.clear()
 
 
 def _lines(*tweet_ids: int) -> list[tuple[int, str]]:
@@ -73,3 +81,23 @@ def test_a_bound_past_the_limit_is_checked_by_counting(ws_a, settings):
         stream_accept(workspace=ws_a, lines=_lines(7))
     assert exc.value.backlog == 3
     assert StreamEvent.objects.filter(status="queued").count() == 3
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite's bound is the count itself")
+def test_the_oldest_queued_event_is_probed_at_most_once_a_second_and_the_bound_grows_with_new_ids(ws_a, monkeypatch):
+    def probes(q) -> int:
+        return len([x for x in q.captured_queries if "LATERAL" in x["sql"]])
+
+    with CaptureQueriesContext(connection) as q:
+        stream_accept(workspace=ws_a, lines=_lines(1, 2))  # the intake's check probes the floor
+        first = queued_bound(ws_a.pk)
+        stream_accept(workspace=ws_a, lines=_lines(3, 4, 5))
+        second = queued_bound(ws_a.pk)
+    assert (first, second, probes(q)) == (2, 5, 1)
+    StreamEvent.objects.filter(workspace=ws_a).update(status="applied")
+    stream_accept(workspace=ws_a, lines=_lines(6))
+    assert queued_bound(ws_a.pk) == 6  # the floor probed before they were applied: looser, never too low
+    monkeypatch.setattr(intake, "_FLOOR_TTL_S", 0.0)
+    with CaptureQueriesContext(connection) as q:
+        assert queued_bound(ws_a.pk) == 1
+    assert probes(q) == 1
