@@ -136,7 +136,7 @@ def queued_bound(workspace_id: int) -> int:
     """An upper bound on the workspace's queued events, in a few index probes whatever the backlog: the ids from
     its oldest queued event to the newest event of any workspace (every queued event's id lies in that range).
     Exact on SQLite (a count). Intake counts the backlog only when this bound reaches the limit, so a stream that
-    keeps up pays two probes per partition and request, not a count of its backlog.
+    keeps up pays a probe per partition a second and the newest id per request, not a count of its backlog.
 
     The oldest queued event is probed at most once a second per process (``_FLOOR_TTL_S``); between probes the
     bound grows with every id allocated since. A probe walks the queue index from the head of each partition,
