@@ -136,7 +136,7 @@ def _all_time_delta_key(version: str) -> str:
 
 def record_all_time_delta(ws_id: int, number: int, delta: Any) -> None:
     """Record, once this transaction commits, that version ``number`` (returned by :func:`bump_data_version` in
-    it) changed the all-time sums by exactly ``delta`` (``selectors.rankings.AllTimeDelta``: rows of account,
+    it) changed the all-time sums by exactly ``delta`` (``algorithms.influence.AllTimeDelta``: rows of account,
     label code, Σ influence, Σ T_v to add; an empty one where no daily row changed). Exact only when every daily
     row this transaction wrote was written after its bump: the bump holds the workspace row, so the rows it read
     are those of version ``number - 1``. Nothing is recorded while the read cache is off; a cache that cannot be

@@ -159,8 +159,7 @@ class _AllTime:
         cascades = np.concatenate([np.asarray(p.cascades, np.int64) for p in parts])
         pair, inv = np.unique(account * 16 + (label + 1), return_inverse=True)  # label codes -1 .. 14
         total = np.bincount(inv, weights=influence, minlength=len(pair))
-        t_v = np.zeros(len(pair), np.int64)
-        np.add.at(t_v, inv, cascades)
+        t_v = np.bincount(inv, weights=cascades, minlength=len(pair)).astype(np.int64)  # exact: whole counts
         keep = t_v > 0
         pair = pair[keep]
         return _AllTime(pair >> 4, (pair & 15) - 1, total[keep], t_v[keep], version=version,
