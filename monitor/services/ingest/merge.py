@@ -37,7 +37,7 @@ import numpy as np
 from compute.arrays import unique
 from compute.tables import NO_TWEET
 
-from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, renew_follows_token
+from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
 from .stager import Stager
@@ -198,7 +198,20 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
     if stored_names is not None:  # only the names that differ from the stored ones go to the database
         renamed = [(u, n) for u, n in renamed if stored_names.get(u) != n]
-    if renamed:
+    if renamed and stored_names is not None:
+        # a small upload on PostgreSQL (the keys were read by array): by primary key from two arrays, no staging
+        # table. A stream micro-batch names ~3,000 accounts for the first time (the follower graph's accounts come
+        # without names): staging them and joining took 44-73 ms, this 32-49 ms. The ``= ANY`` tells the planner
+        # how many accounts it reads; without it, it hashed all of them (59-108 ms; benchmarks/stream_web.md)
+        pks = lookup(old.twitter_id, old.pk, np.array([u for u, _ in renamed], np.int64))[0]
+        order = np.argsort(pks, kind="stable")
+        m.counts["accounts_renamed"] = m.run(
+            """UPDATE monitor_account a SET screen_name = r.screen_name
+               FROM unnest(%s::bigint[], %s::varchar(64)[]) AS r(id, screen_name)
+               WHERE a.id = ANY(%s::bigint[]) AND a.id = r.id AND a.screen_name <> r.screen_name""",
+            [int_array_param(pks[order]), [renamed[i][1] for i in order.tolist()], int_array_param(pks[order])],
+        )
+    elif renamed:
         ren = st.stage_text(
             "renamed",
             "twitter_id bigint PRIMARY KEY, screen_name varchar(64)",

@@ -4,6 +4,7 @@ import ends (``monitor.services.ingest.merge``)."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 
 import pytest
@@ -86,6 +87,25 @@ def test_an_upload_names_accounts_known_from_follows_and_rewrites_no_unchanged_n
     if before is not None:
         after = row_versions()
         assert after[300] == before[300] and after[301] == before[301] and after[302] != before[302]
+
+
+def test_first_names_with_commas_quotes_braces_and_backslashes_are_stored_as_given(ws_a, import_files, tmp_path):
+    follows = tmp_path / "follows.csv"
+    follows.write_text("follower_id,followee_id\n401,400\n402,400\n403,400\n404,400\n")
+    assert import_files(ws_a, [follows]).status == Collection.Status.DONE
+    names = {400: 'a,b "c"', 401: "{x,y}", 402: "back\\slash", 403: "naïve 名前", 404: "NULL"}
+    rows = [[9100, "", 400, "2020-01-01T00:00:00Z", 2, names[400]]]
+    rows += [[9100 + u - 400, 9100, u, f"2020-01-01T00:00:0{u - 400}Z", 1, names[u]] for u in (401, 402, 403, 404)]
+    tweets = tmp_path / "named.csv"
+    with tweets.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_HEAD.strip().split(","))
+        w.writerows(rows)
+    c = import_files(ws_a, [tweets])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["accounts_renamed"] == 5
+    got = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "screen_name"))
+    assert got == names
 
 
 @pytest.mark.django_db(transaction=True)
