@@ -36,6 +36,13 @@ with ``clock_timestamp()``: one ``INSERT ... SELECT`` per marking statement. Unt
 during the apply and read the state before its commit was counted, so freshness came out early by up to one
 micro-batch (about a second at the rates measured); figures from before then do not compare.
 
+Host speed: this machine's hosts differ by up to twice in speed, and one host changed speed within an hour
+(``benchmarks/stream_web.md``). Before each rate's feed, with the consumers idle, two fixed probes run and go into
+its result as ``host``: ``python_parse_2k_ms``, the CPU ms of the apply's parse (``parse_bodies``) over the
+collection's first 2,000 statuses, and ``pg_series_1m_ms``, the wall ms of PostgreSQL counting a
+1,000,000-row ``generate_series``; best of three each. Runs compare across hosts and hours only where these
+agree.
+
 A rate is *sustained* when the queue drained within 2 s of the last accepted body; the page's own
 latency under the load is reported beside it. The load average (2 cores) is printed with each rate.
 """
@@ -137,6 +144,26 @@ def probe(slug: str, user: str, out: Path, stop: Path, hz: float) -> int:
                 due += 1 / hz
                 time.sleep(max(0.0, due - time.monotonic()))
     return 0
+
+
+def _host_speed(lines: list[str]) -> dict:
+    """The two fixed probes of this host's speed (see the module): best of three each."""
+    from django.db import connection
+
+    from monitor.services.stream._apply_parse import parse_bodies
+
+    bodies = lines[:2000]
+    py, pg = [], []
+    for _ in range(3):
+        t = time.process_time()
+        parse_bodies(bodies)
+        py.append(time.process_time() - t)
+        with connection.cursor() as cur:
+            t = time.perf_counter()
+            cur.execute("SELECT count(*) FROM generate_series(1, 1000000)")
+            cur.fetchone()
+            pg.append(time.perf_counter() - t)
+    return {"python_parse_2k_ms": round(min(py) * 1000, 1), "pg_series_1m_ms": round(min(pg) * 1000, 1)}
 
 
 # statement-level triggers that log when each event is marked applied (deleted, or updated to ``applied`` by code
@@ -261,6 +288,7 @@ def main() -> int:
             while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
             time.sleep(3.0)
+            host = _host_speed(lines)
             load_before = os.getloadavg()
             with connection.cursor() as cur:  # the last event so far, queued or already marked (and deleted)
                 cur.execute(
@@ -360,6 +388,7 @@ def main() -> int:
             # share of the two cores that was busy in that window
             "cpu_s_per_10k": {k: round(v / fed * 10_000, 3) for k, v in used.items()},
             "cores_busy": round(used["machine_busy"] / window, 2),
+            "host": host,
             "load_before": [round(x, 2) for x in load_before],
             "load_after": [round(x, 2) for x in load_after],
         }
