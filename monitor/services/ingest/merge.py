@@ -205,11 +205,14 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         # how many accounts it reads; without it, it hashed all of them (59-108 ms; benchmarks/stream_web.md)
         pks = lookup(old.twitter_id, old.pk, np.array([u for u, _ in renamed], np.int64))[0]
         order = np.argsort(pks, kind="stable")
+        ids = int_array_param(pks[order])
+        # NUL cannot be stored in a PostgreSQL string: dropped, as the COPY of the staged path drops it
+        given = [renamed[i][1].replace("\x00", "") for i in order.tolist()]
         m.counts["accounts_renamed"] = m.run(
             """UPDATE monitor_account a SET screen_name = r.screen_name
                FROM unnest(%s::bigint[], %s::varchar(64)[]) AS r(id, screen_name)
                WHERE a.id = ANY(%s::bigint[]) AND a.id = r.id AND a.screen_name <> r.screen_name""",
-            [int_array_param(pks[order]), [renamed[i][1] for i in order.tolist()], int_array_param(pks[order])],
+            [ids, given, ids],
         )
     elif renamed:
         ren = st.stage_text(

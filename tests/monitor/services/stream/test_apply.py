@@ -347,6 +347,16 @@ def test_a_bad_body_is_a_dead_letter_naming_its_field_and_the_rest_is_applied(ws
     assert Retweet.objects.filter(tweet__workspace=ws_a).count() == 4  # 1002..1005; 1001 was dead
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL strings cannot hold NUL (SQLite keeps it)")
+def test_a_first_name_with_a_nul_is_stored_without_it_and_the_micro_batch_applies(ws_a):
+    apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, [{"follower": 11, "followee": 10}]))
+    user = {"id_str": "11", "screen_name": "a\u0000b", "followers_count": 1}
+    body = json.dumps({"id_str": "7001", "created_at": "Wed Jan 01 00:00:00 +0000 2020", "text": "x", "user": user})
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, [body]))
+    assert (out["applied"], out["dead"]) == (1, 0)
+    assert Account.objects.get(workspace=ws_a, twitter_id=11).screen_name == "ab"
+
+
 def test_a_record_contradicting_a_stored_tweet_is_a_dead_letter(ws_a):
     tweets, _ = thesis_records()
     apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, tweets[:1]))
