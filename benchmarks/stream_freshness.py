@@ -40,8 +40,8 @@ Host speed: this machine's hosts differ by up to twice in speed, and one host ch
 (``benchmarks/stream_web.md``). Before each rate's feed, with the consumers idle, two fixed probes run and go into
 its result as ``host``: ``python_parse_2k_ms``, the CPU ms of the apply's parse (``parse_bodies``) over the
 collection's first 2,000 statuses, and ``pg_series_1m_ms``, the wall ms of PostgreSQL counting a
-1,000,000-row ``generate_series``; best of three each. Runs compare across hosts and hours only where these
-agree.
+1,000,000-row ``generate_series``; best of three each. They tell runs apart. They do not normalise them: in the
+session that added them they varied from one rate to the next within a run and did not follow the results.
 
 A rate is *sustained* when the queue drained within 2 s of the last accepted body; the page's own
 latency under the load is reported beside it. The load average (2 cores) is printed with each rate.
