@@ -226,8 +226,8 @@ def false_spreader(rule: AlertRule) -> list[Candidate]:
     rows = CascadeInfluence.objects.filter(cur.filter("day"), tweet__label=Label.FALSE).exclude(
         role=CascadeInfluence.Role.PUBLISHER
     )
-    if rule.publisher_id:
-        rows = rows.filter(publisher_id=rule.publisher_id)
+    if rule.publisher_id:  # through the publisher's tweets: the per-cascade rows have no publisher index
+        rows = rows.filter(tweet__in=Tweet.objects.filter(workspace=rule.workspace, author_id=rule.publisher_id))
     else:
         rows = rows.filter(tweet__workspace=rule.workspace)
     found = list(
@@ -261,8 +261,10 @@ def watchlist_spreader(rule: AlertRule) -> list[Candidate]:
         watched = {r["account"]: r for r in selectors.wtf_watchlist(rule.workspace, publisher)["rows"]}
         if not watched:
             continue
-        spread = CascadeInfluence.objects.filter(publisher=publisher, account_id__in=list(watched)).exclude(
-            role=CascadeInfluence.Role.PUBLISHER
+        spread = (
+            CascadeInfluence.objects.of_accounts(list(watched))
+            .filter(publisher=publisher)
+            .exclude(role=CascadeInfluence.Role.PUBLISHER)
         )
         before = set(spread.filter(day__lt=cur.start).values_list("account_id", flat=True).distinct())
         found = (

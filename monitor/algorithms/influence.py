@@ -978,14 +978,19 @@ def _refresh_aggregates(
                 [ws],
             )
     if changes is None:
+        # the keys' per-cascade rows through their tweets (the publisher's tweets of that UTC day, then the rows by
+        # the (tweet, account) key): the per-cascade table has no (publisher, day) index, whose upkeep cost every
+        # write of its rows about a quarter (migration 0023). A row's publisher and day are its tweet's author and
+        # UTC day, which never change once the tweet is stored
         cur.execute(
             f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
                     cascades)
                 SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
-                FROM {touched} k {d.join} monitor_cascadeinfluence ci
-                    ON ci.publisher_id = k.publisher AND ci.day = k.day
-                WHERE true GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
-            [ws],
+                FROM {touched} k {d.join} monitor_tweet t ON t.author_id = k.publisher
+                    AND {d.ts_to_day("t.created_at")} = k.day
+                {d.join} monitor_cascadeinfluence ci ON ci.tweet_id = t.id
+                WHERE t.workspace_id = %s GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
+            [ws, ws],
         )
     cur.execute(
         f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
@@ -1035,11 +1040,25 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
     influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
     rest = np.flatnonzero(~own)
     if len(rest):
+        # the accounts' per-cascade rows, through the cascades they retweeted or published (the table has no
+        # index leading with the account: ``CascadeInfluence.objects.of_accounts``). The (tweet, account) pairs are
+        # read first and named in the second statement, which probes the unique key once per pair: joined in one
+        # statement, the planner misjudged how many pairs there were where the retweets' statistics were stale
+        # and scanned the whole per-cascade table (19 ms a micro-batch at 400,000 rows, benchmarks/stream_web.md)
+        accounts = int_array(unique(acc[rest]))
+        pt, pa = copy_out(
+            cur,
+            f"""SELECT r.tweet_id, r.retweeter_id FROM monitor_retweet r WHERE r.retweeter_id = ANY({accounts})
+                UNION SELECT t.id, t.author_id FROM monitor_tweet t WHERE t.author_id = ANY({accounts})""",
+            [],
+            [("t", "bigint"), ("a", "bigint")],
+        )
         ta, tp, td, tl, ti = copy_out(
             cur,
             f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                     ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
-                FROM monitor_cascadeinfluence ci WHERE ci.account_id = ANY({int_array(unique(acc[rest]))})""",
+                FROM unnest({int_array(pt)}, {int_array(pa)}) AS p(tweet, account)
+                JOIN monitor_cascadeinfluence ci ON ci.tweet_id = p.tweet AND ci.account_id = p.account""",
             [],
             [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )

@@ -6,13 +6,50 @@ from __future__ import annotations
 
 from django.db import models
 
-from .core import Account, Label, Tweet, Workspace, bulk_fk
+from .core import Account, Label, Retweet, Tweet, Workspace, bulk_fk
+
+# tweet ids an account's read names in its statement at most; beyond, they are read by a subquery
+_PARTICIPATIONS_INLINE = 50_000
+
+
+class CascadeInfluenceQuerySet(models.QuerySet):
+    def of_accounts(self, account_ids) -> models.QuerySet:
+        """The rows of these accounts (an account, ids, or a queryset of accounts), found through the cascades they
+        took part in.
+
+        The table has no index that leads with the account: one cost about a third of writing its rows (58 ms of
+        174 per 20,000 rows written, benchmarks/stream_web.md), and every compute run and stream micro-batch
+        writes them. An account has a row only in the cascades it published or retweeted (the participants of a
+        cascade are its publisher and its retweeters; given spreading graphs may name no one else), so its rows
+        are those tweets' rows, each one probe of the (tweet, account) key.
+
+        The tweets are read first (one query, by ``retweet_by_account`` and the author index) and named in the
+        returned queryset's statement, so the planner knows how few probes it makes whatever its statistics say:
+        given them as a subquery, with the retweets' statistics stale, it read an account's 45 retweets as 1,192
+        and scanned the whole per-cascade table instead. More than ``_PARTICIPATIONS_INLINE`` tweets are left to
+        a subquery."""
+        if isinstance(account_ids, models.QuerySet):  # of accounts
+            ids = list(account_ids.values_list("pk", flat=True))
+        elif isinstance(account_ids, (int, models.Model)):
+            ids = [getattr(account_ids, "pk", account_ids)]
+        else:
+            ids = [getattr(a, "pk", a) for a in account_ids]
+        took_part = (
+            Retweet.objects.filter(retweeter_id__in=ids)
+            .values_list("tweet_id", flat=True)
+            .union(Tweet.objects.filter(author_id__in=ids).values_list("id", flat=True))
+        )
+        tweets = list(took_part[: _PARTICIPATIONS_INLINE + 1])
+        if len(tweets) > _PARTICIPATIONS_INLINE:
+            return self.filter(account_id__in=ids, tweet_id__in=took_part)
+        return self.filter(account_id__in=ids, tweet_id__in=tweets)
 
 
 class CascadeInfluence(models.Model):
     """I_t(v): the audience ``account`` helped ``tweet`` reach. ``publisher``, ``day`` (the tweet's UTC day)
     and ``label`` (its truth label) are copied from the tweet so the daily aggregates refresh with one GROUP
-    BY."""
+    BY. An account's rows are read with :meth:`CascadeInfluenceQuerySet.of_accounts` (no index leads with the
+    account)."""
 
     class Role(models.TextChoices):
         PUBLISHER = "publisher", "Publisher"
@@ -29,12 +66,13 @@ class CascadeInfluence(models.Model):
     followers = models.FloatField(help_text="n_v used by the backward phase")
     role = models.CharField(max_length=10, choices=Role.choices)
 
+    objects = CascadeInfluenceQuerySet.as_manager()
+
     class Meta:
+        # the unique key is the only index: every compute run and stream micro-batch writes these rows, and each
+        # index more costs every write (migration 0023). An account's rows are read through the cascades it took
+        # part in (``CascadeInfluenceQuerySet.of_accounts``), a publisher's and a day's through its tweets
         constraints = [models.UniqueConstraint(fields=["tweet", "account"], name="cascadeinfluence_unique")]
-        indexes = [
-            models.Index(fields=["account"], name="influence_by_account"),
-            models.Index(fields=["publisher", "day"], name="influence_for_refresh"),
-        ]
 
 
 class CascadeGraph(models.Model):
@@ -75,7 +113,7 @@ class DailyInfluence(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["workspace", "publisher", "day", "label", "account"], name="daily_unique"),
         ]
-        # no index leading with the account: an account's page reads its per-cascade rows (``influence_by_account``);
+        # no index leading with the account: an account's page reads its per-cascade rows (``of_accounts``);
         # one here cost a third of every aggregate refresh (random inserts into a 1M-entry B-tree, issue 20)
         indexes = [models.Index(fields=["workspace", "day"], name="daily_for_workspace_ranking")]
 

@@ -3,7 +3,7 @@ amplified / who amplified it."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Sum
 
 from ..cache import cached
 from ..models import Account, CascadeGraph, CascadeInfluence, FollowerCount, Tweet, Workspace
@@ -14,20 +14,17 @@ from .windows import ALL_TIME, Window
 def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIME) -> dict:
     """An account's influence per publisher, per day, its cascades and follower-count history (cached under the
     workspace's data version, which imports bump too, so new follower counts show at once)."""
-    # from the per-cascade rows (by ``influence_by_account``), not the daily aggregates: those have no index that
-    # leads with the account (one cost 3-9 s of every 1M-row aggregate refresh, issue 20), and the sums are the same
-    mine = CascadeInfluence.objects.filter(Q(account=account) & window.filter())
+    # from the per-cascade rows (through the cascades it took part in: ``of_accounts``), not the daily aggregates:
+    # neither table has an index that leads with the account (one cost 3-9 s of every 1M-row aggregate refresh,
+    # issue 20; one on the per-cascade rows a third of writing them), and the sums are the same
+    mine = CascadeInfluence.objects.of_accounts(account).filter(window.filter())
     per_pub = list(
         mine.values("publisher__twitter_id", "publisher__screen_name")
         .annotate(total=Sum("influence"), n_cascades=Count("pk"))
         .order_by("-total")[:50]
     )
     per_day = list(mine.values("day").annotate(total=Sum("influence"), n_cascades=Count("pk")).order_by("day"))
-    cascades = list(
-        CascadeInfluence.objects.filter(Q(account=account) & window.filter())
-        .select_related("tweet", "publisher")
-        .order_by("-influence", "tweet__tweet_id")[:50]
-    )
+    cascades = list(mine.select_related("tweet", "publisher").order_by("-influence", "tweet__tweet_id")[:50])
     published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))
     counts = list(FollowerCount.objects.filter(account=account).order_by("-observed_at")[:20])
     totals = mine.aggregate(total=Sum("influence"), n_cascades=Count("pk"))
@@ -50,7 +47,8 @@ def account_amplification(ws: Workspace, account: Account, *, cascades: int = 10
     from compute.arrays import unique
 
     tweet_ids = list(
-        CascadeInfluence.objects.filter(account=account, tweet__workspace=ws)
+        CascadeInfluence.objects.of_accounts(account)
+        .filter(tweet__workspace=ws)
         .order_by("-influence")
         .values_list("tweet_id", flat=True)[:cascades]
     )

@@ -194,7 +194,8 @@ def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) 
             {"twitter_id": sp["twitter_id"], "screen_name": sp["screen_name"], "rank": e.rank, "score": e.score}
         )
     spreading = set(
-        CascadeInfluence.objects.filter(publisher=publisher, account_id__in=list(found))
+        CascadeInfluence.objects.of_accounts(list(found))
+        .filter(publisher=publisher)
         .exclude(role=CascadeInfluence.Role.PUBLISHER)
         .values_list("account_id", flat=True)
         .distinct()

@@ -161,6 +161,18 @@ def test_it_finds_twitter_ids_exactly(admin_client, thesis):
     assert r.context["cl"].result_count == 4
 
 
+def test_it_finds_an_accounts_cascade_rows_by_its_name_or_id(admin_client, thesis):
+    """Through the cascades it took part in (no index leads with the account): the same rows as a filter."""
+    b = m.Account.objects.get(workspace=thesis, screen_name="b")
+    want = set(m.CascadeInfluence.objects.filter(account=b).values_list("pk", flat=True))
+    assert len(want) > 1
+    for term in ("b", f" {b.twitter_id} "):
+        r = admin_client.get(url(m.CascadeInfluence, "changelist"), {"q": term})
+        assert {row.pk for row in r.context["cl"].result_list} == want, term
+    r = admin_client.get(url(m.CascadeInfluence, "changelist"), {"q": "99999999999999999999"})  # over int64
+    assert r.status_code == 200 and r.context["cl"].result_count == 0
+
+
 def test_it_never_renders_a_select_of_accounts_or_tweets(admin_client, thesis):
     for model in (m.Retweet, m.Follow, m.FollowerCount, m.GivenEdge, m.Tweet, m.Publisher):
         html = admin_client.get(url(model, "change", model.objects.order_by("pk").first().pk)).content.decode()
