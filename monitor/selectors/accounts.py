@@ -51,7 +51,7 @@ def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIM
         "cascades": [cascades[r[0]] for r in best],
         "published": published,
         "follower_counts": counts,
-        "total": sum(r[3] for r in rows),
+        "total": float(sum(r[3] for r in rows)),
         "n_cascades": len(rows),
     }
 
