@@ -69,6 +69,12 @@ class StreamEvent(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     cascade_key = models.BigIntegerField(null=True, blank=True)
     body = models.TextField(help_text="the record as received (one JSON object)")
+    rows = models.TextField(
+        null=True,
+        blank=True,
+        help_text="the tweet rows the intake read from the body, so the consumer does not read it again "
+        "(monitor.services.stream._rows); null for follows, the tweets CSV's fields and older events",
+    )
     source = models.CharField(max_length=200, blank=True, default="", help_text="token name or file, and line")
     received_at = models.DateTimeField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)

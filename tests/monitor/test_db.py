@@ -70,3 +70,19 @@ def test_an_int_array_parameter_reaches_the_server_as_those_integers(db, ids):
 def test_an_int_array_parameter_refuses_what_is_not_an_integer():
     with pytest.raises(ValueError):
         int_array_param(["1}", "{2"])
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["plain", 'a "quoted" \\u00e9 escape', "back\\slash\\\\es", "tab\there", "line\nbreak\r\n", "nul\x00dropped",
+     "\\N", "", "ünïcødé 🙂"],
+)  # fmt: skip
+def test_copy_text_gives_back_every_value_through_a_text_copy_but_nul(db, value):
+    from monitor.db import copy_text
+
+    with connection.cursor() as cur:
+        cur.execute("CREATE TEMPORARY TABLE copy_text_check (k int, v text)")
+        with cur.cursor.copy("COPY copy_text_check (k, v) FROM STDIN") as cp:
+            cp.write(f"1\t{copy_text(value)}\n")
+        cur.execute("SELECT v FROM copy_text_check WHERE k = 1")
+        assert cur.fetchone()[0] == value.replace("\x00", "")

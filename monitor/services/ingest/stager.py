@@ -19,7 +19,7 @@ from compute.formats import ReadReport, snowflake_time
 from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
 
-from ...db import copy_in, create_temp, dialect, empty_table, temp_table_name
+from ...db import copy_in, copy_text, create_temp, dialect, empty_table, temp_table_name
 from ...models import Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
 
@@ -245,17 +245,15 @@ class Stager:
         self.part += 1
 
 
-# PostgreSQL text cannot hold NUL: a NUL in a name or text (JSON \u0000, a stray byte in a CSV) is dropped
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
-
-
 def text_rows(cur, d, table: str, cols: tuple[str, ...], rows: list[tuple]) -> None:
     """Rows of ints and strings into a temporary table (PostgreSQL: one COPY text buffer per 100K rows)."""
     if d.postgres:
         with cur.cursor.copy(f"COPY {table} ({', '.join(cols)}) FROM STDIN") as cp:
             for a in range(0, len(rows), 100_000):
                 cp.write(
-                    "".join("\t".join(str(v).translate(_COPY_ESCAPES) for v in r) + "\n" for r in rows[a : a + 100_000])
+                    # PostgreSQL text cannot hold NUL: a NUL in a name or text (JSON \u0000, a stray byte in a CSV)
+                    # is dropped (copy_text)
+                    "".join("\t".join(copy_text(str(v)) for v in r) + "\n" for r in rows[a : a + 100_000])
                 )
     else:
         cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(cols))})", rows)

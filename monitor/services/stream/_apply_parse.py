@@ -33,7 +33,9 @@ from compute.formats.twitter_v1 import sniff_json as is_v1
 from compute.formats.twitter_v2 import sniff_json as is_v2
 from compute.tables import FollowTable, TweetTable, concat_tweets
 
-__all__ = ["Parsed", "parse_bodies"]
+from . import _rows
+
+__all__ = ["Parsed", "parse_bodies", "parse_events"]
 
 try:  # the readers' fastest JSON backend decides the format here too
     import orjson
@@ -83,8 +85,54 @@ def _kind(obj) -> str | None:
     return None
 
 
-def parse_bodies(bodies: list[str], *, max_record: int | None = None) -> Parsed:
-    """Read ``bodies`` (one JSON object each) with the readers of ``compute.formats``; never raises for bad input."""
+def parse_events(
+    bodies: list[str | None], rows: list[str | None], event_ids: list[int], *, max_record: int | None = None
+) -> Parsed:
+    """A micro-batch's events as one :class:`Parsed`: from the rows the intake stored (:mod:`._rows`) where an
+    event has them, else from its body (:func:`parse_bodies`); never raises for bad input.
+
+    The rows were checked one record at a time at intake, so what is left to check is what only the micro-batch
+    sees: a tweet id that two of its events give differently (another author, time or original). The rows are
+    checked with the readers' own :class:`SeenTweets` in arrival order, the first event's row being the reference,
+    and an event with a conflicting row is a dead letter naming its field, the reference's event and the
+    difference, e.g. ``field 'retweeted_status.id_str': conflicting duplicate: tweet 7 was read before (event
+    1234) by user 5, not 6``. The bodies of the other events are then read with the same record of ids."""
+    stored = [i for i, r in enumerate(rows) if r is not None]
+    if not stored:
+        return parse_bodies(bodies, max_record=max_record)
+    seen = SeenTweets()
+    bad: dict[int, str] = {}
+    idx = np.asarray(stored, dtype=np.int64)
+    table, _, fields = _rows.decode([rows[i] for i in stored])
+    pks = np.asarray(event_ids, dtype=np.int64)
+    table.lines = idx[table.lines]  # record index -> event index
+    event_pk = pks[table.lines]
+    src = seen.file("micro-batch")
+    conflicts = seen.check(src, table.tweet_id, table.retweeted_tweet_id, table.user_id, table.created_at, event_pk)
+    if conflicts:
+        for row, reason in conflicts:
+            ev = int(table.lines[row])
+            if ev not in bad:
+                reason = reason.replace(" was read before (line ", " was read before (event ", 1)
+                bad[ev] = _record_error(fields[row], f"conflicting duplicate: {reason}")
+        table = table.take(~np.isin(table.lines, list(bad)))
+        seen.add(src, table.tweet_id, table.retweeted_tweet_id, table.user_id, table.created_at, pks[table.lines])
+    if len(stored) == len(rows):
+        return Parsed(table, FollowTable(np.zeros(0, np.int64), np.zeros(0, np.int64)), np.zeros(0, np.int64), bad)
+    rest = [i for i, r in enumerate(rows) if r is None]
+    other = parse_bodies([bodies[i] for i in rest], max_record=max_record, seen=seen)
+    back = np.asarray(rest, dtype=np.int64)
+    if other.tweets.lines is not None and len(other.tweets):
+        other.tweets.lines = back[other.tweets.lines]
+        table = concat_tweets([table, other.tweets])
+        table = table.take(np.argsort(table.lines, kind="stable"))
+    bad.update({int(back[i]): m for i, m in other.bad.items()})
+    return Parsed(table, other.follows, back[other.follow_event], bad, {int(back[i]) for i in other.empty})
+
+
+def parse_bodies(bodies: list[str], *, max_record: int | None = None, seen: SeenTweets | None = None) -> Parsed:
+    """Read ``bodies`` (one JSON object each) with the readers of ``compute.formats``; never raises for bad input.
+    ``seen``: the tweet ids read before in the same micro-batch (:func:`parse_events`)."""
     max_record = int(max_record or MAX_RECORD_BYTES)
     groups: dict[str, list[int]] = {"v1": [], "v2": [], "csv": [], "follow": []}
     objs: dict[int, dict] = {}
@@ -105,7 +153,8 @@ def parse_bodies(bodies: list[str], *, max_record: int | None = None) -> Parsed:
         groups[kind].append(i)
         if kind in ("csv", "follow"):
             objs[i] = obj
-    seen = SeenTweets()  # one per micro-batch, as one per upload: a tweet id must agree with itself
+    if seen is None:  # one per micro-batch, as one per upload: a tweet id must agree with itself
+        seen = SeenTweets()
     report = ReadReport(max_shown=len(bodies) + 10)
     tables: list[TweetTable] = []
     with tempfile.TemporaryDirectory(prefix="spreadwatch-stream-") as tmp:

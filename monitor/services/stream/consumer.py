@@ -33,8 +33,6 @@ application exactly once.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib
 import logging
 import os
@@ -51,6 +49,7 @@ from django.utils import timezone
 from ...db import int_array_param
 from ...models import StreamEvent, Workspace
 from . import channel
+from ._gc import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +118,7 @@ def apply_partition_batch(
         locked = _lock_open(sorted(ids))
         if locked:
             t = time.perf_counter()
-            with _collector_paused():
+            with collector_paused():  # (see ._gc)
                 out = apply(workspace_id=ws_id, event_ids=locked) or {}
             secs = out.get("seconds") or {}
             log.info("micro-batch of workspace %s partitions %s: %d events in %.3f s (%s)", ws_id, parts, len(locked),
@@ -127,25 +126,6 @@ def apply_partition_batch(
     if locked:
         channel.count(ws_id, "applied", len(locked))
     return len(locked), len(queued)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off while one micro-batch is applied.
-
-    A micro-batch makes some 10^5 container objects (the parsed bodies, rows, per-event records) that live until
-    it ends and are then freed by reference counting. With the collector on, its young-generation passes during
-    the batch scan them, promote them to the old generation, and every few batches those promotions set off a
-    full collection of the consumer's whole heap (one took 0.16 s of a 1.5 s micro-batch). Garbage that only the
-    collector can free (reference cycles) made during the batch waits for its next pass after it."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _lock_open(ids: list[int]) -> list[int]:

@@ -23,8 +23,10 @@ from django.utils import timezone
 
 from compute.formats._report import BadRecord
 
+from ...db import copy_text
 from ...models import StreamArrival, StreamEvent, Workspace
 from . import channel
+from ._gc import collector_paused
 from .records import InputError, Record, partition_of, read_lines
 
 __all__ = [
@@ -211,7 +213,15 @@ def stream_accept(
     *, workspace: Workspace, lines: list[tuple[int, str]], source: str = "", path: str = "body"
 ) -> Accepted:
     """Check ``lines`` (``(number, text)``), then store them as events in one transaction, or raise (and store
-    nothing): :class:`InputError` for a bad line, :class:`Backpressure` when the backlog is full."""
+    nothing): :class:`InputError` for a bad line, :class:`Backpressure` when the backlog is full.
+
+    Python's cyclic collector is paused while the lines are read and stored (:mod:`._gc`): a request's decoded
+    records otherwise set off full collections of the web process's heap."""
+    with collector_paused():
+        return _accept(workspace, lines, source, path)
+
+
+def _accept(workspace: Workspace, lines: list[tuple[int, str]], source: str, path: str) -> Accepted:
     got = read_lines(lines, path=path)
     records = got.records
     acc = Accepted(n_skipped=got.n_skipped)
@@ -250,9 +260,6 @@ def _source(source: str, line: int) -> str:
     return s if len(s) <= 200 else s[:97] + "…" + s[-102:]
 
 
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
-
-
 def _insert(ws_id: int, records: list[Record], partitions: list[int], now, source: str) -> list[int]:
     """Write the events; their ids, ascending in record order."""
     queued = StreamEvent.Status.QUEUED
@@ -264,12 +271,15 @@ def _insert(ws_id: int, records: list[Record], partitions: list[int], now, sourc
                 "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, len(records)]
             )
             ids = sorted(row[0] for row in cur.fetchall())
-            cols = "id, workspace_id, partition, kind, cascade_key, body, source, received_at, status, attempts, error"
+            cols = (
+                "id, workspace_id, partition, kind, cascade_key, body, rows, source, received_at, status, attempts, "
+                "error"
+            )
             at, nul, q = now.isoformat(), "\\N", str(queued.value)
             text = "".join(
                 f"{i}\t{ws_id}\t{p}\t{r.kind}\t{nul if r.cascade_key is None else r.cascade_key}\t"
-                f"{r.body.translate(_COPY_ESCAPES)}\t{_source(source, r.line).translate(_COPY_ESCAPES)}\t{at}\t"
-                f"{q}\t0\t\n"
+                f"{copy_text(r.body)}\t{nul if r.rows is None else copy_text(r.rows)}\t"
+                f"{copy_text(_source(source, r.line))}\t{at}\t{q}\t0\t\n"
                 for i, r, p in zip(ids, records, partitions)
             )
             with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as cp:
@@ -283,6 +293,7 @@ def _insert(ws_id: int, records: list[Record], partitions: list[int], now, sourc
                 kind=r.kind,
                 cascade_key=r.cascade_key,
                 body=r.body,
+                rows=r.rows,
                 source=_source(source, r.line),
                 received_at=now,
                 status=queued,

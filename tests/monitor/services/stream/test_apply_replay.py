@@ -7,8 +7,10 @@ examples, each one hits PostgreSQL) and on the bundled Twitter16 sample (tests/d
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import tarfile
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from compute.formats import read
 from compute.tables import NO_TWEET
 from monitor import services
 from monitor.models import StreamArrival, StreamEvent
+from monitor.services.stream import stream_accept
 from monitor.services.stream.apply import apply_events
 from tests.monitor.services.stream.test_apply import add_events, assert_same, snapshot, write_upload
 from tests.webapp import DATA
@@ -135,3 +138,90 @@ def test_the_bundled_twitter16_sample_replayed_ends_as_its_upload(db, import_fil
     # every event applied cleanly (and so deleted), each counted once in the Live page's arrivals
     assert not StreamEvent.objects.filter(workspace=ws_s).exists()
     assert StreamArrival.objects.filter(workspace=ws_s).aggregate(n=Sum("events"))["n"] == len(records)
+
+
+# --- v1.1 statuses through the intake: the consumer builds its micro-batches from the rows the intake kept ------
+
+
+def _v1_time(t: float) -> str:
+    return time.strftime("%a %b %d %H:%M:%S +0000 %Y", time.gmtime(t))
+
+
+def as_v1_lines(timed: list[tuple[float, dict]]) -> list[tuple[float, str]]:
+    """The collection as the NDJSON lines a v1.1 stream sends: each retweet embeds its original (so a retweet
+    whose original is not in the collection cannot be sent, and is left out), follows as follow records."""
+    originals = {r["tweet_id"]: r for _, r in timed if "follower" not in r and not r.get("retweeted_tweet_id")}
+
+    def status(r: dict) -> dict:
+        st = {"id_str": str(r["tweet_id"]), "created_at": _v1_time(r["created_at"]), "text": f"status {r['tweet_id']}",
+              "user": {"id_str": str(r["user_id"]), "screen_name": f"user{r['user_id']}",
+                       "followers_count": r.get("followers_count", 0)}}  # fmt: skip
+        return st
+
+    out = []
+    for t, r in timed:
+        if "follower" in r:
+            out.append((t, json.dumps({"follower_id": r["follower"], "followee_id": r["followee"]})))
+        elif r.get("retweeted_tweet_id"):
+            if r["retweeted_tweet_id"] in originals:
+                out.append(
+                    (t, json.dumps(dict(status(r), retweeted_status=status(originals[r["retweeted_tweet_id"]]))))
+                )
+        else:
+            out.append((t, json.dumps(status(r))))
+    return out
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(timed=collections(), rnd=st.randoms(use_true_random=False), window=st.sampled_from([0, 30]))
+def test_v1_statuses_accepted_by_the_intake_end_as_their_batch_upload_read_from_rows_or_bodies(
+    db, import_files, tmp_path, timed, rnd, window
+):
+    lines = as_v1_lines(timed)
+    keyed = sorted((t + rnd.uniform(0, window), k) for k, (t, _) in enumerate(lines))
+    arrival = [lines[k][1] for _, k in keyed]
+    requests, cuts = [], []  # the same requests and micro-batches for both stream workspaces
+    i = 0
+    while i < len(arrival):
+        n = rnd.randint(1, 3)
+        requests.append(arrival[i : i + n])
+        i += n
+    ws_rows, ws_batch = fresh_workspaces()
+    ws_bodies = services.workspace_create(name=f"Bodies {ws_rows.pk}", slug=f"bodies-{ws_rows.pk}")
+    ids: dict[int, list[int]] = {ws_rows.pk: [], ws_bodies.pk: []}
+    for ws in (ws_rows, ws_bodies):
+        for req in requests:
+            acc = stream_accept(workspace=ws, lines=list(enumerate(req, 1)))
+            ids[ws.pk] += list(
+                StreamEvent.objects.filter(workspace=ws, pk__gte=acc.first_id, pk__lte=acc.last_id)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+    statuses_kept = StreamEvent.objects.filter(workspace=ws_rows).exclude(kind=StreamEvent.Kind.FOLLOW)
+    assert all(r is not None for r in statuses_kept.values_list("rows", flat=True))
+    StreamEvent.objects.filter(workspace=ws_bodies).update(rows=None)  # as events stored before the rows were
+    i = 0
+    while i < len(ids[ws_rows.pk]):
+        cuts.append((i, i + rnd.randint(1, 5)))
+        i = cuts[-1][1]
+    for ws in (ws_rows, ws_bodies):
+        for a, b in cuts:
+            apply_events(workspace_id=ws.pk, event_ids=ids[ws.pk][a:b])
+    tweets = tmp_path / "statuses.jsonl"
+    tweets.write_text("".join(line + "\n" for line in arrival if '"follower_id"' not in line))
+    follows = tmp_path / "follows.csv"
+    follows.write_text(
+        "follower_id,followee_id\n" + "".join(f"{r['follower']},{r['followee']}\n" for _, r in timed if "follower" in r)
+    )
+    upload = [p for p in (tweets, follows) if len(p.read_text().splitlines()) > (1 if p == follows else 0)]
+    if upload:
+        c = import_files(ws_batch, upload)
+        assert c.status == c.Status.DONE, c.error
+    batch = snapshot(ws_batch)
+    assert_same(snapshot(ws_rows), batch)
+    assert_same(snapshot(ws_bodies), batch)
+    assert not StreamEvent.objects.filter(workspace__in=[ws_rows, ws_bodies]).exists()

@@ -152,3 +152,77 @@ def test_v1_lines_among_others_are_classified_and_their_errors_keep_the_bodys_li
     with pytest.raises(InputError) as e:  # the same tweet id with another author, across formats
         read_lines(_lines({"tweet_id": "12", "user_id": "9", "created_at": 1600000000}, _status(12, 4)))
     assert (e.value.record.line, e.value.record.reason.split(":")[0]) == (2, "conflicting duplicate")
+
+
+# --- the rows kept beside each body (monitor.services.stream._rows) ---------------------------------------------
+
+
+def _same_tables(a, b, *, retweet_text: bool = False) -> None:
+    for col in ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "lines"):
+        assert np.array_equal(getattr(a, col), getattr(b, col), equal_nan=True), col
+    assert list(a.screen_name) == list(b.screen_name)
+    originals = a.retweeted_tweet_id == NO_TWEET
+    assert list(a.text[originals]) == list(b.text[originals])
+    if not retweet_text:  # a retweet's text is not kept: the workspace stores the texts of originals only
+        assert all(t is None for t in a.text[~originals])
+
+
+@pytest.mark.parametrize("fmt", ["v1", "v2"])
+def test_the_rows_kept_at_intake_are_what_the_consumer_reads_from_the_bodies(fmt):
+    from monitor.services.stream._apply_parse import parse_bodies, parse_events
+
+    got = read_lines(_good_lines(DATA / fmt / "good.jsonl")).records
+    assert got and all(r.rows is not None for r in got)
+    bodies, rows = [r.body for r in got], [r.rows for r in got]
+    kept = parse_events(bodies, rows, list(range(100, 100 + len(got))))
+    read_again = parse_bodies(bodies)
+    _same_tables(kept.tweets, read_again.tweets)
+    assert (kept.bad, kept.empty, read_again.bad) == ({}, set(), {})
+
+
+def test_csv_fields_and_follows_keep_no_rows_and_the_consumer_reads_their_bodies_with_the_rows_of_the_rest():
+    from monitor.services.stream._apply_parse import parse_bodies, parse_events
+
+    v1 = _good_lines(DATA / "v1" / "good.jsonl")
+    csv_row = {"tweet_id": "1001", "user_id": 7, "created_at": "2020-01-01T00:00:00Z", "followers_count": 12,
+               "label": "false"}  # fmt: skip
+    lines = [(1, v1[0][1]), (2, json.dumps(csv_row)), (3, json.dumps({"follower_id": 8, "followee_id": 7})),
+             *[(k + 3, t) for k, (_, t) in enumerate(v1[1:], 1)]]  # fmt: skip
+    got = read_lines(lines).records
+    assert [r.rows is None for r in got[:3]] == [False, True, True]
+    bodies, rows = [r.body for r in got], [r.rows for r in got]
+    mixed = parse_events(bodies, rows, list(range(len(got))))
+    read_again = parse_bodies(bodies)
+    _same_tables(mixed.tweets, read_again.tweets)
+    assert list(mixed.tweets.label) == list(read_again.tweets.label)
+    assert mixed.tweets.label[list(mixed.tweets.lines).index(1)] == "false"
+    assert (mixed.follows.follower_id.tolist(), mixed.follows.followee_id.tolist()) == ([8], [7])
+    assert mixed.follow_event.tolist() == [2]
+
+
+def _v1_status(tid, uid, when, rt=None, followers=3):
+    st = {"id_str": str(tid), "created_at": when, "text": f"status {tid}",
+          "user": {"id_str": str(uid), "screen_name": f"u{uid}", "followers_count": followers}}  # fmt: skip
+    if rt is not None:
+        st["retweeted_status"] = rt
+    return st
+
+
+def test_a_tweet_two_events_of_a_micro_batch_tell_differently_kills_the_later_event_naming_the_earlier():
+    from monitor.services.stream._apply_parse import parse_events
+
+    when = "Wed Jan 01 00:00:00 +0000 2020"
+    original = _v1_status(7, 5, when)
+    liar = dict(original, user={"id_str": "6", "screen_name": "u6", "followers_count": 1})
+    # accepted in two requests (one request with both is refused whole at intake)
+    a = read_lines(_lines(_v1_status(8, 9, "Wed Jan 01 00:01:00 +0000 2020", rt=original))).records
+    b = read_lines(_lines(_v1_status(10, 11, "Wed Jan 01 00:02:00 +0000 2020", rt=liar))).records
+    c = read_lines(_lines(_v1_status(12, 13, "Wed Jan 01 00:03:00 +0000 2020", rt=original))).records
+    events = a + b + c
+    parsed = parse_events([r.body for r in events], [r.rows for r in events], [501, 502, 503])
+    assert set(parsed.bad) == {1}
+    assert parsed.bad[1].startswith(
+        "field 'retweeted_status.id_str': conflicting duplicate: tweet 7 was read before (event 501)"
+    )
+    assert sorted(set(parsed.tweets.lines.tolist())) == [0, 2]
+    assert sorted(parsed.tweets.tweet_id.tolist()) == [7, 7, 8, 12]
