@@ -30,7 +30,7 @@ import numpy as np
 
 from compute.tables import NO_TWEET, TweetTable
 
-__all__ = ["Row", "encode", "encode_runs", "decode", "ROW_FIELDS"]
+__all__ = ["Row", "UnreadableRows", "encode", "encode_runs", "decode", "ROW_FIELDS"]
 
 ROW_FIELDS = ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "id_field",
               "screen_name", "text")  # fmt: skip
@@ -69,12 +69,26 @@ def encode_runs(keys: np.ndarray, table: TweetTable, id_fields: list[str]) -> tu
     return keys[first].tolist(), [_encode(rows[a:b]).decode() for a, b in zip(starts, ends)]
 
 
+class UnreadableRows(ValueError):
+    """Some records' rows are not in this layout (``indices``: their positions): an event stored by a version of
+    the intake that wrote another layout. Their bodies are read instead."""
+
+    def __init__(self, indices: list[int]) -> None:
+        super().__init__(f"{len(indices)} records' rows are not in this code's layout")
+        self.indices = indices
+
+
 def decode(texts: list[str]) -> tuple[TweetTable, np.ndarray, list[str]]:
     """The rows of several records (``texts``, as stored) as one table: its ``lines`` column holds each row's
     record index (position in ``texts``), rows in record order; and the id field of each row.
 
-    Raises ``msgspec.ValidationError`` / ``DecodeError`` for text that is not rows (never stored by the intake)."""
-    per = _decoder.decode("[" + ",".join(texts) + "]")
+    Raises :class:`UnreadableRows` naming every record whose text is not rows in this layout."""
+    try:
+        per = _decoder.decode("[" + ",".join(texts) + "]")
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        per = None
+    if per is None or len(per) != len(texts):  # (a text holding two records' arrays would shift the rest)
+        raise UnreadableRows([i for i, t in enumerate(texts) if not _readable(t)])
     n_rows = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
     flat = [r for rows in per for r in rows]
     n = len(flat)
@@ -99,3 +113,14 @@ def decode(texts: list[str]) -> tuple[TweetTable, np.ndarray, list[str]]:
         lines=np.repeat(np.arange(len(per), dtype=np.int64), n_rows),
     )
     return table, n_rows, list(fields)
+
+
+_one = msgspec.json.Decoder(list[tuple[int, int, int, float, float, str, str | None, str | None]])
+
+
+def _readable(text: str) -> bool:
+    try:
+        _one.decode(text)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
+    return True

@@ -36,6 +36,7 @@ parsing runs outside it.
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -61,9 +62,11 @@ from ..ingest.conflicts import stored_conflicts
 from ..ingest.merge import lock_workspace, merge
 from ..ingest.stager import Stager
 from ._apply_parse import Parsed, parse_events
+from ._rows import UnreadableRows
 
 __all__ = ["apply_events", "orphan_wait_seconds", "sweep_waiting", "sweep_waiting_all"]
 
+log = logging.getLogger(__name__)
 _OPEN = (StreamEvent.Status.QUEUED, StreamEvent.Status.WAITING)
 _UPDATE_CHUNK = 5_000
 
@@ -235,8 +238,19 @@ def _tick(secs: dict, name: str, t: float) -> float:
 
 
 def _parse(events: list[_Event], max_record: int) -> Parsed:
-    return parse_events([e.body for e in events], [e.rows for e in events], [e.pk for e in events],
-                        max_record=max_record)  # fmt: skip
+    """The events read from the rows the intake kept, else their bodies (:func:`parse_events`). Rows in a layout
+    this code does not read (written by another version of the intake) are dropped and the body read instead:
+    the lock did not read the bodies of events with rows, so those are read here."""
+    try:
+        return parse_events([e.body for e in events], [e.rows for e in events], [e.pk for e in events],
+                            max_record=max_record)  # fmt: skip
+    except UnreadableRows as exc:
+        pks = [events[i].pk for i in exc.indices]
+        bodies = dict(StreamEvent.objects.filter(pk__in=pks).values_list("pk", "body"))
+        for i in exc.indices:
+            events[i].body, events[i].rows = bodies[events[i].pk], None
+        log.warning("stream events %s: rows in another layout, read from their bodies", pks[:10])
+        return _parse(events, max_record)
 
 
 def _lock(ws: int, ids: list[int]) -> list[_Event]:

@@ -447,3 +447,25 @@ def test_events_another_consumer_holds_are_skipped_not_waited_for():
     out = apply_events(workspace_id=ws.pk, event_ids=ids)
     assert (out["events"], out["skipped"], out["applied"]) == (6, len(ids) - 6, 6)
     assert total_by_name(ws) == EXPECTED_TOTAL
+
+
+def test_an_event_whose_rows_are_in_another_layout_is_read_from_its_body(ws_a, ws_b, import_files, tmp_path):
+    from monitor.services.stream import stream_accept
+
+    user = {"id_str": "11", "screen_name": "eleven", "followers_count": 4}
+    original = {"id_str": "7001", "created_at": "Wed Jan 01 00:00:00 +0000 2020", "text": "x", "user": user}
+    retweeter = {"id_str": "12", "screen_name": "twelve", "followers_count": 9}
+    retweet = {"id_str": "7002", "created_at": "Wed Jan 01 00:01:00 +0000 2020", "text": "RT x", "user": retweeter,
+               "retweeted_status": original}  # fmt: skip
+    acc = stream_accept(workspace=ws_a, lines=[(1, json.dumps(original)), (2, json.dumps(retweet))])
+    ids = [acc.first_id, acc.last_id]
+    # as if an intake of another version had written them: one event's rows in a layout this code does not read
+    StreamEvent.objects.filter(pk=ids[1]).update(rows='{"layout": 2, "rows": []}')
+    out = apply_events(workspace_id=ws_a.pk, event_ids=ids)
+    assert (out["applied"], out["dead"], out["retweets"]) == (2, 0, 1)
+    assert set(statuses(ids)) == {GONE}
+    upload = tmp_path / "statuses.jsonl"
+    upload.write_text(json.dumps(original) + "\n" + json.dumps(retweet) + "\n")
+    c = import_files(ws_b, [upload])
+    assert c.status == c.Status.DONE, c.error
+    assert_same(snapshot(ws_a), snapshot(ws_b))

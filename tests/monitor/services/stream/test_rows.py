@@ -45,8 +45,11 @@ def test_encoding_runs_of_a_table_equals_encoding_each_record():
     assert _rows.encode_runs(np.zeros(0, np.int64), TweetTable.empty(), []) == ([], [])
 
 
-def test_text_that_is_not_rows_is_refused():
-    import msgspec
-
-    with pytest.raises(msgspec.ValidationError):
-        _rows.decode(['{"not": "rows"}'])
+def test_text_that_is_not_rows_in_this_layout_is_refused_naming_each_such_record():
+    good = _rows.encode([ORIGINAL])
+    with pytest.raises(_rows.UnreadableRows) as e:
+        _rows.decode([good, '{"layout": 2}', good, "[[1, 2]]", "not json", f"{good},{good}"])
+    assert e.value.indices == [1, 3, 4, 5]
+    with pytest.raises(_rows.UnreadableRows) as e:  # only the count gives this one away
+        _rows.decode([f"{good},{good}", good])
+    assert e.value.indices == [0]
