@@ -103,7 +103,7 @@ def parse_events(
     seen = SeenTweets()
     bad: dict[int, str] = {}
     idx = np.asarray(stored, dtype=np.int64)
-    table, _, fields = _rows.decode([rows[i] for i in stored])
+    table, fields = _rows.decode([rows[i] for i in stored])
     pks = np.asarray(event_ids, dtype=np.int64)
     table.lines = idx[table.lines]  # record index -> event index
     event_pk = pks[table.lines]

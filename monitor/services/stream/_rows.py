@@ -78,7 +78,7 @@ class UnreadableRows(ValueError):
         self.indices = indices
 
 
-def decode(texts: list[str]) -> tuple[TweetTable, np.ndarray, list[str]]:
+def decode(texts: list[str]) -> tuple[TweetTable, list[str]]:
     """The rows of several records (``texts``, as stored) as one table: its ``lines`` column holds each row's
     record index (position in ``texts``), rows in record order; and the id field of each row.
 
@@ -112,7 +112,7 @@ def decode(texts: list[str]) -> tuple[TweetTable, np.ndarray, list[str]]:
         text=text,
         lines=np.repeat(np.arange(len(per), dtype=np.int64), n_rows),
     )
-    return table, n_rows, list(fields)
+    return table, list(fields)
 
 
 _one = msgspec.json.Decoder(list[tuple[int, int, int, float, float, str, str | None, str | None]])

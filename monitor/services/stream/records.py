@@ -247,14 +247,9 @@ def _with_v2_rows(out: list[Record], built: tuple[TweetTable, CheckedRows], reco
     for i, (rec, tid, rt, uid, t, fol, sn, tx) in enumerate(cols):
         k = record_of_rec.get(rec)
         if k is not None:  # else a row of a CSV-fields record (parsed by the consumer)
-            per.setdefault(k, []).append((tid, rt, uid, t, fol, _id_field(checked.field_of(i), "id"), sn, tx))
+            id_field = TweetBuilder._field(checked.field_of(i), "id")  # data[2].created_at -> data[2].id
+            per.setdefault(k, []).append((tid, rt, uid, t, fol, id_field, sn, tx))
     return [r._replace(rows=_rows.encode(per[k])) if k in per else r for k, r in enumerate(out)]
-
-
-def _id_field(time_field: str, id_name: str) -> str:
-    """The tweet id field beside a row's time field: ``data[2].created_at`` -> ``data[2].id``."""
-    prefix = time_field.rpartition(".")[0]
-    return f"{prefix}.{id_name}" if prefix else id_name
 
 
 _NOTICES = ("delete", "limit", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
