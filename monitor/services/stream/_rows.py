@@ -30,14 +30,14 @@ import numpy as np
 
 from compute.tables import NO_TWEET, TweetTable
 
-__all__ = ["Row", "UnreadableRows", "encode", "encode_runs", "decode", "ROW_FIELDS"]
+__all__ = ["Row", "UnreadableRows", "encode", "encode_runs", "decode"]
 
-ROW_FIELDS = ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "id_field",
-              "screen_name", "text")  # fmt: skip
-Row = tuple  # (int, int, int, float, float, str, str | None, str | None)
+# tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text
+Row = tuple[int, int, int, float, float, str, str | None, str | None]
 
 _encode = msgspec.json.Encoder().encode
-_decoder = msgspec.json.Decoder(list[list[tuple[int, int, int, float, float, str, str | None, str | None]]])
+_decoder = msgspec.json.Decoder(list[list[Row]])  # the records of a micro-batch
+_one = msgspec.json.Decoder(list[Row])  # one record, to name those that are not rows
 
 
 def encode(rows: list[Row]) -> str:
@@ -113,9 +113,6 @@ def decode(texts: list[str]) -> tuple[TweetTable, list[str]]:
         lines=np.repeat(np.arange(len(per), dtype=np.int64), n_rows),
     )
     return table, list(fields)
-
-
-_one = msgspec.json.Decoder(list[tuple[int, int, int, float, float, str, str | None, str | None]])
 
 
 def _readable(text: str) -> bool:
