@@ -683,11 +683,12 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
         # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
         added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
-        analyze_after_bulk_write(
-            cur,
-            ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"],
-            added,
-        )
+        tables = ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"]
+        later = getattr(run, "analyze_later", None)  # not a field: a stream consumer refreshes them beside its work
+        if later is not None:
+            later(tables, added)
+        else:
+            analyze_after_bulk_write(cur, tables, added)
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:

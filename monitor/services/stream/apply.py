@@ -128,7 +128,9 @@ class _SqlTimer:
                 self.aggregates += time.perf_counter() - t
 
 
-def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu", now=None) -> dict:
+def apply_events(
+    *, workspace_id: int, event_ids: list[int], backend: str = "cpu", now=None, analyze_later=None
+) -> dict:
     """Apply the events ``event_ids`` of workspace ``workspace_id`` (see the module docstring); idempotent.
 
     Returns the counts -- ``events`` (locked and handled here), ``skipped`` (already applied or dead, held by
@@ -139,6 +141,11 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
     ``lock``, ``parse``, ``wait_lock`` (waiting for the workspace's store lock), ``store`` (stage + merge),
     ``compute`` (forward + backward), ``results`` (influence rows and graphs), ``aggregates`` (the touched
     (publisher, day) pairs), ``mark`` and ``total`` (commit hooks excluded).
+
+    ``analyze_later``: where the recompute's tables are due for new planner statistics, hand them to this
+    function after the commit (``fn(tables, rows_added)``; a running consumer's
+    :class:`~monitor.services.stream._statistics.StatisticsRefresher`) instead of analysing them in the
+    transaction, which holds the workspace's store lock.
     """
     t0 = time.perf_counter()
     now = now or timezone.now()
@@ -188,7 +195,11 @@ def apply_events(*, workspace_id: int, event_ids: list[int], backend: str = "cpu
             timer = _SqlTimer()
             with connection.execute_wrapper(timer):
                 out["edges"], out["participants"], compute_s, results_s = _recompute(
-                    workspace_id, tweet_pks, backend, follows_written=bool(counts.get("follows_new"))
+                    workspace_id,
+                    tweet_pks,
+                    backend,
+                    follows_written=bool(counts.get("follows_new")),
+                    analyze_later=analyze_later,
                 )
             secs["compute"] = round(compute_s, 4)
             secs["aggregates"] = round(timer.aggregates, 4)
@@ -435,15 +446,20 @@ def _note_conflicts(st: Stager, staged, drop: np.ndarray, res: _Outcome) -> None
             res.dead[i] = why
 
 
-def _recompute(ws: int, tweet_pks: list[int], backend: str, *, follows_written: bool) -> tuple[int, int, float, float]:
+def _recompute(
+    ws: int, tweet_pks: list[int], backend: str, *, follows_written: bool, analyze_later=None
+) -> tuple[int, int, float, float]:
     """Compute and store the cascades ``tweet_pks`` with the influence algorithm, as one batch of a compute run
     stores them (no run row: ``Tweet.compute_run`` stays empty for cascades last computed from the stream). The
     follower graph this process keeps is used unless this micro-batch wrote follows (then the follows among the
-    participants are read: see ``monitor.algorithms.influence._compute``)."""
+    participants are read: see ``monitor.algorithms.influence._compute``). ``analyze_later``: see
+    :func:`apply_events`."""
     algo = get_algorithm("influence")
     run = ComputeRun(workspace_id=ws, algorithm=algo.name, orphans=settings.SPREADWATCH_ORPHANS, backend=backend)
     run.keep_graph = not follows_written  # not a field: read by the influence algorithm's compute
     run.store_changes = True  # not a field: the algorithm's store rewrites only the rows that changed
+    if analyze_later is not None:  # not a field: the store hands its statistics refresh over, to run after the commit
+        run.analyze_later = lambda tables, rows: transaction.on_commit(lambda: analyze_later(tables, rows))
     batch = ComputeBatch(run=run, tweet_pks=tweet_pks, n_cascades=len(tweet_pks))
     t = time.perf_counter()
     res = algo.compute(run=run, batch=batch, backend=resolve_backend(backend), stop=lambda: False)

@@ -29,11 +29,18 @@ applied with a note), waiting or dead. A consumer killed in the middle rolls the
 events stay queued for the next owner. One that dies after the commit but before XACK leaves a wake-up that the
 next owner claims, drains (finding nothing new) and acknowledges. So delivery of wake-ups is at least once, and
 application exactly once.
+
+**Planner statistics.** While :meth:`Consumer.run` runs, the micro-batches hand the statistics refresh of the
+tables they grow to a :class:`~._statistics.StatisticsRefresher` (one thread, its own connection), which runs
+it after their commit, beside the next micro-batch, instead of inside the transaction that holds the
+workspace's store lock. An apply function that does not take ``analyze_later`` is called without it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import logging
 import os
 import signal
@@ -50,6 +57,7 @@ from ...db import int_array_param
 from ...models import StreamEvent, Workspace
 from . import channel
 from ._gc import collector_paused
+from ._statistics import StatisticsRefresher
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +202,7 @@ class Consumer:
         self._poll_at = 0.0
         self.applied = 0
         self.batches = 0
+        self.statistics: StatisticsRefresher | None = None  # while run() runs (see ._statistics)
 
     # --- membership ---------------------------------------------------------------------------------------------
 
@@ -315,8 +324,11 @@ class Consumer:
                 if 0 < n < batch and age is not None and age < wait_ms:
                     time.sleep((wait_ms - age) / 1000)  # let a small batch fill, at most the batch wait
                 waited = True
+            apply = self.apply
+            if self.statistics is not None:
+                apply = functools.partial(apply, analyze_later=self.statistics.submit)
             try:
-                n_applied, n_queued = apply_partition_batch(ws_id, p, self.apply, batch=batch)
+                n_applied, n_queued = apply_partition_batch(ws_id, p, apply, batch=batch)
             except DatabaseError as exc:  # a deadlock or a lost connection: the batch rolled back; next round
                 log.warning("consumer %s: batch of %s/%s failed (%s): retried later", self.name, ws_id, p, exc)
                 connection.close_if_unusable_or_obsolete()
@@ -373,9 +385,23 @@ class Consumer:
             signal.signal(signal.SIGTERM, self.stop)
             signal.signal(signal.SIGINT, self.stop)
         end = None if stop_after is None else time.monotonic() + stop_after
+        if connection.vendor == "postgresql" and _takes(self.apply, "analyze_later"):
+            self.statistics = StatisticsRefresher(f"{self.name} statistics")
         try:
             while not self.stopping and (end is None or time.monotonic() < end):
                 self.step()
         finally:
+            if self.statistics is not None:
+                self.statistics.stop()
+                self.statistics = None
             for ws_id in self._workspaces():
                 channel.leave(ws_id, self.name)
+
+
+def _takes(fn: ApplyFn, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword ``name`` (an apply function swapped in by a test or benchmark may not)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

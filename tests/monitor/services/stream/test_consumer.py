@@ -256,3 +256,43 @@ def test_when_a_shared_micro_batch_fails_each_partition_is_tried_apart_so_the_ot
     assert c.drain(ws_a.pk, [0, 1]) == 2
     assert StreamEvent.objects.get(pk=bad_pk).status == "queued"
     assert set(StreamEvent.objects.filter(cascade_key__in=good).values_list("status", flat=True)) == {"applied"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
+def test_a_running_consumer_refreshes_statistics_beside_its_micro_batches_and_stops_the_thread(
+    ws_a, settings, monkeypatch
+):
+    import csv
+
+    from monitor.services.stream._statistics import StatisticsRefresher
+    from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
+
+    submitted: list[tuple[list[str], int]] = []
+    refreshers: list[StatisticsRefresher] = []
+    real_submit = StatisticsRefresher.submit
+
+    def submit(self, tables, rows=0):
+        refreshers.append(self)
+        submitted.append((list(tables), rows))
+        real_submit(self, tables, rows)
+
+    monkeypatch.setattr(StatisticsRefresher, "submit", submit)
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    follows = [dict(r) for r in csv.DictReader((THESIS / "follows.csv").open())]
+    tweets = [{k: v for k, v in r.items() if v != ""} for r in csv.DictReader((THESIS / "tweets.csv").open())]
+    stream_accept(workspace=ws_a, lines=_lines(*follows))
+    stream_accept(workspace=ws_a, lines=_lines(*tweets))
+    c = Consumer(name="c", workspace=ws_a)
+    c.run(stop_after=2.0, install_signals=False)
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    assert submitted and {t for tables, _ in submitted for t in tables} >= {"monitor_cascadeinfluence"}
+    assert sum(rows for _, rows in submitted) == 11  # every per-cascade row added, handed over after its commit
+    assert c.statistics is None and not any(r._thread.is_alive() for r in refreshers)
+
+
+def test_an_apply_function_without_the_statistics_keyword_is_called_without_it(ws_a, settings):
+    rec = Recorder()
+    settings.SPREADWATCH_STREAM_BATCH_WAIT_MS = 0
+    stream_accept(workspace=ws_a, lines=_lines(_tw(1)))
+    Consumer(name="c", workspace=ws_a, apply=rec).run(stop_after=1.0, install_signals=False)
+    assert len(rec.ids) == 1
