@@ -30,7 +30,7 @@ import numpy as np
 
 from compute.tables import NO_TWEET, TweetTable
 
-__all__ = ["Row", "UnreadableRows", "encode", "encode_runs", "decode"]
+__all__ = ["Row", "UnreadableRows", "encode_runs", "decode"]
 
 # tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text
 Row = tuple[int, int, int, float, float, str, str | None, str | None]
@@ -40,18 +40,11 @@ _decoder = msgspec.json.Decoder(list[list[Row]])  # the records of a micro-batch
 _one = msgspec.json.Decoder(list[Row])  # one record, to name those that are not rows
 
 
-def encode(rows: list[Row]) -> str:
-    """One record's rows as the JSON text stored in ``StreamEvent.rows``; an unknown (NaN) count is -1, and a
-    retweet's text is left out."""
-    return _encode(
-        [(a, b, c, d, -1.0 if f != f else f, g, h, i if b == NO_TWEET else None) for a, b, c, d, f, g, h, i in rows]
-    ).decode()
-
-
 def encode_runs(keys: np.ndarray, table: TweetTable, id_fields: list[str]) -> tuple[list[int], list[str]]:
-    """The rows of several records at once, as :func:`encode` gives them one record at a time: ``table``'s rows
-    grouped into runs of equal ``keys`` (each record's rows are consecutive), ``id_fields`` per row. Returns each
-    run's key and text. The columns are converted once, not per row: the intake does this for every status."""
+    """The rows of several records, as the JSON text stored in ``StreamEvent.rows``: ``table``'s rows grouped into
+    runs of equal ``keys`` (each record's rows are consecutive), ``id_fields`` per row; an unknown (NaN) count
+    becomes -1 and a retweet's text is left out. Returns each run's key and text. The columns are converted
+    once, not per row: the intake does this for every status."""
     n = len(keys)
     if not n:
         return [], []

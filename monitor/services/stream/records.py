@@ -240,16 +240,15 @@ def _flush(builder: TweetBuilder) -> tuple[TweetTable, CheckedRows] | None:
 def _with_v2_rows(out: list[Record], built: tuple[TweetTable, CheckedRows], record_of_rec: dict[int, int]):
     """The v2 records of ``out`` with their rows (strict mode: every row the builder took was kept, in order)."""
     table, checked = built
-    per: dict[int, list[_rows.Row]] = {}
-    cols = zip(checked.rec.tolist(), table.tweet_id.tolist(), table.retweeted_tweet_id.tolist(),
-               table.user_id.tolist(), table.created_at.tolist(), table.followers_count.tolist(),
-               table.screen_name, table.text)  # fmt: skip
-    for i, (rec, tid, rt, uid, t, fol, sn, tx) in enumerate(cols):
-        k = record_of_rec.get(rec)
-        if k is not None:  # else a row of a CSV-fields record (parsed by the consumer)
-            id_field = TweetBuilder._field(checked.field_of(i), "id")  # data[2].created_at -> data[2].id
-            per.setdefault(k, []).append((tid, rt, uid, t, fol, id_field, sn, tx))
-    return [r._replace(rows=_rows.encode(per[k])) if k in per else r for k, r in enumerate(out)]
+    rec = checked.rec.tolist()
+    # each row's record in ``out``, or -1 for a row of a CSV-fields record (parsed by the consumer)
+    of = np.fromiter((record_of_rec.get(r, -1) for r in rec), dtype=np.int64, count=len(rec))
+    kept = np.flatnonzero(of >= 0)
+    kept = kept[np.argsort(of[kept], kind="stable")]  # a record's rows together, in the builder's order
+    fields = [TweetBuilder._field(checked.field_of(i), "id") for i in kept.tolist()]  # data[2].created_at -> data[2].id
+    keys, texts = _rows.encode_runs(of[kept], table.take(kept), fields)
+    rows = dict(zip(keys, texts))
+    return [r._replace(rows=rows[k]) if k in rows else r for k, r in enumerate(out)]
 
 
 _NOTICES = ("delete", "limit", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
