@@ -23,7 +23,9 @@ stream starts). Then, per rate R (ascending, each continuing the same time-order
 
 CPU: from the feed's start to the drain's end, the CPU seconds of the feeder, the consumers, the prober, every
 PostgreSQL process and the whole machine (``/proc``), per 10,000 events fed (``cpu_s_per_10k``), and the share
-of the two cores that was busy (``cores_busy``): where the machine's time went.
+of the two cores that was busy (``cores_busy``): where the machine's time went. WAL: the server's WAL bytes per
+event fed and the checkpoints in that window (``wal_bytes_per_event``, ``checkpoints``; ``pg_stat_wal``): after
+a checkpoint every page's next change writes the whole page to the WAL, so longer runs pay more per event.
 
 Per event: *applied* = when the apply's transaction marked it (the last statement before the commit) minus its
 ``received_at`` (set just before the intake's COPY); *freshness* = the end of the first ranking request that
@@ -144,6 +146,20 @@ def probe(slug: str, user: str, out: Path, stop: Path, hz: float) -> int:
                 due += 1 / hz
                 time.sleep(max(0.0, due - time.monotonic()))
     return 0
+
+
+def _wal_snapshot() -> tuple[int, int]:
+    """The server's WAL bytes written and checkpoints so far (a checkpoint makes the next change of every page
+    write the whole page to the WAL: the same work costs more for a while after one)."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT (SELECT wal_bytes FROM pg_stat_wal)::bigint,"
+            " (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::bigint"
+        )
+        wal, ckpt = cur.fetchone()
+    return int(wal), int(ckpt)
 
 
 def _host_speed(lines: list[str]) -> dict:
@@ -299,6 +315,7 @@ def main() -> int:
                 first_id = cur.fetchone()[0]
             group = {"feeder": [os.getpid()], "consumers": [p.pid for p in procs], "prober": [prober.pid]}
             cpu0 = _cpu_snapshot(group)
+            wal0 = _wal_snapshot()
             t_start = time.perf_counter()
             fed = 0
             for k in range(n_ticks):
@@ -317,6 +334,7 @@ def main() -> int:
                 time.sleep(0.1)
             drain_s = time.perf_counter() - t_end
             cpu1 = _cpu_snapshot(group)
+            wal1 = _wal_snapshot()
             window = time.perf_counter() - t_start
             used = {k: cpu1[k] - cpu0[k] for k in cpu0}
             used["other"] = used["machine_busy"] - sum(v for k, v in used.items() if k != "machine_busy")
@@ -388,6 +406,10 @@ def main() -> int:
             # share of the two cores that was busy in that window
             "cpu_s_per_10k": {k: round(v / fed * 10_000, 3) for k, v in used.items()},
             "cores_busy": round(used["machine_busy"] / window, 2),
+            # the whole server's WAL per event fed, and the checkpoints in the window (from the feed's start to
+            # the drain's end)
+            "wal_bytes_per_event": round((wal1[0] - wal0[0]) / max(fed, 1)),
+            "checkpoints": wal1[1] - wal0[1],
             "host": host,
             "load_before": [round(x, 2) for x in load_before],
             "load_after": [round(x, 2) for x in load_after],
