@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Iterable
 
-from django.db import connection, transaction
+from django.db import connection
 
 from ...db import analyze_after_bulk_write
 
@@ -85,7 +85,10 @@ class StatisticsRefresher:
                     tables, self._due = sorted(self._due), set()
                     self._busy = True
                 try:
-                    with transaction.atomic(), connection.cursor() as cur:
+                    # autocommit, no transaction block: ANALYZE then takes each table's lock in a transaction of
+                    # its own and lets it go before the next, so it never holds one while waiting for another (a
+                    # compute run's batch analyses the same tables inside its transaction)
+                    with connection.cursor() as cur:
                         # rows=0: what the micro-batches added is committed, so counted by the server already
                         if analyze_after_bulk_write(cur, tables, 0):
                             self.refreshed += 1

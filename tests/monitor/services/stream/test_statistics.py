@@ -93,3 +93,20 @@ def test_stop_runs_what_is_due_then_ends_the_thread(ws_a, settings):
     assert not r._thread.is_alive()
     r.submit(["monitor_account"], 3000)  # after stop: ignored, no thread started again
     assert not r._thread.is_alive()
+
+
+def test_the_check_runs_outside_a_transaction_block_so_each_table_s_lock_is_let_go_at_once(monkeypatch, refresher):
+    """A compute run's batch analyses the same tables inside its transaction: the thread must never hold one
+    table's lock while it waits for another's."""
+    import monitor.services.stream._statistics as statistics
+
+    seen = []
+
+    def check(cur, tables, rows):
+        seen.append((connection.get_autocommit(), connection.in_atomic_block, tables, rows))
+        return False
+
+    monkeypatch.setattr(statistics, "analyze_after_bulk_write", check)
+    refresher.submit(["monitor_dailyinfluence", "monitor_cascadeinfluence"], 5)
+    assert refresher.wait_idle(timeout=30)
+    assert seen == [(True, False, ["monitor_cascadeinfluence", "monitor_dailyinfluence"], 0)]
