@@ -19,11 +19,12 @@ fresh copy (PostgreSQL's ``CREATE DATABASE ... TEMPLATE``) made for each run.
 kernels), then ``--batches`` micro-batches of ``--size`` statuses, each accepted through ``stream_accept`` and
 applied by one ``apply_events`` call; it prints one JSON line per micro-batch: events, wall seconds, CPU
 seconds of this process (PostgreSQL's work is the difference), cascades, participants and the apply's own
-seconds per step; ``sql_s`` (all statements' wall time as the client sees it). ``--consumer`` times the
+seconds per step; ``sql_s`` (all statements' wall time as the client sees it; ``copy_out``'s reads counted
+since the sixth session of 2026-11-28, so earlier figures are lower by them). ``--consumer`` times the
 consumer's whole micro-batch (``apply_partition_batch``: its queue queries and row locks, then ``apply_events``)
-instead of ``apply_events`` alone; ``--top N`` lists each micro-batch's N slowest statements. The data is the
-generated ``twitter`` preset as v1.1 statuses (``stream_freshness.py`` writes it: ``--retweets 500000 --data
-var/fresh500k``).
+instead of ``apply_events`` alone; ``--top N`` lists each micro-batch's N slowest statements (COPYs and
+``copy_out``'s reads included, the latter marked ``(copy_out)``). The data is the generated ``twitter`` preset
+as v1.1 statuses (``stream_freshness.py`` writes it: ``--retweets 500000 --data var/fresh500k``).
 """
 
 from __future__ import annotations
@@ -81,11 +82,22 @@ class _Statements:
 
     @contextlib.contextmanager
     def copying(self):
-        """COPY statements too (psycopg's ``Cursor.copy``, which Django's wrapper does not see)."""
+        """COPY statements and ``copy_out``'s gathered reads too (psycopg's ``Cursor.copy``, and the statement
+        ``monitor.db._gathered`` runs on the raw cursor: Django's wrapper sees neither)."""
         import psycopg
 
+        from monitor import db
+
         real = psycopg.Cursor.copy
+        real_gathered = db._gathered
         rows = self.rows
+
+        def gathered(raw, text, columns):
+            t = time.perf_counter()
+            try:
+                return real_gathered(raw, text, columns)
+            finally:
+                rows.append((time.perf_counter() - t, "(copy_out) " + " ".join(str(text).split())[:99]))
 
         @contextlib.contextmanager
         def timed(cur, statement, *args, **kw):
@@ -95,10 +107,12 @@ class _Statements:
             rows.append((time.perf_counter() - t, " ".join(str(statement).split())[:110]))
 
         psycopg.Cursor.copy = timed
+        db._gathered = gathered
         try:
             yield
         finally:
             psycopg.Cursor.copy = real
+            db._gathered = real_gathered
 
     def top(self, n: int) -> list[list]:
         return [[round(s * 1000, 1), q] for s, q in sorted(self.rows, reverse=True)[:n]]
