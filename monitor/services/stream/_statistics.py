@@ -62,7 +62,7 @@ class StatisticsRefresher:
             self._cv.notify()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Block until every submitted check has run (tests, and a consumer that stops); whether it was so."""
+        """Block until every submitted check has run (the tests wait so); whether it was so before ``timeout``."""
         with self._cv:
             return self._cv.wait_for(lambda: not self._due and not self._busy, timeout)
 
