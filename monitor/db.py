@@ -266,11 +266,11 @@ def copy_out(
     return out
 
 
-def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
+def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int, *, committed: bool = False) -> bool:
     """Refresh the planner's statistics of those of ``tables`` that have grown past them, counting the ``rows``
-    this transaction adds (0 after the commit: the server counts committed rows itself; a stream consumer checks
-    so, beside its micro-batches: ``monitor.services.stream._statistics``); PostgreSQL only; returns whether any
-    was analysed.
+    this transaction adds; PostgreSQL only; returns whether any was analysed. A write that added no rows checks
+    nothing, unless ``committed``: a check after the commit, whose rows the server counts itself (a stream
+    consumer checks so, beside its micro-batches: ``monitor.services.stream._statistics``).
 
     Right after a bulk import or compute the statistics still describe the tables as they were (autovacuum
     analyses a table only after a delay, and not at all where it is off), and the planner then picks plans
@@ -287,7 +287,7 @@ def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int) -> bool:
     from django.conf import settings
 
     floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
-    if connection.vendor != "postgresql" or rows < 0:
+    if connection.vendor != "postgresql" or (rows <= 0 and not committed):
         return False
     cursor.execute(
         # the statistics function, not the pg_stat_user_tables view (0.6 ms against 7 ms: the view sums over

@@ -89,8 +89,8 @@ class StatisticsRefresher:
                     # its own and lets it go before the next, so it never holds one while waiting for another (a
                     # compute run's batch analyses the same tables inside its transaction)
                     with connection.cursor() as cur:
-                        # rows=0: what the micro-batches added is committed, so counted by the server already
-                        if analyze_after_bulk_write(cur, tables, 0):
+                        # what the micro-batches added is committed, so counted by the server already
+                        if analyze_after_bulk_write(cur, tables, 0, committed=True):
                             self.refreshed += 1
                 except Exception:
                     self.failed += 1

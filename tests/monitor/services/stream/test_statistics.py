@@ -102,7 +102,7 @@ def test_the_check_runs_outside_a_transaction_block_so_each_table_s_lock_is_let_
 
     seen = []
 
-    def check(cur, tables, rows):
+    def check(cur, tables, rows, *, committed=False):
         seen.append((connection.get_autocommit(), connection.in_atomic_block, tables, rows))
         return False
 
