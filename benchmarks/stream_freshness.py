@@ -53,8 +53,11 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import datetime
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import time
@@ -210,6 +213,44 @@ CREATE TRIGGER bench_fresh_updated AFTER UPDATE ON monitor_streamevent
 """
 
 
+_BATCH_LINE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*micro-batch of workspace .*: (\d+) events in ([\d.]+) s \((.*)\)"
+)
+_STEPS = ("lock", "parse", "wait_lock", "store", "compute", "aggregates", "results", "mark")
+
+
+def _micro_batches(paths: list[Path], t0: float, t1: float) -> dict:
+    """The consumers' micro-batches that ended between ``t0`` and ``t1`` (epoch seconds), from the line each
+    logs: how many, their sizes, their wall seconds and each step's seconds per 10,000 events (what earlier
+    sessions summed from the logs by hand)."""
+    sizes, walls, steps = [], [], dict.fromkeys(_STEPS, 0.0)
+    for path in paths:
+        for line in path.read_text(errors="replace").splitlines():
+            m = _BATCH_LINE.match(line)
+            if not m:
+                continue
+            at = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            if not t0 <= at <= t1 + 1.0:
+                continue
+            sizes.append(int(m.group(2)))
+            walls.append(float(m.group(3)))
+            for kv in m.group(4).split():
+                k, _, v = kv.partition("=")
+                if k in steps:
+                    steps[k] += float(v)
+    n = sum(sizes)
+    if not n:
+        return {"n": 0}
+    return {
+        "n": len(sizes),
+        "events_p50": int(statistics.median(sizes)),
+        "events_max": max(sizes),
+        "wall_s_per_10k": round(sum(walls) / n * 10_000, 3),
+        "wall_max_s": round(max(walls), 3),
+        "steps_s_per_10k": {k: round(v / n * 10_000, 3) for k, v in steps.items()},
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--retweets", type=int, default=200_000, help="size of the generated collection")
@@ -317,6 +358,7 @@ def main() -> int:
             cpu0 = _cpu_snapshot(group)
             wal0 = _wal_snapshot()
             t_start = time.perf_counter()
+            wall_start = time.time()
             fed = 0
             for k in range(n_ticks):
                 chunk = lines[at : at + per_tick]
@@ -333,6 +375,7 @@ def main() -> int:
             while StreamEvent.objects.filter(workspace=ws, status="queued").exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
             drain_s = time.perf_counter() - t_end
+            wall_end = time.time()
             cpu1 = _cpu_snapshot(group)
             wal1 = _wal_snapshot()
             window = time.perf_counter() - t_start
@@ -410,6 +453,7 @@ def main() -> int:
             # the drain's end)
             "wal_bytes_per_event": round((wal1[0] - wal0[0]) / max(fed, 1)),
             "checkpoints": wal1[1] - wal0[1],
+            "micro_batches": _micro_batches([Path(lg.name) for lg in logs], wall_start, wall_end),
             "host": host,
             "load_before": [round(x, 2) for x in load_before],
             "load_after": [round(x, 2) for x in load_after],
