@@ -239,8 +239,8 @@ def _micro_batches(paths: list[Path], t0: float, t1: float) -> dict:
                 if k in steps:
                     steps[k] += float(v)
     n = sum(sizes)
-    if not n:
-        return {"n": 0}
+    if not n:  # none in the window, or the consumers' log line changed (monitor/services/stream/consumer.py)
+        return {"n": 0, "note": "no micro-batch line of the consumers' logs in the timed window"}
     return {
         "n": len(sizes),
         "events_p50": int(statistics.median(sizes)),
