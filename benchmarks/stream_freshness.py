@@ -26,6 +26,8 @@ PostgreSQL process and the whole machine (``/proc``), per 10,000 events fed (``c
 of the two cores that was busy (``cores_busy``): where the machine's time went. WAL: the server's WAL bytes per
 event fed and the checkpoints in that window (``wal_bytes_per_event``, ``checkpoints``; ``pg_stat_wal``): after
 a checkpoint every page's next change writes the whole page to the WAL, so longer runs pay more per event.
+Micro-batches: the consumers' micro-batches that ended in that window, from the line each logs (how many, their
+median and largest size, their wall seconds and each step's seconds per 10,000 events; ``micro_batches``).
 
 Per event: *applied* = when the apply's transaction marked it (the last statement before the commit) minus its
 ``received_at`` (set just before the intake's COPY); *freshness* = the end of the first ranking request that
