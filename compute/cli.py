@@ -9,6 +9,7 @@ import argparse
 import csv
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,9 +29,13 @@ NETWORK_ANALYSES = (
     "neighbourhood",
 )
 
+#: an analysis shows its progress on stderr once it has run this long (seconds): shorter runs print nothing extra
+PROGRESS_AFTER_S = 1.0
+
 
 def build_parser() -> argparse.ArgumentParser:
     from .formats.registry import AUTO, FORMATS  # here: the formats pull in numba, which `import compute.cli` need not
+    from .graphs import DEFAULT_BETWEENNESS_SAMPLES
 
     p = argparse.ArgumentParser(prog="python -m compute", description="Spreadwatch influence engine")
     sub = p.add_subparsers(dest="command", required=True)
@@ -66,7 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="follows: follower -> followee; interactions: retweeter -> retweeted author, weighted (default follows)",
     )
     n.add_argument("--analysis", required=True, choices=NETWORK_ANALYSES)
-    n.add_argument("--samples", type=int, default=0, metavar="K", help="betweenness sources (0: exact; default 0)")
+    between = n.add_mutually_exclusive_group()
+    between.add_argument(
+        "--samples",
+        type=int,
+        default=DEFAULT_BETWEENNESS_SAMPLES,
+        metavar="K",
+        help="betweenness: sources sampled per component, an unbiased estimate (default "
+        f"{DEFAULT_BETWEENNESS_SAMPLES}, as the web app; 0: exact)",
+    )
+    between.add_argument(
+        "--exact", action="store_true", help="betweenness: every account a source (exact, = --samples 0; slow)"
+    )
     n.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the betweenness sample (default 0)")
     n.add_argument("--account", type=int, metavar="ID", help="neighbourhood: the account (user id) at the centre")
     n.add_argument("--depth", type=int, default=1, metavar="D", help="neighbourhood: hops (default 1)")
@@ -74,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--top", type=int, default=20, metavar="N", help="rows (0: all; default 20)")
     n.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     n.add_argument("--output", choices=("table", "csv", "json"), default="table")
-    n.add_argument("--quiet", action="store_true", help="no summary or notes on stderr")
+    n.add_argument("--quiet", action="store_true", help="no summary, notes or progress on stderr")
     im = sub.add_parser("influence-max", help="the K accounts with the largest joint spread (IMM, IMGPU, baselines)")
     im.add_argument("inputs", nargs="+", metavar="INPUT", help="follows file, collection .npz or tweet files")
     im.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
@@ -98,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     im.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     im.add_argument("--output", choices=("table", "json"), default="table")
+    im.add_argument("--quiet", action="store_true", help="no progress on stderr")
     w = sub.add_parser("wtf", help="who-to-follow (PPR circle of trust + Money) for accounts of a follower graph")
     w.add_argument("inputs", nargs="+", metavar="INPUT", help="follows CSV / edge list / collection .npz / tweets")
     w.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
@@ -108,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--top", type=int, default=20, metavar="K", help="relevant and similar accounts per seed")
     w.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     w.add_argument("--output", choices=("table", "json"), default="table")
+    w.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     s = sub.add_parser(
         "stream",
@@ -222,6 +240,80 @@ def _progress_bar(paths: list[str], quiet: bool):
         done["n"] = bytes_done
 
     return update, bar
+
+
+class _Progress:
+    """An analysis' progress on stderr: one tqdm line naming the stage that runs, with the units done where the
+    stage counts them (betweenness: its sources) and the time elapsed. It appears only once the command has run
+    PROGRESS_AFTER_S seconds, only on a terminal (tqdm's ``disable=None``) and never with ``--quiet``; a ticker
+    thread redraws it twice a second, so the elapsed time moves while a single long kernel runs (a run that
+    printed nothing for two minutes looked hung)."""
+
+    def __init__(self, command: str, *, quiet: bool) -> None:
+        self.command = command
+        self._stage, self._done, self._total, self._unit = "reading the input", 0, 0, ""
+        self._bar = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if quiet:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:  # tqdm is a dependency; a broken install loses the progress line, not the result
+            return
+        self._bar = tqdm(
+            desc=self._text(),
+            bar_format="{desc} [{elapsed}]",
+            file=sys.stderr,
+            disable=None,
+            delay=PROGRESS_AFTER_S,
+            miniters=0,  # every update(0) redraws once the delay has passed: a stage change, an advance (at
+            mininterval=0,  # most ~100 of them) or the ticker's, so no stage goes unnamed
+            leave=True,
+        )
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None and not self._bar.disable:
+            self._ticker = threading.Thread(target=self._tick, name="cli-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        if self._bar is not None:
+            if exc_type is None:
+                self.stage("done")
+            self._bar.close()
+
+    def stage(self, name: str, *, total: int = 0, unit: str = "") -> None:
+        """The stage now running; ``total`` units of it (shown as done / total) when it counts them."""
+        self._stage, self._done, self._total, self._unit = name, 0, total, unit
+        self._draw()
+
+    def advance(self, n: int) -> None:
+        self._done += n
+        self._draw()
+
+    def _text(self) -> str:
+        text = f"{self.command}: {self._stage}"
+        if self._total:
+            text += f" {self._done:,}/{self._total:,} {self._unit} ({100 * self._done / self._total:.0f}%)"
+        return text
+
+    def _draw(self) -> None:
+        if self._bar is None:
+            return
+        with self._lock:
+            self._bar.set_description_str(self._text(), refresh=False)
+            self._bar.update(0)  # draws only once PROGRESS_AFTER_S has passed (tqdm's delay)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            with self._lock:
+                self._bar.update(0)
 
 
 def _rank(args) -> int:
@@ -346,9 +438,6 @@ def _network_graph(args):
 
 
 def _network(args) -> int:
-
-    from .algorithms import network as net
-
     if args.top < 0:
         raise ValueError(f"--top must be >= 0 (0: all), not {args.top}")
     if args.samples < 0:
@@ -359,11 +448,39 @@ def _network(args) -> int:
         raise ValueError(f"--depth must be >= 0, not {args.depth}")
     if args.analysis == "neighbourhood" and args.account is None:
         raise ValueError("--analysis neighbourhood needs --account ID")
+    if args.exact:
+        args.samples = 0
+    with _Progress(f"network {args.analysis}", quiet=args.quiet) as progress:
+        ids, value, extra, info, notes = _network_values(args, progress)
+    rows = _network_rows(ids, value, extra, args.top)
+    if not args.quiet:
+        for line in info:
+            print(line, file=sys.stderr)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    out = sys.stdout
+    if args.output == "json":
+        json.dump(rows, out, indent=1)
+        out.write("\n")
+    elif args.output == "csv":
+        w = csv.DictWriter(out, fieldnames=["user_id", "value", *extra], lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    else:
+        out.write(_network_table(rows, ["user_id", "value", *extra]))
+    return 0
+
+
+def _network_values(args, progress: _Progress):
+    """(ids, value, extra columns, summary lines, notes) of ``args.analysis`` over the graph ``args`` names."""
+    from .algorithms import network as net
+
     g, notes = _network_graph(args)
     info = [f"{args.graph} graph: {g.n_nodes:,} accounts, {g.n_edges:,} edges"]
     b = args.backend
     a = args.analysis
     extra: dict[str, np.ndarray] = {}
+    progress.stage(f"computing {a}")
     if a == "degrees":
         d = net.degrees(g, backend=b)
         ids, value = g.ids, d.in_degree + d.out_degree
@@ -385,9 +502,7 @@ def _network(args) -> int:
         extra = {"triangles": c.triangles}
         info.append(f"transitivity {c.transitivity:.6g}; {int(c.triangles.sum()) // 3:,} triangles")
     elif a == "betweenness":
-        r = net.betweenness(g, samples=args.samples, seed=args.seed, backend=b)
-        ids, value = g.ids, r.values
-        notes.extend(r.notes)
+        ids, value = g.ids, _betweenness(g, args.samples, args.seed, b, progress, notes)
     elif a == "conversations":
         c = net.conversations(g, backend=b)
         ids, value = c.graph.ids, c.graph.out_degree
@@ -405,23 +520,32 @@ def _network(args) -> int:
         ids, value = r.graph.ids, r.graph.in_degree + r.graph.out_degree
         extra = {"distance": r.distance}
         info.append(f"{r.graph.n_nodes:,} accounts within {args.depth} hop(s) ({args.direction}), value = degree there")
-    rows = _network_rows(ids, value, extra, args.top)
-    if not args.quiet:
-        for line in info:
-            print(line, file=sys.stderr)
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
-    out = sys.stdout
-    if args.output == "json":
-        json.dump(rows, out, indent=1)
-        out.write("\n")
-    elif args.output == "csv":
-        w = csv.DictWriter(out, fieldnames=["user_id", "value", *extra], lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    else:
-        out.write(_network_table(rows, ["user_id", "value", *extra]))
-    return 0
+    return ids, value, extra, info, notes
+
+
+def _betweenness(g, samples: int, seed: int, backend: str, progress: _Progress, notes: list[str]) -> np.ndarray:
+    """The engine's ``betweenness(g, samples=, seed=)`` computed a wave of source blocks at a time, so the
+    progress line can count the sources done: whole blocks, added in any order, give the same bits
+    (:func:`compute.algorithms.network.betweenness_partial`)."""
+    import os
+
+    import numpy as np
+
+    from .algorithms import network as net
+    from .graphs import SOURCE_BLOCK, betweenness_plan, undirected
+
+    u = undirected(g)
+    plan = betweenness_plan(u, samples, seed)
+    notes.extend(plan.notes)
+    n_src = len(plan.sources)
+    # a wave fills every CPU thread; at most ~100 waves, so a GPU gets large launches and the loop stays cheap
+    wave = SOURCE_BLOCK * max(os.cpu_count() or 1, -(-n_src // (100 * SOURCE_BLOCK)))
+    values = np.zeros(u.n_nodes, dtype=np.float64)
+    progress.stage("computing betweenness", total=n_src, unit="sources")
+    for lo in range(0, n_src, wave):
+        values += net.betweenness_partial(u, plan.sources[lo : lo + wave], plan.scale[lo : lo + wave], backend=backend)
+        progress.advance(min(wave, n_src - lo))
+    return values
 
 
 def _sizes_line(kind: str, sizes: np.ndarray) -> str:
@@ -462,7 +586,8 @@ def _network_table(rows: list[dict], cols: list[str]) -> str:
 
 
 def _influence_max(args) -> int:
-    out = _run_influence_max(args)
+    with _Progress("influence-max", quiet=args.quiet) as progress:
+        out = _run_influence_max(args, progress)
     if args.output == "json":
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -496,10 +621,29 @@ def _follower_graph_from(paths: list[str], fmt: str, follows: str | None):
         graph = FollowerGraph.from_edges(fr, fe)
     if graph is None or graph.n_users == 0:
         raise ValueError("the input holds no follower graph (give a follows file as INPUT or with --follows)")
-    return graph
+    has_cascades = any(r.graphs is not None or (r.tweets is not None and len(r.tweets)) for r in results)
+    return graph, has_cascades
 
 
-def _run_influence_max(args) -> dict:
+def _needs_cascades(args) -> str:
+    """What to pass when ``--p estimated`` or ``--method influence`` meets inputs without tweets: both read the
+    cascades (retweets), and a follows file has none."""
+    wants, instead = [], []
+    if args.p == "estimated":
+        wants.append("--p estimated (retweets over exposures per follow edge)")
+        instead.append("--p wc (1 / accounts followed) or a probability such as --p 0.01")
+    if args.method == "influence":
+        wants.append("--method influence (the accounts' influence measure)")
+        instead.append("--method imm, imgpu, degree or random")
+    verb = "need" if len(wants) > 1 else "needs"
+    return (
+        f"{' and '.join(wants)} {verb} the cascades, and {' '.join(args.inputs)} holds follows but no tweets: give "
+        f"the tweets as INPUT and the follower graph with --follows (python -m compute influence-max TWEETS "
+        f"--follows {args.inputs[0]} ...), or without tweets use {' and '.join(instead)}"
+    )
+
+
+def _run_influence_max(args, progress: _Progress | None = None) -> dict:
     """Read, choose with ``args.method``, score with the evaluator: the JSON object of the command."""
     import time
 
@@ -510,12 +654,17 @@ def _run_influence_max(args) -> dict:
     from .graphs import follower_graph
 
     t0 = time.perf_counter()
+    progress = progress or _Progress("influence-max", quiet=True)
     backend = resolve_backend(args.backend)
-    g = follower_graph(_follower_graph_from(args.inputs, args.format, args.follows))
+    fg, has_cascades = _follower_graph_from(args.inputs, args.format, args.follows)
+    g = follower_graph(fg)
     spreading = None
     if args.p == "estimated" or args.method == "influence":
         from .pipeline import graphs_from_inputs
 
+        if not has_cascades:
+            raise ValueError(_needs_cascades(args))
+        progress.stage("rebuilding the cascades")
         spreading, _build, _report, _notes = graphs_from_inputs(
             args.inputs, format=args.format, follows=args.follows, backend=backend
         )
@@ -533,6 +682,8 @@ def _run_influence_max(args) -> dict:
     scores = None
     if args.method == "influence":
         from .algorithms.backward import backward
+
+        progress.stage("computing influence")
         from .algorithms.combine import combine
 
         bw = backward(spreading, backend=backend)
@@ -540,6 +691,7 @@ def _run_influence_max(args) -> dict:
         scores = np.zeros(g.n_nodes)
         pos = g.index_of(ranking.user_id)
         scores[pos[pos >= 0]] = ranking.total[pos >= 0]
+    progress.stage(f"choosing {args.k:,} seeds ({args.method})")
     res = im.influence_max(
         model,
         k=args.k,
@@ -555,6 +707,7 @@ def _run_influence_max(args) -> dict:
     if args.evaluate < 0:
         raise ValueError(f"--evaluate must be >= 0, not {args.evaluate}")
     if args.evaluate:
+        progress.stage(f"evaluating the spread ({args.evaluate:,} runs)")
         ev = im.evaluate_spread(model, res.nodes, runs=args.evaluate, seed=args.seed + 1, backend=backend)
         spread, ci = ev.mean, [ev.ci_low, ev.ci_high]
     return {
@@ -678,13 +831,15 @@ def _wtf(args) -> int:
     from .algorithms.wtf import wtf
     from .backends import resolve_backend
 
-    g = _follower_graph(args.inputs, args.format, args.follows)
-    seeds = g.index_of(args.account)
-    missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]
-    if missing:
-        raise ValueError(f"--account: {', '.join(map(str, missing))} not in the follower graph")
-    used = resolve_backend(args.backend)
-    recs = wtf(g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used)
+    with _Progress("wtf", quiet=args.quiet) as progress:
+        g = _follower_graph(args.inputs, args.format, args.follows)
+        seeds = g.index_of(args.account)
+        missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]
+        if missing:
+            raise ValueError(f"--account: {', '.join(map(str, missing))} not in the follower graph")
+        used = resolve_backend(args.backend)
+        progress.stage(f"circle of trust and Money for {len(seeds):,} account(s)")
+        recs = wtf(g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used)
     rows = [r.to_json(g.ids) for r in recs]
     if args.output == "json":
         json.dump(rows, sys.stdout, indent=1)

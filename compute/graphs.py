@@ -25,6 +25,7 @@ from ._jit import njit
 from .arrays import unique
 
 __all__ = [
+    "DEFAULT_BETWEENNESS_SAMPLES",
     "DIRECTIONS",
     "SOURCE_BLOCK",
     "Betweenness",
@@ -61,6 +62,10 @@ __all__ = [
 #: betweenness sums its sources in fixed blocks of this many, block by block in order, so the result for a seed
 #: is bitwise the same on one worker or many (each batch = whole blocks)
 SOURCE_BLOCK = 64
+
+#: betweenness's sampled sources unless asked otherwise, the web form's and the CLI's alike (0 = exact: every node
+#: a source, so the time grows with nodes x edges instead of 256 x edges)
+DEFAULT_BETWEENNESS_SAMPLES = 256
 
 #: the hops :func:`compute.algorithms.network.neighbourhood` may follow
 DIRECTIONS = ("out", "in", "both")

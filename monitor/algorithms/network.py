@@ -42,7 +42,15 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 
 from compute.algorithms import network as engine
-from compute.graphs import SOURCE_BLOCK, Graph, betweenness_sources, graph_from_edges, interaction_graph, undirected
+from compute.graphs import (
+    DEFAULT_BETWEENNESS_SAMPLES,
+    SOURCE_BLOCK,
+    Graph,
+    betweenness_sources,
+    graph_from_edges,
+    interaction_graph,
+    undirected,
+)
 
 from ..db import analyze_after_bulk_write, copy_in, copy_out, create_temp, temp_table_name
 from ..models import (
@@ -72,7 +80,7 @@ __all__ = [
 
 GRAPHS = ("follows", "interactions")
 PARAMS = ("graph", "collection", "spreading", "samples", "seed")
-DEFAULT_SAMPLES = 256
+DEFAULT_SAMPLES = DEFAULT_BETWEENNESS_SAMPLES  # the CLI's default too (python -m compute network)
 STRUCTURE, BETWEENNESS = "structure", "betweenness"  # what a batch computes (its params' "part")
 LARGEST = 20  # component sizes listed one by one in the summary; the rest only in the distribution
 

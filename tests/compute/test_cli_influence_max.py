@@ -64,6 +64,22 @@ def test_it_estimates_probabilities_and_ranks_by_influence_from_tweets():
     assert out["seeds"][0]["user_id"] == "102"
 
 
+@pytest.mark.parametrize(
+    "args, wants, instead",
+    [
+        (["--p", "estimated"], "--p estimated (retweets over exposures per follow edge) needs", "--p wc"),
+        (["--p", "0.1", "--method", "influence"], "--method influence (the accounts' influence measure) needs",
+         "--method imm, imgpu, degree or random"),
+    ],
+)  # fmt: skip
+def test_what_needs_tweets_on_a_follows_only_file_says_what_to_pass_instead(follows_file, args, wants, instead):
+    path, _, _ = follows_file
+    res = run_cli("influence-max", str(path), "--k", "2", "--backend", "cpu", *args, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert wants in res.stderr and f"{path} holds follows but no tweets" in res.stderr
+    assert f"python -m compute influence-max TWEETS --follows {path}" in res.stderr and instead in res.stderr
+
+
 def test_it_exits_2_on_bad_arguments(follows_file):
     path, _, _ = follows_file
     assert run_cli("influence-max", str(path), "--p", "lots", check=False).returncode == 2

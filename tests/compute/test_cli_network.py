@@ -100,6 +100,40 @@ def test_sampled_betweenness_says_so_and_repeats_for_a_seed(tmp_path):
     assert "sampled 10 sources" in err
 
 
+def _ring_with_chords(tmp_path, n: int = 400) -> tuple[Path, object]:
+    path = tmp_path / "follows.txt"
+    src = np.concatenate([np.arange(n), np.arange(n)])
+    dst = np.concatenate([(np.arange(n) * 7 + 1) % n, (np.arange(n) + 1) % n])
+    path.write_text("".join(f"{a} {b}\n" for a, b in zip(src, dst)))
+    return path, graph_from_edges(src, dst)
+
+
+def test_betweenness_samples_256_sources_by_default_as_the_web_app(tmp_path):
+    # exact by default, the command printed nothing for minutes on a large graph, while the web form samples 256
+    path, g = _ring_with_chords(tmp_path)
+    rows, err = _json(str(path), "--analysis", "betweenness", "--top", "0", "--backend", "cpu")
+    assert "note: sampled 256 sources over 1 components" in err
+    want = net.betweenness(g, samples=256, seed=0, backend="cpu").values
+    # computed a wave of source blocks at a time (for the progress line), to the engine's bits
+    assert {r["user_id"]: r["value"] for r in rows} == dict(zip(map(str, g.ids.tolist()), want.tolist()))
+    assert "(default 256, as the web app; 0: exact)" in " ".join(run_cli("network", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("flag", [["--exact"], ["--samples", "0"]])
+def test_exact_betweenness_stays_one_flag_away(tmp_path, flag):
+    path, g = _ring_with_chords(tmp_path)
+    rows, err = _json(str(path), "--analysis", "betweenness", *flag, "--top", "0", "--backend", "cpu")
+    assert "note: exact: all 400 nodes are sources" in err
+    want = net.betweenness(g, backend="cpu").values
+    assert {r["user_id"]: r["value"] for r in rows} == dict(zip(map(str, g.ids.tolist()), want.tolist()))
+
+
+def test_exact_and_samples_together_are_refused(tmp_path):
+    path, _ = _ring_with_chords(tmp_path, 10)
+    res = run_cli("network", str(path), "--analysis", "betweenness", "--exact", "--samples", "5", check=False)
+    assert res.returncode == 2 and "not allowed with argument" in res.stderr
+
+
 def test_the_neighbourhood_of_an_account_lists_the_accounts_within_depth():
     rows, _ = _json(TWEETS, "--follows", FOLLOWS, "--analysis", "neighbourhood", "--account", "104", "--top", "0")
     assert {r["user_id"]: r["distance"] for r in rows} == {"104": 0, "102": 1}

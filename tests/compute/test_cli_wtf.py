@@ -57,3 +57,14 @@ def test_an_unknown_account_or_no_graph_exits_2(tmp_path):
     assert res.returncode == 2 and "circle must be an integer >= 1" in res.stderr
     res = run_cli("wtf", str(path), check=False)
     assert res.returncode == 2 and "--account" in res.stderr
+
+
+def test_the_readmes_example_shows_look_alikes_and_next_amplifiers():
+    # the README's example used to print "(none)" twice: an example that shows nothing shows nothing of the command
+    from .test_cli import ROOT
+
+    lines = (ROOT / "README.md").read_text().replace("\\\n", " ").splitlines()
+    example = next(line.split() for line in lines if line.startswith("python -m compute wtf "))
+    res = run_cli(*example[3:], "--backend", "cpu", "--output", "json")
+    rows = json.loads(res.stdout)
+    assert rows and all(row["relevance"] and row["similarity"] for row in rows)
