@@ -135,7 +135,7 @@ def rank_history(
     ``total`` within a period (T is the same for everyone); its values divide by the period's T. One query
     (two for ``mean``) whatever the window.
 
-    ``spreaders_only`` (with a publisher): the publisher's own rows are left out, as :func:`ranking` does.
+    ``spreaders_only``: each publisher's own rows are left out (of one publisher or all), as :func:`ranking` does.
 
     Returns ``{"bucket", "periods": [date], "ranked": [accounts ranked per period], "series": [{"account",
     "twitter_id", "screen_name", "rank" (over the window), "ranks": [int | None], "scores": [float | None]}]}``.

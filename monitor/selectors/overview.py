@@ -46,13 +46,16 @@ def publishers_summary(ws: Workspace, *, limit: int = 100, offset: int = 0) -> l
 
 def overview_page(ws: Workspace) -> dict:
     """The overview's data reads (each cached under the data version): the counts, the 25 busiest publishers,
-    their reach week over week, the top 10 accounts and the span of days with data. One function for the page and
-    for the warm-up after a compute run (``monitor.services.warmup``), so both ask for the same cache keys."""
+    their reach week over week, the top 10 spreaders and the span of days with data. One function for the page
+    and for the warm-up after a compute run (``monitor.services.warmup``), so both ask for the same cache keys.
+
+    The top spreaders follow the publisher pages' rule (``spreaders_only``): a publisher's influence on its own
+    tweets is their reach, not spreading, so it is not its own #1."""
     span = data_span(ws)
     return {
         "counts": workspace_counts(ws),
         "publishers": publishers_summary(ws, limit=25),
         "weeks": publishers_reach_weeks(ws, 10, end=span[1]),
-        "top": ranking(ws, limit=10),
+        "top": ranking(ws, limit=10, spreaders_only=True),
         "span": span,
     }

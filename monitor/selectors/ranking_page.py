@@ -58,10 +58,11 @@ def ranking_page(
     """The ranking of ``publisher`` (None: every publisher) over ``window`` for the page ``page_no``, with what
     the page draws beside it (``bucket``: as the form asked, ``auto`` included).
 
-    For one publisher the ranking, the chart and the false claims' spreaders are of the accounts that spread
-    its tweets: its own influence is its tweets' reach (every spreader's share divides it), shown apart as
-    ``own_reach`` rather than as "#1 with 100 %"."""
-    spreaders_only = publisher is not None
+    The ranking, the chart and the false claims' spreaders are of the accounts that spread the tweets, as on the
+    overview: each publisher's own influence on its tweets is their reach (every spreader's share divides it).
+    For one publisher that reach is shown apart as ``own_reach`` rather than as "#1 with 100 %"; across
+    publishers a publisher ranks by what it spread of the others' tweets."""
+    spreaders_only = True
     page = ranking(
         ws,
         publisher=publisher,
@@ -111,7 +112,7 @@ def ranking_page(
         n_pages=max(1, -(-page.total_rows // page_size)),
         own_reach=(
             {"tweets": page.tweets, "reach": reach, "per_tweet": reach / page.tweets if page.tweets else None}
-            if spreaders_only
+            if publisher is not None
             else None
         ),
         label_names=[label_names[k] for k in labels],

@@ -5,6 +5,7 @@ spreaders of a label."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import Q, Sum
@@ -12,6 +13,9 @@ from django.db.models import Q, Sum
 from ..cache import all_time_deltas, cached, data_version
 from ..models import Account, Label, PublisherDay, Tweet, Workspace
 from .windows import ALL_TIME, Window, covers_all_time, daily_where
+
+if TYPE_CHECKING:
+    import numpy as np
 
 AGGREGATES = ("total", "mean", "participation")
 SORTS = (*AGGREGATES, "cascades")  # what a ranking can be ordered by: an aggregate, or T_v
@@ -49,8 +53,10 @@ def ranking(
     ``sort`` orders the rows by another column than ``aggregate`` (one of :data:`SORTS`; ``cascades`` is T_v,
     ties by total); ``score`` stays the aggregate's value.
 
-    ``spreaders_only`` (with a publisher): the publisher's own row is left out, so the ranking is of the
-    accounts that spread its tweets; its own influence is its tweets' reach (:func:`reach_by_label`)."""
+    ``spreaders_only``: each publisher's own rows are left out (its influence on its own tweets is their whole
+    reach, :func:`reach_by_label`), so the ranking is of the accounts that spread the tweets: of one publisher's
+    tweets, or across publishers of everyone else's (an account that publishes and retweets others keeps the
+    latter). The pages rank this way; the API, exports and alert rules keep every participant's row."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
     sort = sort or aggregate
@@ -67,7 +73,7 @@ def ranking(
     tweets = days.aggregate(n=Sum("tweets"))["n"] or 0
     snap = _all_time(ws) if publisher is None and covers_all_time(ws, window) else None
     if snap is not None:
-        found, total_rows = snap.page(labels, sort, limit, offset)
+        found, total_rows = snap.page(labels, sort, limit, offset, spreaders_only=spreaders_only)
     else:
         found, total_rows = _ranked_from_days(where, params, sort, limit, offset)
     accounts = {a.pk: a for a in Account.objects.filter(pk__in=[r[0] for r in found]).only("twitter_id", "screen_name")}
@@ -133,12 +139,16 @@ _DELTA_DEPTH = 1000
 
 
 class _AllTime:
-    """Σ influence and Σ T_v per (account, label), in no order; ``version`` is the number of the data version
-    they are exactly the sums of (None if unknown), ``depth`` how many versions' changes were added since the
-    sums were read whole."""
+    """Σ influence and Σ T_v per (account, label, own), in no order; ``own`` marks the sums of an account's
+    rows on its own tweets (the spreaders' rankings leave them out). ``version`` is the number of the data
+    version they are exactly the sums of (None if unknown), ``depth`` how many versions' changes were added since
+    the sums were read whole."""
 
-    def __init__(self, account, label, influence, cascades, *, version: int | None = None, depth: int = 0):
+    def __init__(self, account, label, influence, cascades, own=None, *, version: int | None = None, depth: int = 0):
+        import numpy as np
+
         self.account, self.label, self.influence, self.cascades = account, label, influence, cascades
+        self.own = np.zeros(len(account), bool) if own is None else np.asarray(own, bool)
         self.version, self.depth = version, depth
         self._orders: dict[tuple, tuple] = {}
 
@@ -157,26 +167,30 @@ class _AllTime:
         label = np.concatenate([np.asarray(p.label, np.int64) for p in parts])
         influence = np.concatenate([np.asarray(p.influence, np.float64) for p in parts])
         cascades = np.concatenate([np.asarray(p.cascades, np.int64) for p in parts])
-        pair, inv = np.unique(account * 16 + (label + 1), return_inverse=True)  # label codes -1 .. 14
+        own = np.concatenate([_own_of(p) for p in parts])
+        # label codes -1 .. 14 in 4 bits, the own flag in the lowest
+        pair, inv = np.unique((account * 16 + (label + 1)) * 2 + own, return_inverse=True)
         total = np.bincount(inv, weights=influence, minlength=len(pair))
         t_v = np.bincount(inv, weights=cascades, minlength=len(pair)).astype(np.int64)  # exact: whole counts
         keep = t_v > 0
         pair = pair[keep]
-        return _AllTime(pair >> 4, (pair & 15) - 1, total[keep], t_v[keep], version=version,
-                        depth=self.depth + len(deltas))  # fmt: skip
+        return _AllTime(pair >> 5, ((pair >> 1) & 15) - 1, total[keep], t_v[keep], (pair & 1).astype(bool),
+                        version=version, depth=self.depth + len(deltas))  # fmt: skip
 
-    def ordered(self, labels: list[str] | None, sort: str):
-        """Every ranked account of the label filter in ``sort``'s order: (accounts, totals, T_v)."""
+    def ordered(self, labels: list[str] | None, sort: str, spreaders_only: bool = False):
+        """Every ranked account of the label filter in ``sort``'s order: (accounts, totals, T_v); with
+        ``spreaders_only`` of the sums on other accounts' tweets."""
         import numpy as np
 
-        key = (tuple(sorted(labels)) if labels else None, sort)
+        key = (tuple(sorted(labels)) if labels else None, sort, spreaders_only)
         if key in self._orders:
             return self._orders[key]
+        mask = np.ones(len(self.account), bool)
         if labels:
-            mask = np.isin(self.label, [_LABEL_CODES.get(x, -1) for x in labels])
-            acc, inf, tv = self.account[mask], self.influence[mask], self.cascades[mask]
-        else:
-            acc, inf, tv = self.account, self.influence, self.cascades
+            mask &= np.isin(self.label, [_LABEL_CODES.get(x, -1) for x in labels])
+        if spreaders_only:
+            mask &= ~self.own
+        acc, inf, tv = self.account[mask], self.influence[mask], self.cascades[mask]
         ids, inv = np.unique(acc, return_inverse=True)
         total = np.bincount(inv, weights=inf, minlength=len(ids))
         t_v = np.bincount(inv, weights=tv, minlength=len(ids)).astype(np.int64)
@@ -190,10 +204,20 @@ class _AllTime:
         self._orders[key] = out
         return out
 
-    def page(self, labels: list[str] | None, sort: str, limit: int, offset: int) -> tuple[list, int]:
-        ids, total, t_v = self.ordered(labels, sort)
+    def page(
+        self, labels: list[str] | None, sort: str, limit: int, offset: int, *, spreaders_only: bool = False
+    ) -> tuple[list, int]:
+        ids, total, t_v = self.ordered(labels, sort, spreaders_only)
         sl = slice(offset, offset + limit)
         return list(zip(ids[sl].tolist(), total[sl].tolist(), t_v[sl].tolist(), strict=True)), len(ids)
+
+
+def _own_of(part) -> np.ndarray:
+    """The own flags of a snapshot or a recorded change (a change recorded before they existed has none)."""
+    import numpy as np
+
+    own = getattr(part, "own", None)
+    return np.zeros(len(part.account), np.int64) if own is None else np.asarray(own, np.int64)
 
 
 def _all_time(ws: Workspace) -> _AllTime | None:
@@ -231,19 +255,20 @@ def _advanced(ws: Workspace, key: str) -> _AllTime | None:
 
 
 def all_time_prime(ws: Workspace) -> bool:
-    """Build this process's all-time snapshot of ``ws`` and its default order now (``monitor.boot``, as a web
-    process starts), so that its first ranking across publishers does not pay for it (about 0.2 s at the
-    1M-retweet benchmark); False while the read cache is off."""
+    """Build this process's all-time snapshot of ``ws`` and the pages' default order now (``monitor.boot``, as a
+    web process starts: the overview's and the ranking page's, of the spreaders), so that its first ranking across
+    publishers does not pay for it (about 0.2 s at the 1M-retweet benchmark); False while the read cache is off."""
     snap = _all_time(ws)
     if snap is None:
         return False
-    snap.ordered(None, "total")
+    snap.ordered(None, "total", True)
     return True
 
 
 @cached
 def all_time_sums(ws: Workspace) -> tuple:
-    """The snapshot's columns (account, label code, Σ influence, Σ T_v per (account, label)), read by one binary
+    """The snapshot's columns (account, label code, Σ influence, Σ T_v, own per (account, label, own): ``own``
+    where the rows are the account's on its own tweets), read by one binary
     COPY, and the number of the data version they are the sums of (read by the same statement, so it is exact
     even when a commit lands between the page's reading of the version and this read; None for a workspace
     with no daily row). In the read cache too (about 10 MB at the 1M-retweet benchmark, a few ms to fetch): a web
@@ -256,14 +281,15 @@ def all_time_sums(ws: Workspace) -> tuple:
     with connection.cursor() as cur:
         *cols, version = copy_out(
             cur,
-            f"""SELECT g.account_id, g.code, g.influence, g.cascades, w.data_version
+            f"""SELECT g.account_id, g.code, g.influence, g.cascades, g.own, w.data_version
                 FROM (SELECT account_id, CASE label {codes} ELSE -1 END AS code, SUM(influence) AS influence,
-                            SUM(cascades) AS cascades
-                        FROM monitor_dailyinfluence WHERE workspace_id = %s GROUP BY account_id, label) g
+                            SUM(cascades) AS cascades, CASE WHEN account_id = publisher_id THEN 1 ELSE 0 END AS own
+                        FROM monitor_dailyinfluence WHERE workspace_id = %s
+                        GROUP BY account_id, label, CASE WHEN account_id = publisher_id THEN 1 ELSE 0 END) g
                     CROSS JOIN (SELECT data_version FROM monitor_workspace WHERE id = %s) w""",
             [ws.pk, ws.pk],
             [("account", "bigint"), ("label", "int"), ("influence", "float"), ("cascades", "bigint"),
-             ("version", "bigint")],
+             ("own", "int"), ("version", "bigint")],
         )  # fmt: skip
     return (*cols, int(version[0]) if len(version) else None)
 
@@ -282,10 +308,10 @@ def reach_by_label(ws: Workspace, *, publisher: Account | None = None, window: W
 
 
 def without_publisher(where: list[str], params: list, publisher: Account | None) -> tuple[list[str], list]:
-    """A read of the daily influence (``d``) of one publisher's tweets less the publisher's own rows: its
-    spreaders. (Not for ``monitor_publisherday``, which has no account.)"""
+    """A read of the daily influence (``d``) less each publisher's own rows (of one publisher's tweets, or of
+    every publisher's): the spreaders. (Not for ``monitor_publisherday``, which has no account.)"""
     if publisher is None:
-        return where, params
+        return [*where, "d.account_id <> d.publisher_id"], params
     return [*where, "d.account_id <> %s"], [*params, publisher.pk]
 
 
@@ -325,7 +351,7 @@ def top_spreaders(
     carries a publisher's false claims."""
     snap = _all_time(ws) if publisher is None and covers_all_time(ws, window) else None
     if snap is not None:
-        found, _ = snap.page(labels, "total", int(limit), 0)
+        found, _ = snap.page(labels, "total", int(limit), 0, spreaders_only=spreaders_only)
         accs = Account.objects.only("twitter_id", "screen_name").in_bulk([r[0] for r in found])
         return [
             {

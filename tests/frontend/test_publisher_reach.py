@@ -65,3 +65,23 @@ def test_the_all_publishers_ranking_and_the_api_are_unchanged(client, alice, loa
     page = selectors.ranking(loaded, aggregate="total")
     assert page.rows[0]["screen_name"] == "b"
     assert selectors.ranking(loaded, publisher=selectors.account_get(loaded, 102)).rows[0]["screen_name"] == "b"
+
+
+@pytest.mark.parametrize("cache_seconds", [0, 60], ids=["from the daily rows", "from the all-time snapshot"])
+def test_the_overview_and_the_all_publishers_ranking_leave_the_publisher_out_like_its_page(
+    client, alice, loaded, settings, cache_seconds
+):
+    # issue 40: the overview listed b, the only publisher, as its own #1 (its score was its tweets' reach)
+    # while b's page leaves it out; one rule: a publisher's influence on its own tweets is not spreading
+    settings.SPREADWATCH_READ_CACHE_SECONDS = cache_seconds
+    client.force_login(alice)
+    r = client.get(reverse("overview", kwargs={"ws": loaded.slug}))
+    assert r.status_code == 200
+    assert [x["screen_name"] for x in r.context["top"].rows] == list("efcad")
+    assert "@b<" not in r.content.decode().split("Top spreaders", 1)[1].split("</table>", 1)[0]
+    r = client.get(reverse("ranking", kwargs={"ws": loaded.slug}), {"top": "5", "bucket": "day", "history": "1"})
+    assert [x["screen_name"] for x in r.context["page"].rows] == list("efcad")
+    assert r.context["page"].total_rows == 5
+    assert max(x["share"] for x in r.context["page"].rows) < 1.0
+    island = re.search(r'<script id="rank-data" type="application/json">(.*?)</script>', r.content.decode(), re.S)
+    assert "@b" not in [x["name"] for x in json.loads(island.group(1))["series"]]

@@ -39,7 +39,8 @@ def test_priming_builds_the_all_time_snapshot_of_the_latest_computed_workspace(w
     out = boot.prime_web_process()
     assert out["snapshots"] == 1 and out["failed"] == 0
     snap = rankings._ALL_TIME[data_version(ws_a)]
-    assert (None, "total") in snap._orders  # the default order, built: the first ranking only pages it
+    # the pages' default order (the spreaders, by total), built: the first overview or ranking only pages it
+    assert (None, "total", True) in snap._orders
     settings.SPREADWATCH_PRIME_WEB_WORKSPACES = 0
     rankings._ALL_TIME.clear()
     assert boot.prime_web_process()["snapshots"] == 0 and not rankings._ALL_TIME
