@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core.signals import request_started
 
 
 class MonitorConfig(AppConfig):
@@ -12,3 +13,8 @@ class MonitorConfig(AppConfig):
         # the algorithms that ComputeRun.algorithm offers (monitor.algorithms)
         from . import checks, tasks  # noqa: F401
         from .algorithms import influence, influence_max, network, wtf  # noqa: F401
+        from .services.stream import in_process
+
+        # the embedded default applies the live stream in the web process: a served request starts its applier if
+        # records are waiting (queued while the server was down, or by follow_stream); a no-op elsewhere
+        request_started.connect(in_process.on_request, dispatch_uid="spreadwatch-stream-in-process")

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.db import DatabaseError, connection
 from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
 from ..models import Account, CascadeInfluence, StreamArrival, StreamEvent, StreamToken, Tweet, Workspace
-from ..services.stream import channel
+from ..services.stream import channel, in_process
+from ..services.stream.consumer import PRESENCE_SPACE
 
 __all__ = [
+    "consumers_running",
+    "stream_applier",
     "stream_state",
     "stream_health",
     "cascades_growing",
@@ -41,10 +45,67 @@ def _rate(ws_id: int, seconds: int, now) -> float:
     return n / seconds
 
 
+def consumers_running(ws_id: int, live: list[str] | None = None) -> int | None:
+    """How many ``manage.py stream_consume`` processes serve this workspace now: the live names of the Redis
+    heartbeats (``live``, read here when not given), else, on PostgreSQL, the sessions holding a consumer's
+    presence lock (``consumer.PRESENCE_SPACE``: one per running consumer, of this workspace or of every one);
+    None only where neither can say (SQLite without Redis)."""
+    if live is None:
+        live = channel.live_consumers(ws_id)
+    if live is not None:
+        return len(live)
+    if connection.vendor != "postgresql":
+        return None
+    try:
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND classid = %s::oid AND objid IN (0, %s::oid) AND objsubid = 2""",
+                [PRESENCE_SPACE, ws_id],
+            )
+            return int(cur.fetchone()[0])
+    except DatabaseError:
+        return None
+
+
+_COMMAND = "manage.py stream_consume"
+
+
+def _seg(text: str, code: bool = False) -> dict:
+    return {"text": text, "code": code}
+
+
+def stream_applier(count: int | None) -> dict:
+    """Who applies the records, as the Live page says it, given the consumers running (``count``, None: not
+    known): ``mode`` (``web``: this web process applies them, the embedded default; ``consumers``; ``none``: no
+    consumer runs, records wait; ``unknown``), ``count``, the card's ``value`` and ``label``, and ``note``, a
+    sentence as segments ``{"text", "code"}`` (the page sets them as text, never as markup)."""
+    src = [_seg("Records arriving through the stream API or "), _seg("follow_stream", True)]
+    if in_process.enabled():
+        label = "applies the records" if not count else f"applies the records, with {count} consumer(s)"
+        note = [*src, _seg(" are applied by this web process as they arrive: no "), _seg(_COMMAND, True),
+                _seg(" is needed here.")]  # fmt: skip
+        return {"mode": "web", "count": count, "value": "Web process", "label": label, "note": note}
+    if count is None:
+        note = [_seg("Consumers cannot be counted here (no Redis to hear them): records are applied only while "),
+                _seg(_COMMAND, True), _seg(" runs.")]  # fmt: skip
+        return {"mode": "unknown", "count": None, "value": "Not counted", "label": "consumers (no Redis)", "note": note}
+    if count == 0:
+        note = [_seg("No consumer is running: records wait, queued, until one is started with "),
+                _seg(_COMMAND, True), _seg(".")]  # fmt: skip
+        return {"mode": "none", "count": 0, "value": "0", "label": "consumers running", "note": note}
+    plural = "consumer" if count == 1 else "consumers"
+    note = [*src, _seg(f" are applied by {count} running {plural} ("), _seg(_COMMAND, True), _seg(").")]
+    return {"mode": "consumers", "count": count, "value": str(count), "label": "consumers running", "note": note}
+
+
 def stream_state(ws: Workspace | int) -> dict:
     """The stream of one workspace: ``backlog`` (queued), ``waiting``, ``dead``, ``lag_s`` (age of the oldest
     queued event; 0 when none), ``rate_1m`` / ``rate_10m`` (accepted per second), ``applied_1m`` (applied per
-    second), ``consumers`` (live names, or None when Redis cannot say)."""
+    second), ``consumers`` (live names, or None when Redis cannot say), ``consumers_running`` (their number,
+    counted on PostgreSQL when Redis cannot say: :func:`consumers_running`) and ``applier`` (who applies the
+    records: :func:`stream_applier`)."""
     ws_id = ws if isinstance(ws, int) else ws.pk
     now = timezone.now()
     qs = StreamEvent.objects.filter(workspace_id=ws_id, status__in=(S.QUEUED, S.WAITING, S.DEAD))
@@ -55,6 +116,8 @@ def stream_state(ws: Workspace | int) -> dict:
         else None
     )
     applied = channel.counted(ws_id, "applied", 60)
+    live = channel.live_consumers(ws_id)
+    running = consumers_running(ws_id, live)
     return {
         "backlog": counts.get(S.QUEUED, 0),
         "waiting": counts.get(S.WAITING, 0),
@@ -63,7 +126,9 @@ def stream_state(ws: Workspace | int) -> dict:
         "rate_1m": round(_rate(ws_id, 60, now), 1),
         "rate_10m": round(_rate(ws_id, 600, now), 1),
         "applied_1m": None if applied is None else round(applied / 60, 1),
-        "consumers": channel.live_consumers(ws_id),
+        "consumers": live,
+        "consumers_running": running,
+        "applier": stream_applier(running),
     }
 
 
@@ -83,7 +148,7 @@ def stream_health() -> dict:
             "lag_s": st["lag_s"],
             "waiting": st["waiting"],
             "dead": st["dead"],
-            "consumers": None if st["consumers"] is None else len(st["consumers"]),
+            "consumers": st["consumers_running"],
         }
     return out
 

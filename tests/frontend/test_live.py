@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from monitor import services
 from monitor.models import Membership, StreamEvent, StreamToken
-from monitor.services.stream import stream_accept
+from monitor.selectors import stream as stream_selectors
+from monitor.services.stream import channel, in_process, stream_accept
 from monitor.services.stream.apply import apply_events
 from monitor.services.stream.tokens import KEY_PREFIX
 from tests.webapp import THESIS
@@ -99,3 +100,69 @@ def test_healthz_reports_each_busy_stream_by_workspace_id(client, streamed):
     s = d["stream"][str(streamed.pk)]
     assert (s["backlog"], s["dead"], s["waiting"]) == (1, 1, 0) and s["lag_s"] >= 0
     assert "newsroom" not in json.dumps(d)
+
+
+# --- who applies the records: the page says it in every mode, never "?" nor "within seconds" ----------------------
+
+
+def _live(client, user, ws) -> str:
+    client.force_login(user)
+    return client.get(reverse("live", kwargs={"ws": ws.slug})).content.decode()
+
+
+def _card(html: str) -> str:
+    """The consumers card's value and label."""
+    card = html.split('data-live-card="consumers"')[1].split("</article>")[0]
+    return " ".join(part.split(">")[-1] for part in card.split("</span>")[:2])
+
+
+def _untrue(html: str) -> None:
+    assert "within seconds" not in html
+    assert 'data-live="consumers">?<' not in html
+
+
+def test_on_the_embedded_default_the_page_says_the_web_process_applies_the_records(
+    client, alice, streamed, settings, monkeypatch
+):
+    settings.SPREADWATCH_EAGER_IN_BACKGROUND = True  # make demo's web server
+    monkeypatch.setattr(in_process._applier, "on_request", lambda: None)  # no thread: this test only reads
+    html = _live(client, alice, streamed)
+    _untrue(html)
+    assert _card(html) == "Web process applies the records"
+    assert 'data-live-note="web"' in html and "applied by this web process as they arrive" in html
+    d = client.get(reverse("live-data", kwargs={"ws": streamed.slug})).json()["state"]["applier"]
+    assert (d["mode"], d["value"]) == ("web", "Web process")
+
+
+def test_with_no_consumer_running_the_page_says_records_wait_and_names_stream_consume(client, alice, streamed):
+    html = _live(client, alice, streamed)  # Redis answers, and no consumer beats
+    _untrue(html)
+    assert _card(html) == "0 consumers running"
+    assert 'class="attention" data-live-card="consumers"' in html
+    assert (
+        "No consumer is running: records wait, queued, until one is started with <code>manage.py stream_consume</code>."
+        in html
+    )
+
+
+def test_with_consumers_running_the_page_counts_them(client, alice, streamed):
+    channel.heartbeat(streamed.pk, "host-a:1")
+    channel.heartbeat(streamed.pk, "host-b:2")
+    try:
+        html = _live(client, alice, streamed)
+        d = client.get(reverse("live-data", kwargs={"ws": streamed.slug})).json()["state"]
+    finally:
+        channel.leave(streamed.pk, "host-a:1")
+        channel.leave(streamed.pk, "host-b:2")
+    _untrue(html)
+    assert _card(html) == "2 consumers running"
+    assert "are applied by 2 running consumers (<code>manage.py stream_consume</code>)." in html
+    assert (d["applier"]["mode"], d["consumers_running"]) == ("consumers", 2)
+
+
+def test_where_consumers_cannot_be_counted_the_page_says_so(client, alice, streamed, monkeypatch):
+    monkeypatch.setattr(stream_selectors, "consumers_running", lambda ws_id, live=None: None)  # SQLite, no Redis
+    html = _live(client, alice, streamed)
+    _untrue(html)
+    assert _card(html) == "Not counted consumers (no Redis)"
+    assert "records are applied only while <code>manage.py stream_consume</code> runs." in html

@@ -63,6 +63,26 @@
     body.replaceChildren(fresh);
   }
 
+  // who applies the records (the web process, N consumers, none: records wait), as segments of text and code
+  function note(applier) {
+    var p = box.querySelector("[data-live-note]");
+    var key = JSON.stringify(applier.note);
+    if (!p || p.getAttribute("data-live-note-key") === key) return;
+    p.setAttribute("data-live-note-key", key);
+    p.setAttribute("data-live-note", applier.mode);
+    var fresh = document.createDocumentFragment();
+    applier.note.forEach(function (seg) {
+      if (seg.code) {
+        var code = document.createElement("code");
+        code.textContent = seg.text;
+        fresh.appendChild(code);
+      } else {
+        fresh.appendChild(document.createTextNode(seg.text));
+      }
+    });
+    p.replaceChildren(fresh);
+  }
+
   function show(d) {
     var s = d.state;
     set("rate_1m", fmt1.format(s.rate_1m));
@@ -71,7 +91,10 @@
     set("backlog", fmt.format(s.backlog));
     set("waiting", fmt.format(s.waiting));
     set("dead", fmt.format(s.dead));
-    set("consumers", s.consumers === null ? "?" : String(s.consumers.length));
+    set("consumers", s.applier.value);
+    set("consumers_label", s.applier.label);
+    attention("consumers", s.applier.mode === "none");
+    note(s.applier);
     attention("lag_s", s.lag_s > 10);
     attention("dead", s.dead > 0);
     rows("growing", d.growing, "No retweets arrived in the last 10 minutes.", function (tr, c) {

@@ -38,6 +38,7 @@ workspace's store lock. An apply function that does not take ``analyze_later`` i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -65,6 +66,10 @@ __all__ = ["Consumer", "load_apply", "apply_partition_batch", "DEFAULT_APPLY"]
 
 DEFAULT_APPLY = "monitor.services.stream.apply:apply_events"
 LOCK_SPACE = 0x5357  # "SW": the first key of the advisory locks; the second is workspace id * 1024 + partition
+# "SX": while a consumer runs, its session holds a shared advisory lock (PRESENCE_SPACE, its workspace's id, or 0
+# for every workspace), so the Live page can count the running consumers on PostgreSQL when Redis cannot say
+# (monitor.selectors.stream); the server drops it with the session, however the process ends
+PRESENCE_SPACE = 0x5358
 
 ApplyFn = Callable[..., dict]
 
@@ -154,6 +159,28 @@ def _lock_open(ids: list[int]) -> list[int]:
     return list(qs.values_list("pk", flat=True))
 
 
+def announce_presence(ws_id: int | None) -> None:
+    """Hold this session's presence lock (see ``PRESENCE_SPACE``), once: taken again after a reconnect (a lost
+    connection drops it). PostgreSQL only."""
+    if connection.vendor != "postgresql":
+        return
+    key = ws_id or 0
+    with connection.cursor() as cur:
+        cur.execute(
+            """SELECT pg_try_advisory_lock_shared(%s, %s) WHERE NOT EXISTS (
+                 SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+                 AND classid = %s::oid AND objid = %s::oid AND objsubid = 2)""",
+            [PRESENCE_SPACE, key, PRESENCE_SPACE, key],
+        )
+
+
+def withdraw_presence(ws_id: int | None) -> None:
+    if connection.vendor != "postgresql" or connection.connection is None:
+        return
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_unlock_shared(%s, %s)", [PRESENCE_SPACE, ws_id or 0])
+
+
 def _sorted_partitions(partitions: int | Sequence[int]) -> list[int]:
     return sorted({partitions} if isinstance(partitions, int) else set(partitions))
 
@@ -188,8 +215,16 @@ class Consumer:
     (:meth:`step`) beats, recomputes ownership, claims a dead consumer's wake-ups, waits for wake-ups (at most
     the poll interval), and drains the partitions woken, or all of its own at each poll."""
 
-    def __init__(self, *, name: str | None = None, workspace: Workspace | None = None, apply: ApplyFn | None = None):
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        workspace: Workspace | None = None,
+        apply: ApplyFn | None = None,
+        batch: int | None = None,
+    ):
         self.name = name or default_name()
+        self.batch = batch  # events per micro-batch; None: SPREADWATCH_STREAM_BATCH (the web process's applier: fewer)
         self.workspace = workspace
         self.apply = apply or load_apply()
         self.n_parts = settings.SPREADWATCH_STREAM_PARTITIONS
@@ -217,6 +252,10 @@ class Consumer:
 
     def _beat(self) -> None:
         """Heartbeat, then the partitions this consumer owns now."""
+        try:
+            announce_presence(self.workspace.pk if self.workspace else None)
+        except DatabaseError:  # the database away: the micro-batches will say so; counted again once it is back
+            connection.close_if_unusable_or_obsolete()
         owned = []
         for ws_id in self._workspaces():
             channel.heartbeat(ws_id, self.name)
@@ -316,7 +355,7 @@ class Consumer:
         p = _sorted_partitions(partitions)
         n_total = 0
         wait_ms = settings.SPREADWATCH_STREAM_BATCH_WAIT_MS
-        batch = settings.SPREADWATCH_STREAM_BATCH
+        batch = self.batch or settings.SPREADWATCH_STREAM_BATCH
         waited = False
         while not self.stopping:
             if not waited and wait_ms > 0:
@@ -396,6 +435,8 @@ class Consumer:
                 self.statistics = None
             for ws_id in self._workspaces():
                 channel.leave(ws_id, self.name)
+            with contextlib.suppress(DatabaseError):  # the session is gone, and the lock with it
+                withdraw_presence(self.workspace.pk if self.workspace else None)
 
 
 def _takes(fn: ApplyFn, name: str) -> bool:

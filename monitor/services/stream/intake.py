@@ -25,7 +25,7 @@ from compute.formats._report import BadRecord
 
 from ...db import copy_text
 from ...models import StreamArrival, StreamEvent, Workspace
-from . import channel
+from . import channel, in_process
 from ._gc import collector_paused
 from .records import InputError, Record, partition_of, read_lines
 
@@ -252,6 +252,8 @@ def _accept(workspace: Workspace, lines: list[tuple[int, str]], source: str, pat
         acc.partitions = parts
         ws_id, n = workspace.pk, len(records)
         transaction.on_commit(lambda: (channel.publish_wakeups(ws_id, parts), channel.count(ws_id, "accepted", n)))
+        # the embedded default runs no consumer: the web process applies its records (a no-op elsewhere)
+        transaction.on_commit(lambda: in_process.wake(ws_id))
     return acc
 
 
