@@ -170,15 +170,19 @@ def read(
     progress: ProgressFn | None = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
     seen: SeenTweets | None = None,
+    report: ReadReport | None = None,
 ) -> ReadResult:
     """Read one input whole. ``format="auto"`` detects it from the content (:func:`detect_format`);
     ``progress(bytes_done, bytes_total)`` is called now and then. A record longer than ``max_record_bytes`` is
-    a bad record; ``seen`` carries the tweet ids of inputs read before, for conflicting duplicates across them."""
+    a bad record; ``seen`` carries the tweet ids of inputs read before, for conflicting duplicates across them.
+    ``report``: a report to count into (then ``max_shown`` is its own) instead of a new one: its counts grow while
+    the input is read, so a caller's progress can say how many records it has read so far."""
     _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
     total = _size(path, fmt)
     prog = Progress(progress, total)
-    res = _read_one(path, fmt, mode, ReadReport(max_shown=max_shown), prog, max_record=int(max_record_bytes), seen=seen)
+    report = ReadReport(max_shown=max_shown) if report is None else report
+    res = _read_one(path, fmt, mode, report, prog, max_record=int(max_record_bytes), seen=seen)
     prog.base = 0
     prog.at(total)
     return res

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import tarfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -277,9 +278,54 @@ def test_it_reports_progress_with_live_counts(ws_a, tmp_path):
         )
     fracs = [f for _, f in seen]
     assert fracs == sorted(fracs) and fracs[-1] == 1.0
-    assert ("read tweets.csv: 11 tweets and retweets, 0 follows", fracs[1]) in seen, seen
-    assert any(stage == "read follows.csv: 11 tweets and retweets, 8 follows" for stage, _ in seen), seen
+    assert ("read tweets.csv: 11 records", fracs[1]) in seen, seen
+    assert any(stage == "read follows.csv: 8 records" for stage, _ in seen), seen
     assert any(stage.startswith("storing") for stage, _ in seen)
+
+
+def _load_with_progress(ws, files: list[tuple]) -> tuple[object, list[tuple[str, float]]]:
+    from django.db import transaction
+
+    from monitor.models import Collection as C
+    from monitor.services.ingest import load_files
+
+    c = C.objects.create(workspace=ws, name="progress")
+    seen: list[tuple[str, float]] = []
+    with transaction.atomic():
+        res = load_files(
+            files,
+            workspace_id=ws.pk,
+            collection_id=c.pk,
+            mode="strict",
+            store=True,
+            progress=lambda stage, frac: seen.append((stage, frac)),
+        )
+    return res, seen
+
+
+def test_it_counts_the_lines_of_a_v11_file_once_each(ws_a):
+    # issue 40: "Rows read 1,196,902" for a 599,196-line file: a v1.1 retweet's line stages two rows (itself and
+    # the original it embeds). What an analyst counts is the file's lines
+    path = FORMATS / "v1" / "good.jsonl"
+    lines = sum(1 for line in path.read_text().splitlines() if line.strip())
+    res, seen = _load_with_progress(ws_a, [(path, "good.jsonl", "auto")])
+    skipped = res.report.n_skipped  # a delete notice: not a tweet
+    assert skipped == 1 and res.counts["records_read"] == lines - skipped == 5
+    assert "rows_read" not in res.counts
+    assert res.counts["retweets_in_upload"] > 0  # the file has retweets: the old count was more than its lines
+    assert any(stage == "read good.jsonl: 5 records" for stage, _ in seen), seen
+
+
+def test_reading_a_tree_archive_counts_its_records_as_it_goes(ws_a, tmp_path):
+    # issue 40: a Twitter15/16 archive is read whole, and the progress said "0 tweets and retweets" until the
+    # end; it counts the tree files' records as each file is read
+    archive = Path(shutil.make_archive(str(tmp_path / "trees"), "zip", FORMATS / "trees" / "good"))
+    res, seen = _load_with_progress(ws_a, [(archive, "trees.zip", "auto")])
+    reading = [int(stage.rsplit(": ", 1)[1].split()[0]) for stage, _ in seen if stage.startswith("reading trees.zip")]
+    assert len(reading) >= 2 and reading == sorted(reading) and reading[0] > 0, seen  # counted file by file
+    total = res.counts["records_read"]
+    assert total == res.report.n_good and total >= reading[-1]
+    assert any(stage.startswith("read trees.zip") and stage.endswith(f": {total:,} records") for stage, _ in seen)
 
 
 # --- conflicts with what is stored, whole-file problems ---------------------------------------------------------

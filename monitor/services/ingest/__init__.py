@@ -115,7 +115,9 @@ def load_files(
         # (on an exception the caller rolls back, which drops the temporary tables this transaction made)
         _read_all(st, inputs, mode, res.report, progress, parts)
         parts.seen.drop()
-        res.counts["rows_read"] = st.rows
+        # the files' records (lines; a v1.1 retweet and the original it embeds are one), what an analyst
+        # counts in the file; the staged rows counted a v1.1 retweet's line twice
+        res.counts["records_read"] = res.report.n_good
         res.counts["missing_times"] = st.missing_times
         read_s = round(time.perf_counter() - t0 - res.timings.get("merge_s", 0.0), 3)
         res.timings = {"read_s": read_s, **res.timings}  # reading first, as the pages list the steps
@@ -227,19 +229,22 @@ def _read_all(
     seen = parts.seen  # one for the whole upload: a tweet id must agree with itself across files
     done = 0.0
     for (path, shown, fmt), size in zip(inputs, sizes):
-        base = done
+        base, first = done, report.n_good
 
-        def on_bytes(b: int, tot: int, base=base, size=size, shown=shown) -> None:
+        # live counts: the file's records read so far, as the report counts them (a line of a JSONL or CSV file,
+        # a v1.1 retweet with the original it carries being one; a tree file's lines). Not the staged rows: a
+        # v1.1 retweet stages two (itself and its original), and a tree archive, read whole, stages none until
+        # it is read, which said "0 tweets" for most of a Twitter16 import
+        def on_bytes(b: int, tot: int, base=base, size=size, shown=shown, first=first) -> None:
             frac = (base + (b / tot if tot else 0) * size) / total
             parts.read_frac = READ_SHARE * frac
-            # live counts: records staged so far (tweets and retweets, follow edges)
-            progress(f"reading {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", READ_SHARE * frac)
+            progress(f"reading {shown}: {report.n_good - first:,} records", READ_SHARE * frac)
 
         st.names.append(shown)
         read_into(st, path, shown, fmt, mode, report, on_bytes, max_record=max_record, seen=seen)
         seen.rename(str(path), shown)  # later files name this one as uploaded
         done += size
-        progress(f"read {shown}: {st.rows:,} tweets and retweets, {st.n_follows:,} follows", READ_SHARE * done / total)
+        progress(f"read {shown}: {report.n_good - first:,} records", READ_SHARE * done / total)
 
 
 def _note_reading(res: IngestResult, st: Stager, store: bool) -> None:

@@ -95,8 +95,9 @@ def read_into(
                     st.add_follows(chunk)
                     st.maybe_flush()
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
-            r = read(path, fmt, mode=mode, max_shown=report.max_shown, progress=on_bytes, max_record_bytes=max_record)
-            report.merge(r.report)
+            # counted into the upload's report as it reads: the progress counts the records (a tree file's lines)
+            # while the input is read, not 0 until the end
+            r = read(path, fmt, mode=mode, progress=on_bytes, max_record_bytes=max_record, report=report)
             if r.graphs is not None:
                 st.add_graphs(r.graphs)
             if r.tweets is not None:
