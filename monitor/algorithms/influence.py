@@ -10,8 +10,9 @@ Running a batch twice gives the same rows once: rows are replaced, not added (th
 already done under a row lock: ``monitor.services.runs``).
 
 Inside a batch, cascades are computed in groups that share how their input must be read: rebuilt from
-follows or given spreading graphs, with or without times, with or without follower counts (a cascade
-without any count uses n_v = 1 and the unit "retweeters"; DESIGN §1).
+follows or given spreading graphs, with or without times, with or without follower counts. The workspace's
+unit decides what a cascade without any count gives (``monitor/services/units.py``): n_v = 1 for everyone where
+the workspace counts retweeters, 0 where it counts followers (its counts are unknown).
 
 A batch whose cascades do not fit in GPU memory together is split in halves until they do, and a cascade that
 alone does not fit runs on the CPU; the run's notes say so.
@@ -23,6 +24,7 @@ The data keeps its form from the database and back: each ``copy_out`` fills a na
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import struct
@@ -56,7 +58,7 @@ from ..db import (
     int_array,
     temp_table_name,
 )
-from ..models import ComputeBatch, ComputeRun, Label, Tweet
+from ..models import ComputeBatch, ComputeRun, Label, Tweet, Workspace
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register, report_phase
 
 log = logging.getLogger(__name__)
@@ -339,10 +341,13 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     else:
         graph = FollowerGraph.from_edges(data.follows.follower, data.follows.followee)
         t = res.tick("graph_s", t)
-    for key, idx in _input_groups(data.tweets, data.retweets):
+    # the workspace's unit, fixed by its first data (monitor/services/units.py): every cascade counts it, whatever
+    # counts its own rows carry, so no cascade switches unit (and its participants' values) when a count arrives
+    unit = Workspace.objects.filter(pk=run.workspace_id).values_list("unit", flat=True).first() or ""
+    for key, idx in _input_groups(data.tweets, data.retweets, unit):
         if stop():  # a safe point: nothing of the batch is stored yet
             raise RunCancelled()
-        t = _compute_group(res, data, graph, key, idx, orphans=run.orphans, backend=backend, t=t)
+        t = _compute_group(res, data, graph, key, idx, orphans=run.orphans, backend=backend, t=t, unit=unit)
     return res
 
 
@@ -461,11 +466,15 @@ def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
     return follows
 
 
-def _input_groups(tweets: TweetRows, retweets: RetweetRows) -> list[tuple[GroupKey, np.ndarray]]:
-    """The batch's tweets (as indices into ``tweets``) grouped by how their input is read, in key order."""
-    # which tweets carry any follower count: those without use n_v = 1 (unit "retweeters")
+def _input_groups(tweets: TweetRows, retweets: RetweetRows, unit: str = "") -> list[tuple[GroupKey, np.ndarray]]:
+    """The batch's tweets (as indices into ``tweets``) grouped by how their input is read, in key order. In a
+    workspace counting retweeters (``unit``) no tweet's counts are read: every n_v is 1."""
+    # which tweets carry any follower count: those without use n_v = 1 (unit "retweeters"), or 0 where the
+    # workspace counts followers (_compute_group)
     has_counts = tweets.followers >= 0
     has_counts |= np.isin(tweets.pk, unique(retweets.tweet[retweets.followers >= 0]))
+    if unit == "retweeters":
+        has_counts[:] = False
     has_counts = has_counts.astype(int)
     keys = {GroupKey(*k) for k in zip(tweets.given.tolist(), tweets.times_known.tolist(), has_counts.tolist())}
     groups = [
@@ -490,9 +499,16 @@ def _compute_group(
     orphans: str,
     backend: str,
     t: float,
+    unit: str = "",
 ) -> float:
     """Build, forward, backward and collect one group of cascades into ``res``; returns the time it ended."""
-    cascades, build = build_cascades(_tweet_table(data.tweets, data.retweets, idx))
+    cascades, build = build_cascades(_tweet_table(data.tweets, data.retweets, idx, counts=bool(key.has_counts)))
+    if unit == "followers" and cascades.unit == "retweeters":
+        # cascades whose rows carry no count, in a workspace counting followers: every participant's count is
+        # unknown and counts 0, as in a file where some counts are missing (never n_v = 1: that other unit would
+        # give way to followers, every participant falling from 1 to 0, when the cascade's first count arrives)
+        cascades = dataclasses.replace(cascades, followers=np.zeros(cascades.n_nodes), unit="followers")
+        build.unit, build.followers_unknown_as_zero = "followers", build.followers_unknown_as_zero + cascades.n_nodes
     if not key.times_known:
         cascades = _without_times(cascades)
     res.notes += build.lines()
@@ -511,10 +527,13 @@ def _compute_group(
     return res.tick("collect_s", t)
 
 
-def _tweet_table(tweets: TweetRows, retweets: RetweetRows, idx: np.ndarray) -> TweetTable:
-    """The tweets ``idx`` and their retweets as the engine's input table (unknown follower counts as NaN)."""
+def _tweet_table(tweets: TweetRows, retweets: RetweetRows, idx: np.ndarray, counts: bool = True) -> TweetTable:
+    """The tweets ``idx`` and their retweets as the engine's input table (unknown follower counts as NaN; every
+    count unknown unless ``counts``)."""
     of_group = np.isin(retweets.tweet, tweets.pk[idx])
     followers = np.concatenate([tweets.followers[idx], retweets.followers[of_group]])
+    if not counts:
+        followers = np.full(len(followers), -1.0)
     return TweetTable(
         tweet_id=np.concatenate([tweets.pk[idx], np.zeros(int(of_group.sum()), np.int64)]),
         retweeted_tweet_id=np.concatenate([np.full(len(idx), NO_TWEET), retweets.tweet[of_group]]),

@@ -40,6 +40,13 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
+WORKSPACE_UNITS = [
+    ("", "not fixed yet (no tweets)"),
+    ("followers", "followers reached"),
+    ("retweeters", "retweeters reached"),
+]
+
+
 class Workspace(models.Model):
     """A team. Owns collections, accounts and everything derived from them."""
 
@@ -54,6 +61,9 @@ class Workspace(models.Model):
     # reused, even by a write that rolls back, so a graph read inside such a transaction is never taken for
     # the committed one
     follows_token = models.CharField(max_length=32, default=new_token, editable=False)
+    # what every cascade's reach counts, fixed by the first tweets stored or streamed in (carrying follower counts:
+    # followers; none: retweeters) and never changed by later data (monitor/services/units.py); "" until then
+    unit = models.CharField(max_length=12, blank=True, default="", choices=WORKSPACE_UNITS)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
 
     class Meta:

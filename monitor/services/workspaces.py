@@ -315,6 +315,8 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
 
         bump_data_version(ws)  # in this transaction: committed with the rows (monitor/cache.py)
         renew_follows_token(cur, ws)
+        # no tweet is left: the next data fixes the unit again (monitor/services/units.py)
+        cur.execute("UPDATE monitor_workspace SET unit = '' WHERE id = %s", [ws])
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
     return out

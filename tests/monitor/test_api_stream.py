@@ -152,3 +152,60 @@ def test_the_worked_example_streamed_in_reverse_order_ranks_as_a_batch_upload_do
             consumer.drain(ws_a.pk, p)
     assert not StreamEvent.objects.filter(workspace=ws_a).exists()  # every event applied, so deleted
     assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+# --- a workspace's unit (issue 40): counts into a workspace that counts retweeters are refused with a 400 ---------
+
+
+def _v1_retweet(followers: int | None) -> dict:
+    user = {"id_str": "8", "screen_name": "b"} | ({} if followers is None else {"followers_count": followers})
+    original = {"id_str": "1001", "created_at": "Wed Jan 01 00:00:00 +0000 2020", "text": "claim",
+                "user": {"id_str": "7", "screen_name": "a"}}  # fmt: skip
+    return {
+        "id_str": "1002",
+        "created_at": "Wed Jan 01 00:05:00 +0000 2020",
+        "user": user,
+        "retweeted_status": original,
+    }
+
+
+def _v2_page(followers: int) -> dict:
+    tweet = {"id": "1003", "author_id": "9", "created_at": "2020-01-01T00:06:00Z", "text": "RT",
+             "referenced_tweets": [{"type": "retweeted", "id": "1001"}]}  # fmt: skip
+    users = [{"id": "9", "username": "c", "public_metrics": {"followers_count": followers}}]
+    return {"data": [tweet], "includes": {"users": users}}
+
+
+def test_counts_into_a_workspace_that_counts_retweeters_answer_400_naming_line_and_field_and_store_nothing(key, ws_a):
+    from monitor.models import Workspace
+
+    c = _client(key)
+    first = {"tweet_id": "1001", "user_id": "7", "created_at": "2020-01-01T00:00:00Z"}  # no count: retweeters
+    assert _post(c, _body(first, _v1_retweet(None))).status_code == 202
+    assert Workspace.objects.get(pk=ws_a.pk).unit == "retweeters"
+    n = StreamEvent.objects.count()
+    follow = {"follower_id": "8", "followee_id": "7"}
+    for body, line, field in [
+        (_body(follow, _v1_retweet(500)), 2, "user.followers_count"),
+        (_body(follow, _v2_page(40)), 2, "includes.users[0].public_metrics.followers_count"),
+        (_body(follow, _tweet(1004, 10, rt=1001)), 2, "followers_count"),
+    ]:
+        r = _post(c, body)
+        assert r.status_code == 400, r.content
+        d = r.json()
+        assert (d["line"], d["field"]) == (line, field)
+        assert f"body:{line}: field '{field}'" in d["detail"] and "counts retweeters reached" in d["detail"]
+        assert "nothing of this body was stored" in d["detail"]
+        assert StreamEvent.objects.count() == n  # not even the follow
+    assert Workspace.objects.get(pk=ws_a.pk).unit == "retweeters"
+
+
+def test_a_workspace_that_counts_followers_takes_records_with_and_without_counts(key, ws_a):
+    from monitor.models import Workspace
+
+    c = _client(key)
+    assert _post(c, _body(_tweet(1001, 7))).status_code == 202  # its first tweet carries a count
+    assert Workspace.objects.get(pk=ws_a.pk).unit == "followers"
+    r = _post(c, _body(_v1_retweet(None), _v1_retweet(500) | {"id_str": "1005"}, _v2_page(40)))
+    assert r.status_code == 202, r.content
+    assert Workspace.objects.get(pk=ws_a.pk).unit == "followers"

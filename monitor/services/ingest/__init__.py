@@ -61,6 +61,7 @@ from .merge import merge
 from .reading import detect, input_size, read_into
 from .seen import DatabaseSeenTweets
 from .stager import LABELS, Stager
+from .unit import UnitGuard
 
 __all__ = ["IngestResult", "load_files"]
 
@@ -112,6 +113,7 @@ def load_files(
         st = Stager(cur, mode=mode, report=res.report, part_rows=settings.SPREADWATCH_IMPORT_PART_ROWS)
         parts = _Parts(res, st, workspace_id, collection_id, store, progress, DatabaseSeenTweets(cur))
         st.on_full = parts.flush
+        parts.unit = UnitGuard(workspace_id, store=store, formats={shown: fmt for _, shown, fmt in inputs})
         # (on an exception the caller rolls back, which drops the temporary tables this transaction made)
         _read_all(st, inputs, mode, res.report, progress, parts)
         parts.seen.drop()
@@ -147,6 +149,7 @@ class _Parts:
         self.seen = seen  # the upload-wide duplicate check: one part's references in memory, the rest spilled
         self.read_frac = 0.0  # how far reading is, for the progress of a part merged while reading
         self.affected: set[int] = set()
+        self.unit: UnitGuard | None = None
 
     def flush(self) -> None:
         """Merge the part staged so far (not the last one) and start the next."""
@@ -180,6 +183,8 @@ class _Parts:
     def _merge(self, progress: ProgressFn) -> None:
         st, res = self.st, self.res
         done = st.drop if st.final else st.release  # the temporary tables: dropped, or kept for the next part
+        if self.unit is not None:
+            self.unit.check(st)  # counts where the workspace counts retweeters: refused (monitor/services/units.py)
         if not self.store:
             # a validation reports what the merge would refuse too (read-only: a temporary table)
             stored_conflicts(st, self.ws, st.tweets())

@@ -41,6 +41,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
@@ -61,6 +62,7 @@ from ...models import ComputeBatch, ComputeRun, StreamArrival, StreamEvent, Twee
 from ..ingest.conflicts import stored_conflicts
 from ..ingest.merge import lock_workspace, merge
 from ..ingest.stager import Stager
+from ..units import RETWEETERS, count_field, refusal, unit_fix, unit_of
 from ._apply_parse import Parsed, parse_events
 from ._rows import UnreadableRows
 
@@ -184,6 +186,7 @@ def apply_events(
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", [workspace_id])
         t = _tick(secs, "wait_lock", t)
         result = _Outcome(dead={i: f"cannot be read: {msg}" for i, msg in parsed.bad.items()})
+        parsed = _check_unit(workspace_id, events, parsed, result)
         tweets, follows = _set_aside_orphans(workspace_id, events, parsed, result, now)
         tweet_pks, counts = _store(workspace_id, events, tweets, follows, result)
         out["merge"] = counts
@@ -363,6 +366,42 @@ def _cat_obj(x, y, nx: int, ny: int):
     x = np.full(nx, None, dtype=object) if x is None else x
     y = np.full(ny, None, dtype=object) if y is None else y
     return np.concatenate([x, y])
+
+
+def _check_unit(ws: int, events: list[_Event], parsed: Parsed, res: _Outcome) -> Parsed:
+    """The workspace's unit (:mod:`monitor.services.units`), under the store lock: fixed by this micro-batch when
+    these are the workspace's first tweets; where it counts retweeters, an event carrying a follower count is a dead
+    letter naming the field (the intake refuses such a body with a 400; this catches events queued before it did,
+    or while the workspace had no unit), and its rows are left out."""
+    t = parsed.tweets
+    if not len(t):
+        return parsed
+    counted = ~np.isnan(t.followers_count)
+    unit = unit_of(ws)
+    if not unit:
+        unit = unit_fix(ws, has_counts=bool(counted.any()))
+    if unit != RETWEETERS or not counted.any():
+        return parsed
+    refused = unique(t.lines[counted]).tolist()
+    for i in refused:
+        res.dead[i] = f"field '{_count_field(events[i])}': {refusal()}"
+    keep = ~np.isin(t.lines, refused)
+    return Parsed(t.take(keep), parsed.follows, parsed.follow_event, parsed.bad, parsed.empty)
+
+
+def _count_field(e: _Event) -> str:
+    """The field of an event's follower count, for its dead letter: from the rows the intake read, else (the
+    tweets CSV's fields) ``followers_count``."""
+    if e.rows is not None:
+        try:
+            for row in msgspec.json.decode(e.rows):
+                if row[4] >= 0:
+                    return count_field(row[5], e.body)
+        except (msgspec.DecodeError, TypeError, IndexError):
+            pass
+    if e.body is not None and ("user" in e.body and "id_str" in e.body):
+        return "user.followers_count"
+    return "followers_count"
 
 
 def _set_aside_orphans(ws: int, events: list[_Event], parsed: Parsed, res: _Outcome, now):

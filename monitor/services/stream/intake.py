@@ -28,6 +28,7 @@ from ...models import StreamArrival, StreamEvent, Workspace
 from . import channel, in_process
 from ._gc import collector_paused
 from .records import InputError, Record, partition_of, read_lines
+from .unit_check import check_unit
 
 __all__ = [
     "Accepted",
@@ -241,6 +242,7 @@ def _accept(workspace: Workspace, lines: list[tuple[int, str]], source: str, pat
     partitions = [partition_of(r.key, n_parts) for r in records]
     now = timezone.now()
     with transaction.atomic():
+        check_unit(workspace, records, lines, path)  # a follower count where the workspace counts retweeters: 400
         ids = _insert(workspace.pk, records, partitions, now, source)
         parts: dict[int, tuple[int, int]] = {}
         for r, p, i in zip(records, partitions, ids):

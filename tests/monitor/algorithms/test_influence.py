@@ -72,7 +72,9 @@ def test_it_rejects_a_cyclic_given_graph_without_times(ws_a, import_files, tmp_p
     assert any("cycle" in n for n in c.compute_runs.get().notes), c.compute_runs.get().notes
 
 
-def test_it_keeps_units_apart_for_cascades_with_and_without_follower_counts(ws_a, import_files, run_tasks, tmp_path):
+def test_cascades_without_follower_counts_count_followers_in_a_workspace_that_counts_followers(
+    ws_a, import_files, run_tasks, tmp_path
+):
     import tarfile
 
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
@@ -83,9 +85,13 @@ def test_it_keeps_units_apart_for_cascades_with_and_without_follower_counts(ws_a
     # one run over everything: both kinds land in the same batch
     run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
     assert ComputeRun.objects.get(pk=run.pk).n_batches == 1
+    # the workspace's first data (the worked example) carried counts: every cascade counts followers, the trees'
+    # participants (no count known) 0 each, never a per-cascade "retweeters" that a first count would overturn
     units = dict(Tweet.objects.filter(workspace=ws_a).values_list("tweet_id", "unit"))
-    assert units[1000] == units[2000] == "followers"
-    assert {u for t, u in units.items() if t not in (1000, 2000)} == {"retweeters"}
+    assert set(units.values()) == {"followers"}
+    trees = Tweet.objects.filter(workspace=ws_a).exclude(tweet_id__in=(1000, 2000))
+    assert trees.exists() and set(trees.values_list("reach", flat=True)) == {0.0}
+    assert any("no known follower count" in n for n in ComputeRun.objects.get(pk=run.pk).notes)
     b = selectors.account_get(ws_a, 102)
     assert total_by_name(ws_a, publisher=b) == EXPECTED_TOTAL
 
