@@ -1,19 +1,23 @@
 """The Live page in a browser: reached from the header, its numbers rendered by the server and then kept current
-without a reload as records are applied; the stream tokens page (an owner creates a token, sees its key once,
-revokes it). Each page is looked at at 1440 px and at 390 px (a phone) and kept as a screenshot."""
+without a reload as records are applied; on the embedded default (``make demo``: no broker, no consumer) records
+posted to the stream API are applied by the web process and the page says so; the stream tokens page (an owner
+creates a token, sees its key once, revokes it). Each page is looked at at 1440 px and at 390 px (a phone) and
+kept as a screenshot."""
 
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 from playwright.sync_api import expect
 
 from monitor import services
 from monitor.models import Membership, StreamEvent, StreamToken
-from monitor.services.stream import stream_accept
+from monitor.services.stream import in_process, stream_accept, stream_token_create
 from monitor.services.stream.apply import apply_events
-from tests.browser.test_wtf import look
+from tests.browser.pages import screenshot
+from tests.browser.test_wtf import WIDEST, look
 from tests.webapp import THESIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -83,3 +87,69 @@ def test_an_owner_creates_and_revokes_a_stream_token(login, streamed):
     expect(page.get_by_role("row", name="firehose collector")).to_contain_text("revoked")
     token.refresh_from_db()
     assert token.revoked_at is not None
+
+
+@pytest.fixture
+def embedded(ws_a, alice, import_files, monkeypatch, settings):
+    """``make demo``'s web server: the worked example imported, then no broker and tasks in the background, so
+    nothing but the web process can apply the stream. The applier is stopped before the database is flushed."""
+    monkeypatch.setattr("frontend.views.live.REFRESH_MS", 500)
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_EAGER_IN_BACKGROUND = True
+    settings.SPREADWATCH_STREAM_POLL_MS = 500
+    yield ws_a
+    assert in_process.stop(timeout=30)
+
+
+def _post_stream(base_url: str, key: str, objs: list[dict]) -> dict:
+    """POST the records to the stream API over HTTP, as a feeding process does."""
+    body = "".join(json.dumps(o) + "\n" for o in objs).encode()
+    req = urllib.request.Request(
+        base_url + "/api/v1/stream/",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/x-ndjson"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.status == 202
+        return json.loads(r.read())
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_on_the_embedded_default_posted_records_are_applied_by_the_web_process(
+    login, live_server, embedded, width, height
+):
+    key = stream_token_create(workspace=embedded, name="feeder")[1]
+    page = login()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"/w/{embedded.slug}/live/")
+    cards = page.get_by_role("region", name="The stream now")
+    expect(cards.locator('[data-live="consumers"]')).to_have_text("Web process")
+    expect(cards.locator('[data-live="consumers_label"]')).to_have_text("applies the records")
+    note = page.locator("[data-live-note]")
+    expect(note).to_contain_text("are applied by this web process as they arrive")
+    expect(page.get_by_text("within seconds")).to_have_count(0)
+    expect(page.locator('[data-live-rows="growing"] tr.empty')).to_have_count(1)
+
+    page.evaluate("window.__notReloaded = true")
+    retweets = [
+        {"tweet_id": str(7000 + i), "retweeted_tweet_id": "1000", "user_id": str(101 + i % 5),
+         "created_at": 1600000000 + i}
+        for i in range(6)
+    ]  # fmt: skip
+    got = _post_stream(live_server.url, key, retweets)
+    assert got["accepted"] == 6
+    growing = page.locator('[data-live-rows="growing"] tr')
+    expect(growing.first).to_contain_text("1000")
+    expect(growing.first.locator("td").nth(1)).to_have_text("6")  # six arrived, all of them applied
+    expect(cards.locator('[data-live="backlog"]')).to_have_text("0")
+    expect(page.locator('[data-live-rows="rising"] tr').first.get_by_role("link")).to_be_visible()
+    assert page.evaluate("window.__notReloaded") is True  # followed in place
+    assert not StreamEvent.objects.filter(workspace=embedded, status__in=("queued", "waiting")).exists()
+
+    label = "wide" if width > 1000 else "phone"
+    page.locator(".live-cards").scroll_into_view_if_needed()
+    screenshot(page, f"live-embedded-{label}")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    wide = page.evaluate(WIDEST, "main")
+    assert overflow <= 0 or not wide, f"the Live page at {width} px: {wide} overflow the screen"
