@@ -98,8 +98,17 @@ DATABASE_URL = env_str("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'spreadwatch.s
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATA_DIR.mkdir(parents=True, exist_ok=True)
-    # a web request and an eager task may write at once: wait for the lock instead of failing at once
-    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
+    # SQLite allows one writer at a time. Every transaction begins IMMEDIATE, taking the write lock at BEGIN:
+    # a deferred transaction that read first and then wrote could not wait for the lock at all once another
+    # connection had committed in between (SQLITE_BUSY at once, "database is locked", whatever the timeout), and
+    # that is how an import failed as soon as another analyst logged in. With IMMEDIATE a writer waits up to the
+    # busy timeout for the one before it; reads never wait (WAL). The timeout is long because an import holds the
+    # lock for its whole store step: a login during a large import waits for it (README, "The embedded default").
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": env_int("SPREADWATCH_SQLITE_BUSY_TIMEOUT_S", 300),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 if env_str("SPREADWATCH_TEST_DATABASE"):  # set by scripts/with_services.py: one test database per run
     DATABASES["default"]["TEST"] = {"NAME": env_str("SPREADWATCH_TEST_DATABASE")}
