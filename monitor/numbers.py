@@ -43,6 +43,30 @@ def readable(value) -> str:
     return f"{x:.2g}"
 
 
+def percentage(fraction, digits: int = 0) -> str:
+    """A fraction 0..1 as a percentage with ``digits`` decimals, one rule on every page: a share that is not
+    whole is never written as a whole one. ``0.9993`` is ``99.9 %`` (not ``100 %``, beside a table's 99.9 %),
+    ``0.0004`` is ``0.04 %`` (not ``0 %``): more decimals, up to three more, then ``>99.99 %`` / ``<0.01 %``-style
+    bounds. ``–`` for none."""
+    if fraction is None or fraction == "":
+        return "–"
+    try:
+        x = 100.0 * float(fraction)
+    except (TypeError, ValueError):
+        return "–"
+    if math.isnan(x):
+        return "–"
+    d = max(0, int(digits))
+    for extra in range(4):
+        text = f"{x:.{d + extra}f}"
+        whole = float(text)
+        if (whole == 100.0 and x < 100.0) or (whole == 0.0 and x > 0.0):
+            continue
+        return f"{text} %"
+    bound = 10.0 ** -(d + 3)
+    return f">{100.0 - bound:.{d + 3}f} %" if x < 100.0 and x > 50.0 else f"<{bound:.{d + 3}f} %"
+
+
 def csv_number(x: float) -> str:
     """``x`` to :data:`CSV_SIGNIFICANT` significant digits, without an exponent or trailing zeros."""
     x = float(x)

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from monitor.numbers import account_display, readable
+from monitor.numbers import account_display, percentage, readable
 
 register = template.Library()
 
@@ -79,11 +79,9 @@ def elapsed(start, end=None) -> str:
 
 @register.filter
 def percent(value, digits: int = 0) -> str:
-    """A fraction 0..1 as a percentage."""
-    try:
-        return f"{100.0 * float(value):.{int(digits)}f} %"
-    except (TypeError, ValueError):
-        return "–"
+    """A fraction 0..1 as a percentage (``monitor.numbers.percentage``: a share that is not whole is never
+    rounded to ``100 %`` or ``0 %``, so a summary agrees with the table beside it)."""
+    return percentage(value, digits)
 
 
 @register.filter
@@ -128,7 +126,8 @@ def utc(value, fmt: str = "minutes") -> str:
 # --- labels ----------------------------------------------------------------------------------------------------
 
 COUNT_LABELS = {
-    "rows_read": "Rows read",
+    "records_read": "Records read (lines of the files)",
+    "rows_read": "Rows staged (older imports: a v1.1 retweet's line counted twice)",
     "missing_times": "Rows without a time (skipped)",
     "accounts_new": "New accounts",
     "accounts_renamed": "Known accounts renamed",
@@ -276,8 +275,10 @@ def share(value) -> str:
         return "–"
     if x == 0:
         return "0 %"
-    if x >= 99.95 or x.is_integer():
+    if x.is_integer():
         return f"{x:.0f} %"
+    if x >= 99.95:  # not 100 %: the rest is someone else's (monitor.numbers.percentage)
+        return percentage(value, 1)
     if x >= 1:
         return f"{x:.1f} %"
     if x >= 0.01:

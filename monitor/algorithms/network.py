@@ -331,11 +331,15 @@ def _structure(res: NetworkResult, loaded: LoadedGraph, run: ComputeRun, backend
         "cores": {"max": int(shells[-1]) if n else 0, "shells": [[int(k), int(c)] for k, c in zip(shells, counts)]},
         "transitivity": float(cl.transitivity),
         "average_clustering": float(np.mean(cl.local)) if n else 0.0,
+        # counted as undirected edges, as the page, the API and the downloads give them: a pair of accounts joined
+        # either way is one edge before, a pair joined both ways one edge after (the engine's edges_after counts
+        # both directions: twice the pairs the conversation graph's downloads hold)
         "conversations": {
             "nodes_before": int(conv.nodes_before),
-            "edges_before": int(conv.edges_before),
+            "edges_before": int(u.n_edges // 2),
             "nodes_after": int(conv.nodes_after),
-            "edges_after": int(conv.edges_after),
+            "edges_after": len(cu),
+            "edges": "undirected",
             "components": _size_distribution(conv.components.sizes),
         },
         "conversation_edges": np.stack([cu, cv], axis=1).astype("<i8").tobytes(),

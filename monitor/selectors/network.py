@@ -107,16 +107,25 @@ def network_run_get(ws: Workspace, pk: int) -> ComputeRun:
 
 
 def network_summary(run: ComputeRun) -> NetworkSummary | None:
-    """The run's summary once its structural batch stored it."""
-    return NetworkSummary.objects.filter(run=run).defer("conversation_edges", "conversation_weights").first()
+    """The run's summary once its structural batch stored it. Its conversation counts are undirected edges (a
+    pair joined both ways is one, as the conversation graph's downloads hold it); a summary stored before they
+    were (no ``edges`` key) counted the directed edges, and is read as undirected here."""
+    summary = NetworkSummary.objects.filter(run=run).defer("conversation_edges", "conversation_weights").first()
+    conv = summary.conversations if summary is not None else None
+    if conv and "edges" not in conv:
+        conv["edges_before"] = summary.n_undirected_edges
+        conv["edges_after"] = int(conv.get("edges_after") or 0) // 2  # each two-way pair was counted twice
+        conv["edges"] = "undirected"
+    return summary
 
 
 # --- accounts --------------------------------------------------------------------------------------------------
 
 
 def _influence_ranks(ws: Workspace, account_pks: list[int]) -> dict[int, int]:
-    """The all-time rank of these accounts in the workspace's influence ranking across publishers (the ranking
-    selector's order: total influence descending, ties by account); accounts without influence have none."""
+    """The all-time rank of these accounts in the workspace's ranking of spreaders across publishers (the ranking
+    page's: total influence on other accounts' tweets descending, each publisher's rows on its own tweets left
+    out, ties by account); accounts that spread nothing have none."""
     if not account_pks:
         return {}
     marks = ", ".join(["%s"] * len(account_pks))
@@ -124,7 +133,8 @@ def _influence_ranks(ws: Workspace, account_pks: list[int]) -> dict[int, int]:
         cur.execute(
             f"""SELECT r.account_id, r.rnk FROM (
                     SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
-                    FROM monitor_dailyinfluence WHERE workspace_id = %s GROUP BY account_id) r
+                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND account_id <> publisher_id
+                    GROUP BY account_id) r
                 WHERE r.account_id IN ({marks})""",
             [ws.pk, *account_pks],
         )

@@ -80,7 +80,10 @@ def test_it_starts_a_run_from_the_form_and_shows_its_results(client, alice, load
     html = page.content.decode()
     assert page.context["run"] == run and page.context["summary"].n_nodes == 6
     brokers = page.context["brokers"]
-    assert brokers[0]["twitter_id"] == 102 and brokers[0]["influence_rank"] == 1  # b bridges and spreads most
+    # b bridges most; it only published (its influence is its tweets' reach), so it has no rank among the
+    # spreaders, as on the ranking page, where e is first
+    assert brokers[0]["twitter_id"] == 102 and brokers[0]["influence_rank"] is None
+    assert {b["twitter_id"]: b["influence_rank"] for b in brokers}[105] == 1
     assert {b["twitter_id"] for b in brokers} == {101, 102, 103, 104, 105, 106}
     charts = json.loads(html.split('id="network-charts" type="application/json">')[1].split("</script>")[0])
     assert charts["components"] == [[6, 1]] and charts["shells"] == page.context["summary"].cores["shells"]
@@ -220,3 +223,41 @@ def test_the_methods_documentation_pages_are_served_and_nothing_else(client):
     assert r.status_code == 200 and "influence" in r.content.decode().lower()
     assert client.get(reverse("docs", kwargs={"name": "deploy"})).status_code == 404  # not a method page
     assert client.get(reverse("docs", kwargs={"name": "secrets"})).status_code == 404
+
+
+def test_the_conversation_edges_are_counted_once_on_the_page_in_the_api_and_in_the_downloads(client, alice, computed):
+    # issue 40: the page said 3,506 conversation edges where the GEXF held 1,753 (each two-way pair counted in
+    # both directions). One definition, undirected edges: a <-> b is one edge; before, 7 pairs are joined
+    ws = computed.workspace
+    page = _get(client, alice, "network-run", ws=ws.slug, pk=computed.pk)
+    conv = page.context["summary"].conversations
+    assert (conv["nodes_before"], conv["edges_before"], conv["nodes_after"], conv["edges_after"]) == (6, 7, 2, 1)
+    assert "6 accounts and 7 edges to 2 accounts and 1 edges (undirected" in " ".join(page.content.decode().split())
+    gexf = _read(
+        _body(_get(client, alice, "network-conversations-export", ws=ws.slug, pk=computed.pk, fmt="gexf")), "gexf"
+    )
+    assert gexf.number_of_edges() == conv["edges_after"]
+    api = client.get(f"/api/v1/workspaces/{ws.slug}/network/runs/{computed.pk}/").json()
+    assert api["summary"]["conversations"]["edges_after"] == 1
+
+
+def test_a_summary_stored_with_directed_conversation_counts_reads_as_undirected(client, alice, computed):
+    from monitor.models import NetworkSummary
+
+    summary = NetworkSummary.objects.get(run=computed)
+    summary.conversations = {k: v for k, v in summary.conversations.items() if k != "edges"}
+    summary.conversations.update(edges_before=8, edges_after=2)  # as runs before issue 40 stored them
+    summary.save()
+    page = _get(client, alice, "network-run", ws=computed.workspace.slug, pk=computed.pk)
+    conv = page.context["summary"].conversations
+    assert (conv["edges_before"], conv["edges_after"]) == (7, 1)
+
+
+def test_a_share_that_is_not_whole_is_never_written_as_100_or_0_percent():
+    # issue 40: "the largest holds 100 %" beside 99.9 % in the table below it
+    from frontend.templatetags.spreadwatch import percent, share
+
+    assert percent(0.9993) == percent(0.9993, 1) == "99.9 %"
+    assert percent(0.99996) == "99.996 %" and percent(1.0) == "100 %" and percent(0.5) == "50 %"
+    assert percent(0.00004) == "0.004 %" and percent(0) == "0 %" and percent(None) == "–"
+    assert share(0.9996) == "99.96 %" and share(1.0) == "100 %"
