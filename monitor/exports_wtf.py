@@ -47,6 +47,8 @@ def _result_facts(r) -> dict:
         "ppr_iterations": r.ppr_iterations,
         "ppr_converged": r.ppr_converged,
         "money_iterations": r.money_iterations,
+        "money_converged": r.money_converged,
+        "max_iter": r.max_iter,
         "computed_at": r.computed_at.isoformat(),
         "run": r.run_id,
     }

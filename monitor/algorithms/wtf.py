@@ -6,8 +6,10 @@ in one direction or both.
 ``spreaders`` of a ``publisher`` (its spreaders ranked by total influence, all time, the publisher itself left
 out: the ranking page's order); ``direction`` is ``follows`` (look-alike accounts: Money's hubs), ``followers``
 (likely next amplifiers: its authorities on the reversed graph) or ``both``; ``circle`` is the circle of trust's
-size and ``top`` the K accounts kept per list. A publisher's run is its **watch list**: the union of its top
-spreaders' likely next amplifiers (``monitor.selectors.wtf``).
+size and ``top`` the K accounts kept per list; ``max_iter`` (optional, default 100) is the iteration cap of
+PageRank and Money (a result that stopped at it without converging is recomputed with a higher one). A
+publisher's run is its **watch list**: the union of its top spreaders' likely next amplifiers
+(``monitor.selectors.wtf``).
 
 **The plan.** The seeds are resolved when the run starts (a publisher's spreaders as the ranking has them then)
 and split into batches of :data:`SEEDS_PER_BATCH` (the engine's block: one sparse matrix times a dense block of
@@ -49,9 +51,11 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_CIRCLE",
+    "DEFAULT_MAX_ITER",
     "DEFAULT_SPREADERS",
     "DEFAULT_TOP",
     "MAX_CIRCLE",
+    "MAX_MAX_ITER",
     "MAX_SEEDS",
     "MAX_TOP",
     "RUN_DIRECTIONS",
@@ -72,7 +76,11 @@ DEFAULT_SPREADERS = 20
 MAX_CIRCLE = 100_000
 MAX_TOP = 1000
 MAX_SEEDS = 10 * SEEDS_PER_BATCH  # accounts, or a publisher's spreaders, per run
-PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top")
+#: the engine's cap; PageRank's L1 change shrinks at least 0.85 times per iteration from at most 2, so it is below
+#: the tolerance of 1e-10 after at most 147 iterations whatever the graph (docs/wtf.md): 150 always converges it
+DEFAULT_MAX_ITER = 100
+MAX_MAX_ITER = 1000
+PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter")
 
 
 # --- the graph, read once per data version -----------------------------------------------------------------------
@@ -140,6 +148,7 @@ class SeedResult:
     ppr_iterations: int = 0
     ppr_converged: bool = True
     money_iterations: int = 0
+    money_converged: bool = True
     # list name -> (account pks, scores, ppr), in the engine's order
     lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -175,23 +184,26 @@ def _seed_result(rec, g, direction: str) -> SeedResult:
         ppr_iterations=int(rec.iterations),
         ppr_converged=bool(rec.converged),
         money_iterations=int(rec.money_iterations),
+        money_converged=bool(rec.money_converged),
         lists=lists,
     )
 
 
-def _run_engine(g, idx: np.ndarray, *, direction: str, circle: int, top: int, backend: str, res: WtfBatchResult):
+def _run_engine(
+    g, idx: np.ndarray, *, direction: str, circle: int, top: int, max_iter: int, backend: str, res: WtfBatchResult
+):
     """The engine on ``backend``; a GPU out of memory is computed again on the CPU, and said so."""
     from compute.algorithms.wtf import wtf
 
     try:
-        return wtf(g, idx, direction=direction, circle=circle, top=top, backend=backend)
+        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend=backend)
     except Exception as exc:
         if backend != "gpu" or not is_device_oom(exc):
             raise
         log.warning("wtf: the GPU ran out of memory for %d seeds; computing them on the CPU", len(idx))
         res.notes.append(f"the GPU ran out of memory ({direction}): {len(idx)} seed(s) computed on the CPU")
         res.cpu_fallback.extend(int(s) for s in g.ids[idx])
-        return wtf(g, idx, direction=direction, circle=circle, top=top, backend="cpu")
+        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend="cpu")
 
 
 def _check(stop: Stop) -> None:
@@ -259,6 +271,8 @@ class Wtf(Algorithm):
         out["direction"] = direction
         out["circle"] = _int_param(params, "circle", DEFAULT_CIRCLE, 1, MAX_CIRCLE)
         out["top"] = _int_param(params, "top", DEFAULT_TOP, 1, MAX_TOP)
+        if params.get("max_iter") is not None:  # absent: the default (older runs' params have no such key)
+            out["max_iter"] = _int_param(params, "max_iter", DEFAULT_MAX_ITER, 1, MAX_MAX_ITER)
         return out
 
     def seeds(self, run: ComputeRun) -> list[int]:
@@ -302,6 +316,7 @@ class Wtf(Algorithm):
             res.n_edges = g.n_edges  # counted once into the run: every batch reads the same graph
         seeds = [int(s) for s in batch.params["seeds"]]
         directions = _directions(p)
+        max_iter = p.get("max_iter", DEFAULT_MAX_ITER)
         same_graph = set(
             WtfResult.objects.filter(
                 workspace=run.workspace,
@@ -309,6 +324,7 @@ class Wtf(Algorithm):
                 direction__in=directions,
                 circle=p["circle"],
                 top=p["top"],
+                max_iter=max_iter,  # a result capped at 100 does not answer a run asking for 150
                 fingerprint=loaded.fingerprint,
             ).values_list("seed_id", "direction")
         )
@@ -322,7 +338,14 @@ class Wtf(Algorithm):
             idx = np.asarray([i for _, i in todo if i >= 0], dtype=np.int64)
             if len(idx):
                 recs = _run_engine(
-                    g, idx, direction=direction, circle=p["circle"], top=p["top"], backend=backend, res=res
+                    g,
+                    idx,
+                    direction=direction,
+                    circle=p["circle"],
+                    top=p["top"],
+                    max_iter=max_iter,
+                    backend=backend,
+                    res=res,
                 )
                 res.seeds += [_seed_result(rec, g, direction) for rec in recs]
             t = res.tick(f"wtf_{direction}_s", t)
@@ -354,6 +377,8 @@ class Wtf(Algorithm):
                 ppr_iterations=s.ppr_iterations,
                 ppr_converged=s.ppr_converged,
                 money_iterations=s.money_iterations,
+                money_converged=s.money_converged,
+                max_iter=p.get("max_iter", DEFAULT_MAX_ITER),
                 n_nodes=result.n_nodes,
                 n_edges=result.graph_edges,
                 fingerprint=result.fingerprint,
@@ -374,6 +399,8 @@ class Wtf(Algorithm):
                 "ppr_iterations",
                 "ppr_converged",
                 "money_iterations",
+                "money_converged",
+                "max_iter",
                 "n_nodes",
                 "n_edges",
                 "fingerprint",

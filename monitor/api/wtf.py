@@ -13,9 +13,11 @@ from rest_framework.response import Response
 from .. import exports, exports_wtf, selectors, services
 from ..algorithms.wtf import (
     DEFAULT_CIRCLE,
+    DEFAULT_MAX_ITER,
     DEFAULT_SPREADERS,
     DEFAULT_TOP,
     MAX_CIRCLE,
+    MAX_MAX_ITER,
     MAX_SEEDS,
     MAX_TOP,
     RUN_DIRECTIONS,
@@ -26,16 +28,24 @@ from .views import _django_errors, _export_format, _export_view, _stream
 # --- representations ---------------------------------------------------------------------------------------------
 
 
+MAX_ITER_HELP = (
+    f"iteration cap of PageRank and Money (default {DEFAULT_MAX_ITER}); a result that stopped at the cap without "
+    "converging is computed again with a higher one (150 always converges PageRank)"
+)
+
+
 class WtfRunStartSerializer(serializers.Serializer):
     direction = serializers.ChoiceField(choices=RUN_DIRECTIONS, default="both")
     circle = serializers.IntegerField(min_value=1, max_value=MAX_CIRCLE, default=DEFAULT_CIRCLE)
     top = serializers.IntegerField(min_value=1, max_value=MAX_TOP, default=DEFAULT_TOP)
+    max_iter = serializers.IntegerField(min_value=1, max_value=MAX_MAX_ITER, required=False, help_text=MAX_ITER_HELP)
 
 
 class WatchListStartSerializer(serializers.Serializer):
     spreaders = serializers.IntegerField(min_value=1, max_value=MAX_SEEDS, default=DEFAULT_SPREADERS)
     circle = serializers.IntegerField(min_value=1, max_value=MAX_CIRCLE, default=DEFAULT_CIRCLE)
     top = serializers.IntegerField(min_value=1, max_value=MAX_TOP, default=DEFAULT_TOP)
+    max_iter = serializers.IntegerField(min_value=1, max_value=MAX_MAX_ITER, required=False, help_text=MAX_ITER_HELP)
 
 
 class WtfEntrySerializer(serializers.Serializer):
@@ -55,6 +65,8 @@ class WtfResultSerializer(serializers.Serializer):
     ppr_iterations = serializers.IntegerField()
     ppr_converged = serializers.BooleanField()
     money_iterations = serializers.IntegerField()
+    money_converged = serializers.BooleanField()
+    max_iter = serializers.IntegerField(help_text="the iteration cap it was computed with")
     computed_at = serializers.DateTimeField()
     run = serializers.IntegerField(allow_null=True)
     relevance = WtfEntrySerializer(many=True, help_text="Money's authorities (followers: likely next amplifiers)")

@@ -24,8 +24,9 @@ class WtfResult(models.Model):
     """One seed account's circle of trust and Money iteration in one direction, as last computed.
 
     ``ppr_iterations`` and ``ppr_converged`` say how the personalized PageRank stopped (L1 change < 1e-10, or the
-    cap of 100 iterations); ``money_iterations`` how many hub/authority rounds ran; ``circle_size`` how many
-    accounts the circle of trust holds (at most ``circle``: fewer when the seed reaches fewer). ``in_graph`` is
+    cap of ``max_iter`` iterations, 100 unless the run asked for another); ``money_iterations`` and
+    ``money_converged`` how many hub/authority rounds ran and whether they stopped before that cap; ``circle_size``
+    how many accounts the circle of trust holds (at most ``circle``: fewer when the seed reaches fewer). ``in_graph`` is
     false when the seed has no follow edge in the workspace: nothing could be computed and the lists are empty."""
 
     class Direction(models.TextChoices):
@@ -43,6 +44,8 @@ class WtfResult(models.Model):
     ppr_iterations = models.PositiveIntegerField(default=0)
     ppr_converged = models.BooleanField(default=True)
     money_iterations = models.PositiveIntegerField(default=0)
+    money_converged = models.BooleanField(default=True)
+    max_iter = models.PositiveIntegerField(default=100, help_text="the iteration cap of PageRank and Money")
     n_nodes = models.BigIntegerField(default=0, help_text="accounts of the follower graph it was computed on")
     n_edges = models.BigIntegerField(default=0, help_text="follows of that graph")
     fingerprint = models.CharField(max_length=64, help_text="sha1 of the follower graph's arrays")

@@ -92,6 +92,8 @@ def test_it_fills_in_the_defaults_and_keeps_ids_as_strings():
         ({"accounts": ["1"], "top": True}, "top must be an integer"),
         ({"accounts": ["1"], "spreaders": 5}, "spreaders goes with a publisher"),
         ({"publisher": "2", "spreaders": 641}, "spreaders must be between 1 and 640"),
+        ({"accounts": ["1"], "max_iter": 0}, "max_iter must be between 1 and 1000"),
+        ({"accounts": ["1"], "max_iter": "many"}, "max_iter must be an integer"),
     ],
 )
 def test_it_refuses_bad_parameters_naming_them(params, message):
@@ -167,6 +169,21 @@ def test_it_reuses_a_result_computed_on_the_same_graph(thesis, run_tasks):
     for r in WtfResult.objects.filter(seed_id=pk(thesis, 103)):
         assert r.computed_at == before[r.pk] and r.run_id == first.pk  # left as the first run stored it
     assert WtfResult.objects.filter(seed_id=pk(thesis, 105), run=second).count() == 2
+
+
+def test_a_higher_iteration_cap_computes_a_capped_result_again_and_converges(thesis, run_tasks):
+    # from e, walking the accounts it follows reaches the cycle a <-> b: PageRank's change shrinks 0.85 times per
+    # iteration and is still above 1e-10 at the default cap of 100; at most 147 iterations bring it below
+    first = start(run_tasks, thesis, accounts=["105"], direction="follows")
+    capped = WtfResult.objects.get(seed_id=pk(thesis, 105), direction="follows")
+    assert (capped.ppr_converged, capped.ppr_iterations, capped.max_iter) == (False, 100, 100)
+    assert capped.run_id == first.pk
+    second = start(run_tasks, thesis, accounts=["105"], direction="follows", max_iter=150)
+    second.refresh_from_db()
+    assert second.params["max_iter"] == 150 and not any("reused" in n for n in second.notes), second.notes
+    again = WtfResult.objects.get(seed_id=pk(thesis, 105), direction="follows")  # replaced, not added
+    assert again.run_id == second.pk and again.max_iter == 150
+    assert again.ppr_converged and 100 < again.ppr_iterations <= 147 and again.money_converged
 
 
 def test_it_computes_again_when_the_follows_changed(thesis, run_tasks, import_files, tmp_path):
