@@ -185,6 +185,15 @@ def timing_label(key) -> str:
 
 
 @register.simple_tag
+def run_described(run):
+    """``{% run_described r as d %}``: the run's input, parameters and results in its algorithm's words
+    (``monitor.selectors.run_description``), for the runs table."""
+    from monitor.selectors import run_description
+
+    return run_description(run)
+
+
+@register.simple_tag
 def badge(status, label=None, kind: str = "s", title: str = ""):
     """``{% badge c.status c.get_status_display %}``: a coloured pill, one class per value. ``kind`` picks the
     palette: ``s`` statuses, ``l`` truth labels, ``r`` cascade roles; ``title`` is a tooltip."""

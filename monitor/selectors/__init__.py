@@ -95,7 +95,7 @@ from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
 from .overview import overview_page, publishers_summary, workspace_counts
 from .ranking_page import RANKING_PAGE_SIZE, RANKING_TOP, RankingPageData, ranking_page, ranking_page_view
 from .rankings import AGGREGATES, SORTS, RankingPage, all_time_prime, ranking, reach_by_label, top_spreaders
-from .runs import run_batches, runs_list
+from .runs import RunDescription, run_batches, run_description, runs_list
 from .search import SearchResult, account_by_screen_name, search
 from .stalls import stalled_work
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
@@ -132,6 +132,7 @@ __all__ = [
     "EXPLORER_LIMIT",
     "TIMELINE_POINTS",
     "RankingPage",
+    "RunDescription",
     "RankingPageData",
     "Subgraph",
     "SearchResult",
@@ -188,6 +189,7 @@ __all__ = [
     "reach_by_label",
     "run_batches",
     "run_get",
+    "run_description",
     "runs_list",
     "stalled_work",
     "search",

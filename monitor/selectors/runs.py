@@ -1,8 +1,12 @@
-"""Compute runs: the list of a workspace's runs and a run's batches."""
+"""Compute runs: the list of a workspace's runs, a run's batches, and what each run is about in the words of its
+own algorithm (:func:`run_description`: the runs table shows an influence run's orphans and cascades, a network
+run's graph and sampling, a look-alike run's seeds, a planner run's publisher, K and model)."""
 
 from __future__ import annotations
 
-from ..models import ComputeRun, Workspace
+from dataclasses import dataclass, field
+
+from ..models import Account, Collection, ComputeRun, Workspace
 
 
 def runs_list(ws: Workspace, *, limit: int = 100):
@@ -24,3 +28,143 @@ def run_batches(run: ComputeRun):
         "finished_at",
         "run_id",
     )
+
+
+@dataclass
+class RunDescription:
+    """What a run read (``input``, and the collection it names, if any), its parameters as ``(name, value)``
+    text pairs and its results as ``(count, what)`` pairs, in its algorithm's words."""
+
+    input: str
+    collection: Collection | None = None
+    parameters: list[tuple[str, str]] = field(default_factory=list)
+    results: list[tuple[int, str]] = field(default_factory=list)
+
+
+def run_description(run: ComputeRun) -> RunDescription:
+    """``run``'s input, parameters and results as its algorithm has them (a query or two: a collection or an
+    account the parameters name, the results a look-alike or planner run stored). An algorithm not described
+    here shows its parameters as stored and the accounts and edges it counted."""
+    describe = _DESCRIBE.get(run.algorithm, _generic)
+    d = describe(run, dict(run.params or {}))
+    if run.algorithm != "influence":  # a count the algorithm does not keep stays 0: not a result
+        d.results = [(n, what) for n, what in d.results if n]
+    return d
+
+
+def _account(ws_id: int, *, pk: int | None = None, twitter_id: int | None = None) -> str:
+    q = Account.objects.filter(workspace_id=ws_id)
+    acc = (q.filter(pk=pk) if pk is not None else q.filter(twitter_id=twitter_id)).only("twitter_id", "screen_name")
+    a = acc.first()
+    if a is None:
+        return str(twitter_id if twitter_id is not None else pk)
+    return f"@{a.screen_name}" if a.screen_name else str(a.twitter_id)
+
+
+def _rest(params: dict, shown: set[str]) -> list[tuple[str, str]]:
+    """The parameters a description does not name, as stored (a parameter added later is still shown)."""
+    return [(k, str(v)) for k, v in params.items() if k not in shown and v is not None]
+
+
+def _influence(run: ComputeRun, params: dict) -> RunDescription:
+    return RunDescription(
+        input=run.collection.name if run.collection_id else "every tweet of the workspace (recompute)",
+        collection=run.collection if run.collection_id else None,
+        parameters=[("orphans", run.orphans), *_rest(params, set())],
+        results=[(run.n_cascades, "cascades"), (run.n_nodes, "participants"), (run.n_edges, "spreading edges")],
+    )
+
+
+def _network(run: ComputeRun, params: dict) -> RunDescription:
+    graph = params.get("graph", "follows")
+    coll = None
+    if params.get("collection") is not None:
+        coll = Collection.objects.filter(workspace_id=run.workspace_id, pk=params["collection"]).first()
+    what = "follower graph" if graph == "follows" else "interaction graph"
+    if params.get("spreading"):
+        what += " with spreading edges"
+    samples = params.get("samples")
+    parameters = [("graph", graph)]
+    if params.get("spreading"):
+        parameters.append(("spreading edges", "yes"))
+    if samples is not None:
+        parameters.append(("betweenness", "exact" if samples == 0 else f"{samples:,} sampled sources"))
+    if params.get("seed") is not None:
+        parameters.append(("seed", str(params["seed"])))
+    return RunDescription(
+        input=f"{coll.name if coll else 'the workspace'}: {what}",
+        collection=coll,
+        parameters=parameters + _rest(params, {"graph", "collection", "spreading", "samples", "seed"}),
+        results=[(run.n_nodes, "accounts"), (run.n_edges, "edges")],
+    )
+
+
+def _wtf(run: ComputeRun, params: dict) -> RunDescription:
+    if params.get("accounts") is not None:
+        accounts = list(params["accounts"])
+        seeds = [
+            (
+                "accounts",
+                f"{len(accounts):,}" if len(accounts) > 1 else _account(run.workspace_id, twitter_id=int(accounts[0])),
+            )
+        ]
+    else:
+        seeds = [
+            ("publisher", _account(run.workspace_id, twitter_id=int(params["publisher"]))),
+            ("top spreaders", f"{params.get('spreaders', '–')}"),
+        ]
+    named = [(k, str(params[k])) for k in ("direction", "circle", "top") if params.get(k) is not None]
+    from django.db.models import Count, Max
+
+    from ..models import WtfResult
+
+    got = WtfResult.objects.filter(run_id=run.pk).aggregate(lists=Count("id"), nodes=Max("n_nodes"))
+    return RunDescription(
+        input="the workspace's follower graph",
+        parameters=seeds + named + _rest(params, {"accounts", "publisher", "spreaders", "direction", "circle", "top"}),
+        results=[
+            (got["lists"] or 0, "seed lists"),
+            (got["nodes"] or run.n_nodes, "accounts"),
+            (run.n_edges, "follow edges"),
+        ],
+    )
+
+
+def _influence_max(run: ComputeRun, params: dict) -> RunDescription:
+    model = params.get("model", "uniform")
+    if model == "uniform" and params.get("p") is not None:
+        model = f"uniform p = {params['p']:g}"
+    elif model == "estimated" and params.get("strength") is not None:
+        model = f"estimated, strength {params['strength']:g}"
+    elif model == "wc":
+        model = "weighted cascade"
+    parameters = [
+        ("publisher", _account(run.workspace_id, pk=int(params["publisher"])) if params.get("publisher") else "–"),
+        ("K", f"{params['k']:,}" if params.get("k") is not None else "–"),
+        ("model", model),
+    ]
+    parameters += [(k, str(params[k])) for k in ("unit", "method", "eps", "seed") if params.get(k) is not None]
+    shown = {"publisher", "k", "model", "p", "strength", "unit", "method", "eps", "seed", "batches", "evaluate"}
+    from ..models import InfluenceMaxSeed
+
+    return RunDescription(
+        input="the publisher's audience in the follower graph",
+        parameters=parameters + _rest(params, shown),
+        results=[
+            (InfluenceMaxSeed.objects.filter(run_id=run.pk).count(), "accounts chosen"),
+            (run.n_nodes, "accounts in the audience"),
+            (run.n_edges, "edges among them"),
+        ],
+    )
+
+
+def _generic(run: ComputeRun, params: dict) -> RunDescription:
+    return RunDescription(
+        input=run.collection.name if run.collection_id else "the workspace",
+        collection=run.collection if run.collection_id else None,
+        parameters=_rest(params, set()),
+        results=[(run.n_nodes, "accounts"), (run.n_edges, "edges")],
+    )
+
+
+_DESCRIBE = {"influence": _influence, "network": _network, "wtf": _wtf, "influence_max": _influence_max}

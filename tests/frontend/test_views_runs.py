@@ -73,3 +73,53 @@ def test_it_refuses_a_cancel_without_the_csrf_token(alice, queued_run):
     token = page.context["csrf_token"]
     assert c.post(_url("run-cancel", queued_run), {"csrfmiddlewaretoken": str(token)}).status_code == 302
     assert ComputeRun.objects.get(pk=queued_run.pk).status == ComputeRun.Status.CANCELLED
+
+
+def _runs_rows(client, alice) -> dict[str, str]:
+    """The runs page's rows as text, by algorithm."""
+    import re
+
+    client.force_login(alice)
+    html = client.get(reverse("runs", kwargs={"ws": "newsroom"})).content.decode()
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        text = " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        algorithm = re.search(r"Run \d+ (.+?) (Done|Failed|Queued|Running|Cancelled)", text).group(1)
+        rows[algorithm] = text
+    return rows
+
+
+def test_each_algorithms_run_shows_its_own_parameters_and_results(client, alice, ws_a, import_files, run_tasks):
+    # issue 40: network, look-alike and planner runs showed "Cascades 0", "Orphans strict", "Collection: recompute"
+    from monitor.models import Account
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    b = Account.objects.get(workspace=ws_a, twitter_id=102)
+    start = {"workspace": ws_a, "backend": "cpu"}
+    run_tasks(services.compute_run_start, **start, algorithm="network", params={"samples": 0})
+    run_tasks(services.compute_run_start, **start, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+    run_tasks(
+        services.compute_run_start,
+        **start,
+        algorithm="influence_max",
+        params={"publisher": b.pk, "k": 2, "p": 0.3, "evaluate": 2000},
+    )
+    rows = _runs_rows(client, alice)
+    assert set(rows) == {"Influence measure", "Network analytics", "Who amplifies whom", "Counter-campaign planner"}, (
+        rows
+    )
+    influence = rows["Influence measure"]
+    assert "orphans strict" in influence and "2 cascades" in influence and "11 participants" in influence
+    assert "Thesis" in influence or "tweets.csv" in influence or "upload" in influence.lower()
+    network = rows["Network analytics"]
+    assert "graph follows" in network and "betweenness exact" in network and "seed 0" in network
+    assert "6 accounts" in network and "8 edges" in network and "the workspace: follower graph" in network
+    wtf = rows["Who amplifies whom"]
+    assert "accounts @e" in wtf and "direction both" in wtf and "circle 1000" in wtf
+    assert "2 seed lists" in wtf and "6 accounts" in wtf and "8 follow edges" in wtf
+    planner = rows["Counter-campaign planner"]
+    assert "publisher @b" in planner and "K 2" in planner and "model uniform p = 0.3" in planner
+    assert "2 accounts chosen" in planner and "5 accounts in the audience" in planner
+    for text in (network, wtf, planner):
+        assert "orphans" not in text and "cascades" not in text and "recompute" not in text, text
