@@ -41,7 +41,13 @@ def _rate(ws_id: int, seconds: int, now) -> float:
     """Accepted records per second over the last ``seconds``: Redis counters, else counted in PostgreSQL."""
     n = channel.counted(ws_id, "accepted", seconds)
     if n is None:
-        n = StreamEvent.objects.filter(workspace_id=ws_id, received_at__gte=now - dt.timedelta(seconds=seconds)).count()
+        # an applied event is deleted and counted in StreamArrival instead (one applied with a note is both: it
+        # is counted there only); the others (queued, waiting, dead) are still rows
+        since = now - dt.timedelta(seconds=seconds)
+        open_or_dead = (S.QUEUED, S.WAITING, S.DEAD)
+        n = StreamEvent.objects.filter(workspace_id=ws_id, received_at__gte=since, status__in=open_or_dead).count()
+        arrived = StreamArrival.objects.filter(workspace_id=ws_id, second__gte=since.replace(microsecond=0))
+        n += arrived.aggregate(n=Sum("events"))["n"] or 0
     return n / seconds
 
 

@@ -166,3 +166,12 @@ def test_where_consumers_cannot_be_counted_the_page_says_so(client, alice, strea
     _untrue(html)
     assert _card(html) == "Not counted consumers (no Redis)"
     assert "records are applied only while <code>manage.py stream_consume</code> runs." in html
+
+
+def test_without_redis_the_arriving_rate_counts_the_records_already_applied(client, alice, streamed, settings):
+    """The embedded default has no Redis counters: the rate is counted in the database, where an applied record is
+    no longer an event row but an arrival count."""
+    settings.SPREADWATCH_STREAM_REDIS_URL = ""
+    client.force_login(alice)
+    st = client.get(reverse("live-data", kwargs={"ws": streamed.slug})).json()["state"]
+    assert st["rate_1m"] == round(5 / 60, 1) and st["rate_10m"] == round(5 / 600, 1)  # 3 applied, 1 queued, 1 dead
