@@ -23,21 +23,23 @@ $(VENV)/.installed-test: pyproject.toml
 venv: $(VENV)/.installed-test
 
 ## The main job: install, migrate (SQLite in var/ unless DATABASE_URL says otherwise), create the demo analyst,
-## import + compute the bundled samples, serve the dashboard. Ctrl-C stops the server; run again to serve again.
+## import + compute the bundled samples, serve the dashboard; the login comes last, after the server's start-up
+## lines. Ctrl-C stops the server; run again to serve again.
 demo: $(VENV)/.installed
 	@# the engine's CPU kernels are compiled (numba, about 25 s on 2 cores, cached on disk after) while the
 	@# database is migrated, so the demo's first compute starts at once (compute/precompile.py)
 	$(PY) -m compute.precompile & jit=$$!; \
 	$(PY) manage.py migrate --noinput -v0 && $(PY) manage.py collectstatic --noinput -v0; rc=$$?; \
 	wait $$jit || echo "make demo: compiling the kernels ahead failed; the first compute will compile them"; exit $$rc
-	$(PY) manage.py demo_setup --host $(HOST)
-	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py runserver $(HOST)
+	$(PY) manage.py demo_setup --host $(HOST) --login-later
+	@# demo_serve is runserver printing the demo login (and how to be an admin) after its own start-up lines
+	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py demo_serve $(HOST)
 
 ## Serve again without re-importing.
 serve: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py collectstatic --noinput -v0
-	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py runserver $(HOST)
+	SPREADWATCH_EAGER_IN_BACKGROUND=1 $(PY) manage.py demo_serve $(HOST)
 
 ## The whole test suite (what CI runs) against real PostgreSQL and Redis: DATABASE_URL / REDIS_URL if set, else
 ## the local default ports, else throwaway instances from installed binaries, else a clear error (exit 3).

@@ -73,4 +73,4 @@ def test_make_demo_passes_its_host_to_the_setup():
 
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     demo = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
-    assert "demo_setup --host $(HOST)" in demo and "runserver $(HOST)" in demo
+    assert "demo_setup --host $(HOST)" in demo and "demo_serve $(HOST)" in demo  # demo_serve: runserver + login
