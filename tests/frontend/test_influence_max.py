@@ -8,12 +8,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.urls import reverse
 
 from monitor import services
 from monitor.models import Account, ComputeRun, InfluenceMaxResult, InfluenceMaxSeed
+from monitor.numbers import readable
 from tests.webapp import THESIS
 
 
@@ -131,7 +133,8 @@ def test_the_planner_shows_the_newest_plan(client, alice, loaded, planned):
     assert [s["account"] for s in plan["seeds"]] == [s.account_id for s in seeds]
     # the two sentences: what the number is, how the accounts were chosen and measured, and the method's page
     assert "data-explanation" in body and "marginal gain" in body
-    assert f"{res.spread:.1f}" in body and f"{res.spread_ci_low:.2f}" in body and f"{res.spread_ci_high:.2f}" in body
+    for value in (res.spread, res.spread_ci_low, res.spread_ci_high):
+        assert readable(value) in body  # the one number format of every page
     assert reverse("docs", kwargs={"name": "influence_max"}) in body
     for s in seeds:
         assert f"/accounts/{s.account.twitter_id}/" in body
@@ -216,3 +219,16 @@ def test_the_planner_page_issues_as_many_queries_for_five_accounts_as_for_one(cl
         assert r.status_code == 200 and len(r.context["plan"]["seeds"]) == k
         counts.append(len(queries))
     assert counts[0] == counts[1], counts  # no query per chosen account or per top spreader
+
+
+def test_the_planners_numbers_are_written_like_every_other_pages(client, alice, loaded, planned):
+    # issue 40: "audience of 72763" without a thousands separator; every number goes through monitor.numbers
+    InfluenceMaxResult.objects.filter(run=planned).update(
+        total_weight=72763.0, spread=1234.5, spread_ci_low=1200.25, spread_ci_high=1268.75, estimate=1230.0
+    )
+    body = " ".join(_get(client, alice, "counter-campaign-run", ws=loaded.slug, pk=planned.pk).content.decode().split())
+    assert "audience of 72,763 on average" in body and "72763" not in body
+    assert f"reach {readable(1234.5)} " in body and "between 1,200 and 1,269" in body
+    assert "1234.5" not in re.sub(
+        r"<script.*?</script>|title=\"[^\"]*\"", "", body, flags=re.S
+    )  # only in data and titles
