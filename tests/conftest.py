@@ -21,6 +21,9 @@ pytest_plugins = ["tests.webapp"]
 
 if importlib.util.find_spec("django") is None:
     collect_ignore = [*WEB_TESTS, "scripts"]
+else:
+    # a server on the embedded default (SQLite, tasks in the web process), one per session: tests/embedded.py
+    from tests.embedded import embedded_server  # noqa: F401
 
 
 def pytest_ignore_collect(collection_path, config):
