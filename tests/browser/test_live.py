@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from monitor import services
 from monitor.models import Membership, StreamEvent, StreamToken
-from monitor.services.stream import in_process, stream_accept, stream_token_create
+from monitor.services.stream import channel, in_process, stream_accept, stream_token_create
 from monitor.services.stream.apply import apply_events
 from tests.browser.pages import screenshot
 from tests.browser.test_wtf import WIDEST, look
@@ -153,3 +153,29 @@ def test_on_the_embedded_default_posted_records_are_applied_by_the_web_process(
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     wide = page.evaluate(WIDEST, "main")
     assert overflow <= 0 or not wide, f"the Live page at {width} px: {wide} overflow the screen"
+
+
+def test_the_page_follows_consumers_starting_and_stopping(login, streamed):
+    """A deployment (Redis heartbeats; the suite's Celery has no background mode): with no consumer the page says
+    records wait and names stream_consume; a consumer starting and stopping is followed without a reload."""
+    page = login()
+    page.goto(f"/w/{streamed.slug}/live/")
+    card = page.locator('[data-live-card="consumers"]')
+    note = page.locator("[data-live-note]")
+    expect(card.locator('[data-live="consumers"]')).to_have_text("0")
+    expect(card).to_have_class("attention")
+    expect(note).to_have_text(
+        "No consumer is running: records wait, queued, until one is started with manage.py stream_consume."
+    )
+    expect(note.locator("code")).to_have_text("manage.py stream_consume")
+    page.evaluate("window.__notReloaded = true")
+    channel.heartbeat(streamed.pk, "worker-1:42")
+    try:
+        expect(card.locator('[data-live="consumers"]')).to_have_text("1")
+        expect(note).to_contain_text("are applied by 1 running consumer (manage.py stream_consume).")
+        expect(card).not_to_have_class("attention")
+    finally:
+        channel.leave(streamed.pk, "worker-1:42")
+    expect(card.locator('[data-live="consumers"]')).to_have_text("0")
+    expect(note).to_contain_text("No consumer is running")
+    assert page.evaluate("window.__notReloaded") is True
