@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from monitor.models import Workspace
 from monitor.services.stream import Backpressure, InputError, StreamRefused, stream_accept
+from monitor.services.stream.unit_check import UnitRefused
 
 
 class Command(BaseCommand):
@@ -68,6 +69,13 @@ class Command(BaseCommand):
                 self.stderr.write(f"backpressure: {exc.backlog:,} queued; waiting {exc.retry_after} s")
                 time.sleep(exc.retry_after)
                 continue
+            except UnitRefused as exc:
+                # not one bad line: the feed carries follower counts and the workspace counts retweeters, so every
+                # later line with a count would be refused too. Send the lines before it, and stop, saying why
+                good = [x for x in lines if x[0] < exc.record.line]
+                if good:
+                    self._send(good, path)
+                raise CommandError(f"{exc.record} (stopped: nothing from this line on was sent)") from None
             except InputError as exc:
                 self.stderr.write(str(exc.record))
                 self.n_bad += 1

@@ -121,3 +121,17 @@ def test_it_follows_appends_truncation_and_rotation(ws_a, tmp_path):
     _, err = result["out"]
     assert "truncated" in err and "rotated" in err
     assert sorted(StreamEvent.objects.values_list("cascade_key", flat=True)) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.django_db
+def test_it_stops_at_the_first_follower_count_into_a_workspace_that_counts_retweeters(ws_a, tmp_path):
+    from monitor.services.units import unit_fix
+
+    unit_fix(ws_a.pk, has_counts=False)  # as after a Twitter15/16 upload
+    counted = json.dumps({"tweet_id": "1002", "user_id": "2", "created_at": "2020-01-01T00:00:00Z",
+                          "followers_count": 40})  # fmt: skip
+    f = tmp_path / "feed.jsonl"
+    f.write_text(_line(1001) + counted + "\n" + _line(1003) + counted.replace("1002", "1004") + "\n")
+    with pytest.raises(CommandError, match=rf"{f}:2: field 'followers_count': .*counts retweeters reached.*stopped"):
+        _run(str(f), "--workspace", "newsroom", "--no-follow")
+    assert list(StreamEvent.objects.values_list("cascade_key", flat=True)) == [1001]  # the line before it only
