@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from django import forms
 
-from monitor.algorithms.wtf import DEFAULT_CIRCLE, DEFAULT_SPREADERS, DEFAULT_TOP, MAX_CIRCLE, MAX_SEEDS, MAX_TOP
+from monitor.algorithms.wtf import (
+    DEFAULT_CIRCLE,
+    DEFAULT_MAX_ITER,
+    DEFAULT_SPREADERS,
+    DEFAULT_TOP,
+    MAX_CIRCLE,
+    MAX_MAX_ITER,
+    MAX_SEEDS,
+    MAX_TOP,
+)
 
 
 class WtfForm(forms.Form):
-    """An account's run: both directions, with the circle of trust's size and K."""
+    """An account's run: both directions, with the circle of trust's size, K and the iteration cap."""
 
     circle = forms.IntegerField(
         min_value=1,
@@ -21,6 +30,14 @@ class WtfForm(forms.Form):
     )
     top = forms.IntegerField(
         min_value=1, max_value=MAX_TOP, initial=DEFAULT_TOP, required=False, label="K", help_text="Accounts per list."
+    )
+    max_iter = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_MAX_ITER,
+        initial=DEFAULT_MAX_ITER,
+        required=False,
+        label="Iteration cap",
+        help_text="Of PageRank and Money. Raise it when a list says “not converged”: 150 always converges PageRank.",
     )
 
     def params(self) -> dict:

@@ -40,7 +40,7 @@ def wtf_marker(ws: Workspace) -> str:
 
 
 def _rows(entries) -> list[dict]:
-    return [
+    rows = [
         {
             "rank": e.rank,
             "account": e.account_id,
@@ -51,6 +51,12 @@ def _rows(entries) -> list[dict]:
         }
         for e in entries
     ]
+    # Money's scores are shares of a walk's mass: tiny numbers whose leading digits sit past the 4th decimal, so a
+    # page printing them as such shows ranks 11-20 as "0.0000". Relative to the first they read as "43.1 %".
+    first = rows[0]["score"] if rows else 0.0
+    for r in rows:
+        r["relative"] = r["score"] / first if first > 0 else None
+    return rows
 
 
 def _latest_results(ws: Workspace, account: Account) -> dict[str, WtfResult]:
@@ -82,9 +88,17 @@ def _account_panels(ws: Workspace, account: Account, marker: str) -> dict:
 
 def wtf_account(ws: Workspace, account: Account) -> dict:
     """The account page's two panels — ``lookalikes`` (similar accounts, walking the accounts it follows) and
-    ``amplifiers`` (relevant accounts, walking its followers) — each ``{"result": WtfResult | None, "rows":
-    [...]}`` from the newest result of that direction, and ``run``: a run computing this account now, if any."""
-    return _account_panels(ws, account, wtf_marker(ws)) | {"run": wtf_active_run(ws, account=account)}
+    ``amplifiers`` (relevant accounts, walking its followers) — each ``{"result": WtfResult | None, "rows": [...],
+    "previous": bool}`` from the newest result of that direction, and ``run``: a run computing this account now,
+    if any. ``previous`` is true when ``run`` is going and the panel still shows an earlier run's result (each row
+    has ``relative``: its score over the first row's)."""
+    panels = _account_panels(ws, account, wtf_marker(ws))
+    run = wtf_active_run(ws, account=account)
+    out: dict = {"run": run}
+    for key, panel in panels.items():
+        r = panel["result"]
+        out[key] = panel | {"previous": run is not None and r is not None and r.run_id != run.pk}
+    return out
 
 
 @cached
@@ -133,16 +147,19 @@ def wtf_run_progress(run: ComputeRun) -> dict:
 
 
 def _watchlist_runs(ws: Workspace, publisher: Account) -> tuple[ComputeRun | None, ComputeRun | None]:
-    """The newest run of the publisher's watch list that walks its spreaders' followers, and the newest one going
-    now (one query)."""
+    """The run whose watch list is shown — the newest that walks the spreaders' followers and has ended, else (a
+    first run still going) the newest such run — and the newest run going now (one query). While a recompute runs,
+    the list shown is the previous run's, named as such, not the new run's half-filled one."""
     runs = ComputeRun.objects.filter(workspace=ws, algorithm="wtf", params__publisher=str(publisher.twitter_id))
-    latest = active = None
+    ended = newest = active = None
     for r in runs.order_by("-created_at")[:RECENT_RUNS]:
-        if latest is None and r.params.get("direction") in ("followers", "both"):
-            latest = r
         if active is None and r.status in ACTIVE:
             active = r
-    return latest, active
+        if r.params.get("direction") in ("followers", "both"):
+            newest = newest or r
+            if ended is None and r.status not in ACTIVE:
+                ended = r
+    return ended or newest, active
 
 
 @cached
@@ -200,6 +217,7 @@ def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) 
         .values_list("account_id", flat=True)
         .distinct()
     )
+    # by the stored float, never a rounded one: equal counts and equal scores (only those) go by Twitter id
     rows = sorted(found.values(), key=lambda r: (-len(r["pointed_by"]), -r["score"], r["twitter_id"]))
     for r in rows:
         r["spreading"] = r["account"] in spreading
@@ -208,21 +226,42 @@ def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) 
         "params": run.params,
         "spreaders": spreaders,
         "rows": rows,
+        # the page's two groups: an account that already spreads the publisher is no longer one to watch for
+        "new": [r for r in rows if not r["spreading"]],
+        "already": [r for r in rows if r["spreading"]],
         "computed_at": max((r.computed_at for r in results.values()), default=None),
+        "result_runs": {seed: r.run_id for seed, r in results.items()},
     }
 
 
 def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
     """A publisher's **watch list**: the union of the likely next amplifiers of its top spreaders (the newest
-    run of its watch list), each with the spreaders whose list holds it (``pointed_by``: their rank in that list
-    and score), the summed score, and ``spreading``: whether it has already spread one of the publisher's
-    cascades. Rows are ordered by how many spreaders point to them, then summed score. ``run`` is that run
-    (None: never computed), ``active`` a run of it going now."""
+    ended run of its watch list; a first run's while it goes), each with the spreaders whose list holds it
+    (``pointed_by``: their rank in that list and score), the summed score, and ``spreading``: whether it has already
+    spread one of the publisher's cascades. ``rows`` (every account) are ordered by how many spreaders point to
+    them, then summed score, then Twitter id; ``new`` and ``already`` split them by ``spreading``. ``run`` is the
+    run shown (None: never computed), ``active`` a run of it going now, ``previous`` true when the list shown is an
+    earlier run's while ``active`` recomputes it, and then ``recomputed`` how many of its spreaders' lists ``active``
+    has already replaced."""
     run, active = _watchlist_runs(ws, publisher)
     if run is None:
-        return {"run": None, "active": active, "params": {}, "spreaders": [], "rows": [], "computed_at": None}
+        return {
+            "run": None,
+            "active": active,
+            "previous": False,
+            "recomputed": 0,
+            "params": {},
+            "spreaders": [],
+            "rows": [],
+            "new": [],
+            "already": [],
+            "computed_at": None,
+        }
     # the run's batches are part of the key through the marker: each stored batch moves the newest result's time
-    return _watchlist(ws, publisher, run, wtf_marker(ws)) | {"run": run, "active": active}
+    wl = _watchlist(ws, publisher, run, wtf_marker(ws))
+    previous = active is not None and active.pk != run.pk
+    recomputed = sum(1 for r in wl["result_runs"].values() if previous and r == active.pk)
+    return wl | {"run": run, "active": active, "previous": previous, "recomputed": recomputed}
 
 
 def wtf_watchlist_publishers(ws: Workspace) -> list[Account]:

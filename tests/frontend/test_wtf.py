@@ -127,8 +127,90 @@ def test_the_publisher_page_builds_its_watch_list(client, alice, thesis, run_tas
         ("d", ["a"], True),
     ]
     page = r.content.decode()
-    assert "Already spreads" in page and "Recompute the watch list" in page
+    # both already spread b: none is a new account to watch, and they are shown apart, counted
+    assert [x["screen_name"] for x in wl["already"]] == ["e", "d"] and wl["new"] == []
+    assert "Every account on the list already spreads @b" in page and "2 already spread @b: show" in page
+    assert "Recompute the watch list" in page
     assert "Alert me when one of them starts spreading" in page
+
+
+def test_it_shows_scores_relative_to_the_first_with_the_exact_value_at_hand(client, alice, thesis):
+    from django.utils import timezone
+
+    from monitor.models import Account, WtfEntry, WtfResult
+
+    e = Account.objects.get(workspace=thesis, twitter_id=105)
+    r = WtfResult.objects.create(
+        workspace=thesis,
+        seed=e,
+        direction="followers",
+        circle=1000,
+        top=20,
+        fingerprint="f",
+        computed_at=timezone.now(),
+    )
+    # what printed with 4 decimals read "0.0000" three times
+    scores = [2.5e-5, 1.0775e-5, 3.1e-11]
+    WtfEntry.objects.bulk_create(
+        WtfEntry(result=r, list="relevance", rank=i + 1, account=a, score=s, ppr=4.2e-6)
+        for i, (a, s) in enumerate(
+            zip(
+                Account.objects.filter(workspace=thesis, twitter_id__in=[101, 102, 103]).order_by("twitter_id"),
+                scores,
+                strict=True,
+            )
+        )
+    )
+    client.force_login(alice)
+    page = _account(client, thesis, 105)
+    assert "0.0000" not in page
+    title = "Money relevance (authority score): 2.5e-05 exactly; 100 % of the first account's"
+    assert f'<data value="2.5e-05" title="{title}">100</data>' in page
+    assert '<data value="1.0775e-05"' in page and "&gt;43.1</data>" not in page and ">43.1</data>" in page
+    assert ">1.24 × 10⁻⁴</data>" in page  # 3.1e-11 of 2.5e-5, in per cent
+    assert '<data value="4.2e-06" title="personalized PageRank 4.2e-06 exactly">4.20 × 10⁻⁶</data>' in page
+    assert "as a percentage of #1" in page
+
+
+def test_not_converged_says_what_it_means_and_which_parameter_makes_it_converge(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    url = reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105})
+    run_tasks(client.post, url)  # from e, both walks reach the cycle a <-> b: 100 iterations are not enough
+    page = _account(client, thesis, 105)
+    assert page.count("Not converged:") == 2
+    assert "PageRank stopped at its cap of 100 iterations" in page
+    assert "within 1.75 × 10⁻⁷ of their limit" in page  # 2 x 0.85^100
+    assert page.count("set <em>Iteration cap</em> to 150") == 2 and 'name="max_iter"' in page
+    run_tasks(client.post, url, {"max_iter": "150"})
+    page = _account(client, thesis, 105)
+    assert "Not converged" not in page and page.count("(both converged)") == 2
+
+
+def test_while_a_recompute_runs_the_lists_shown_are_named_the_previous_result(
+    client, alice, thesis, run_tasks, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    run_tasks(client.post, reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105}))
+    run_tasks(client.post, reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+    first_account, first_list = ComputeRun.objects.filter(algorithm="wtf").order_by("pk")
+    with django_capture_on_commit_callbacks(execute=False):  # queued, never run
+        client.post(reverse("account-wtf", kwargs={"ws": thesis.slug, "twitter_id": 105}))
+        client.post(reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102}))
+    going_account, going_list = ComputeRun.objects.filter(algorithm="wtf").order_by("pk")[2:]
+    page = _account(client, thesis, 105)
+    assert page.count("<mark>Previous result</mark>") == 2
+    assert page.count(f"Run {going_account.pk}</a> is recomputing it and replaces it when it finishes") == 2
+    assert (
+        f'by <a href="{reverse("run", kwargs={"ws": thesis.slug, "pk": first_account.pk})}">run {first_account.pk}</a>'
+        in page
+    )
+    r = _publisher(client, thesis)
+    assert r.context["watchlist"]["run"] == first_list and r.context["watchlist"]["active"] == going_list
+    page = r.content.decode()
+    assert "<mark>Previous result</mark>" in page
+    assert f"run {first_list.pk}</a>, finished" in page
+    assert f"Run {going_list.pk}</a> is recomputing it and replaces it when it finishes." in page
+    assert "2 already spread @b: show" in page  # the previous list, whole, not the new run's empty one
 
 
 def test_the_publisher_page_reads_its_watch_list_in_a_few_queries(

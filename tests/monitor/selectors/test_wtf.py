@@ -79,10 +79,38 @@ def test_the_panels_read_the_newest_result_of_each_direction_in_rank_order(thesi
     assert [r["screen_name"] for r in p["amplifiers"]["rows"]] == ["d", "c"]  # relevance, not similarity
     assert p["run"] is None
     assert selectors.wtf_account(thesis, a) | {"run": None} == {
-        "lookalikes": {"result": None, "rows": []},
-        "amplifiers": {"result": None, "rows": []},
+        "lookalikes": {"result": None, "rows": [], "previous": False},
+        "amplifiers": {"result": None, "rows": [], "previous": False},
         "run": None,
     }
+
+
+def test_each_row_carries_its_score_relative_to_the_lists_first(thesis):
+    # Money's scores sit past the 4th decimal: what a person compares is each one against the first
+    a, b, c, e = (acc(thesis, n) for n in "abce")
+    result(thesis, e, "followers", {"relevance": [(a, 2.5e-5), (b, 1.0775e-5), (c, 2.5e-5 * 0.999)]})
+    rows = selectors.wtf_account(thesis, e)["amplifiers"]["rows"]
+    assert [r["score"] for r in rows] == [2.5e-5, 1.0775e-5, 2.5e-5 * 0.999]  # the stored floats, untouched
+    assert [round(r["relative"], 6) for r in rows] == [1.0, 0.431, 0.999]
+
+
+def test_while_a_recompute_runs_the_panels_say_they_show_the_previous_result(
+    thesis, django_capture_on_commit_callbacks
+):
+    a, e = acc(thesis, "a"), acc(thesis, "e")
+    done = ComputeRun.objects.create(workspace=thesis, algorithm="wtf", status="done", params={"accounts": ["105"]})
+    result(thesis, e, "follows", {"similarity": [(a, 0.5)]}, run=done, age=5)
+    assert selectors.wtf_account(thesis, e)["lookalikes"]["previous"] is False
+    with django_capture_on_commit_callbacks(execute=False):  # queued, never run
+        going = services.compute_run_start(
+            workspace=thesis, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]}
+        )
+    p = selectors.wtf_account(thesis, e)
+    assert p["run"] == going
+    assert p["lookalikes"]["previous"] is True and p["lookalikes"]["result"].run_id == done.pk
+    assert p["amplifiers"]["previous"] is False  # nothing to show there: no earlier result
+    result(thesis, e, "followers", {"relevance": [(a, 0.5)]}, run=going)  # the run's own result is not "previous"
+    assert selectors.wtf_account(thesis, e)["amplifiers"]["previous"] is False
 
 
 def test_the_watch_list_is_the_union_of_the_spreaders_lists_most_pointed_to_first(thesis):
@@ -103,6 +131,57 @@ def test_the_watch_list_is_the_union_of_the_spreaders_lists_most_pointed_to_firs
     # the publisher itself is left out; d is pointed to twice; z and a once, z with the higher score
     assert got == [("d", ["f", "e"], 0.7, True), ("z", ["e"], 0.5, False), ("a", ["f"], 0.2, True)]
     assert [p["rank"] for p in wl["rows"][0]["pointed_by"]] == [1, 2]  # d is first in f's list, second in e's
+
+
+def test_the_watch_list_keeps_the_accounts_already_spreading_apart_from_the_new_ones(thesis):
+    b, d, e, f = (acc(thesis, n) for n in "bdef")
+    outsider = Account.objects.create(workspace=thesis, twitter_id=999, screen_name="z")
+    run = watchlist_run(thesis, b, [e, f])
+    result(thesis, e, "followers", {"relevance": [(d, 0.4), (outsider, 0.3)]}, run=run)
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert [r["screen_name"] for r in wl["rows"]] == ["d", "z"]  # every account still, for the downloads and alerts
+    assert [r["screen_name"] for r in wl["new"]] == ["z"]  # d spreads b already
+    assert [r["screen_name"] for r in wl["already"]] == ["d"]
+
+
+def test_the_watch_list_orders_by_the_stored_score_not_a_rounded_one(thesis):
+    b, e = acc(thesis, "b"), acc(thesis, "e")
+    x, y, z = (
+        Account.objects.create(workspace=thesis, twitter_id=t, screen_name=n) for t, n in ((7, "x"), (8, "y"), (9, "z"))
+    )
+    run = watchlist_run(thesis, b, [e])
+    # equal to 4 decimals, and z's id is the highest: only the full floats put z first and y last
+    result(thesis, e, "followers", {"relevance": [(z, 3.00004e-5), (x, 3.00002e-5), (y, 3.00002e-5)]}, run=run)
+    assert [r["screen_name"] for r in selectors.wtf_watchlist(thesis, b)["rows"]] == ["z", "x", "y"]
+
+
+def test_while_a_recompute_runs_the_watch_list_is_the_previous_runs_named_as_such(
+    thesis, django_capture_on_commit_callbacks
+):
+    b, d, e, f = (acc(thesis, n) for n in "bdef")
+    outsider = Account.objects.create(workspace=thesis, twitter_id=999, screen_name="z")
+    first = watchlist_run(thesis, b, [e, f])
+    result(thesis, e, "followers", {"relevance": [(d, 0.4)]}, run=first, age=5)
+    result(thesis, f, "followers", {"relevance": [(outsider, 0.3)]}, run=first, age=5)
+    going = watchlist_run(thesis, b, [e, f], status="running")
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert wl["run"] == first and wl["active"] == going and wl["previous"] is True
+    assert [r["screen_name"] for r in wl["rows"]] == ["d", "z"] and wl["recomputed"] == 0
+    # the new run's first batch replaced f's list: still the previous run's list, saying how much is new
+    WtfResult.objects.filter(seed=f).update(run=going)
+    assert selectors.wtf_watchlist(thesis, b)["recomputed"] == 1
+    ComputeRun.objects.filter(pk=going.pk).update(status="done")
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert (wl["run"], wl["active"], wl["previous"], wl["recomputed"]) == (going, None, False, 0)
+
+
+def test_a_first_watch_list_run_shows_its_list_as_it_fills_in(thesis):
+    b, d, e = (acc(thesis, n) for n in "bde")
+    going = watchlist_run(thesis, b, [e], status="running")
+    result(thesis, e, "followers", {"relevance": [(d, 0.4)]}, run=going)
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert (wl["run"], wl["active"], wl["previous"]) == (going, going, False)
+    assert [r["screen_name"] for r in wl["rows"]] == ["d"]
 
 
 def test_the_watch_list_reads_as_many_queries_for_31_accounts_as_for_1(thesis):
