@@ -57,3 +57,39 @@ def test_upgrading_counts_the_last_two_hours_of_applied_events_and_deletes_every
         assert counts == {(1000, second): (5, 4), (0, second): (1, 0)}  # the noted retweet counts: it was applied
     finally:
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("monitor")[0])
+
+
+def test_upgrading_gives_each_workspace_the_unit_its_stored_data_gives():
+    """Migration 0026 (issue 40): followers where any tweet or retweet carries a count, retweeters where tweets
+    carry none, not fixed where there is no tweet yet."""
+    apps = _migrate(("monitor", "0025_wtfresult_max_iter"))
+    try:
+        Workspace, Account, Tweet, Retweet = (apps.get_model("monitor", m) for m in ("Workspace", "Account", "Tweet",
+                                                                                     "Retweet"))  # fmt: skip
+        now = timezone.now()
+
+        def workspace(slug: str, author_followers=None, retweet_followers=None, tweets: bool = True) -> int:
+            ws = Workspace.objects.create(name=slug, slug=slug)
+            if tweets:
+                a, b = (Account.objects.create(workspace=ws, twitter_id=k) for k in (1, 2))
+                t = Tweet.objects.create(workspace=ws, tweet_id=10, author=a, created_at=now,
+                                         author_followers=author_followers)  # fmt: skip
+                Retweet.objects.create(tweet=t, retweeter=b, created_at=now, followers_count=retweet_followers)
+            return ws.pk
+
+        ids = {
+            "trees": workspace("trees"),
+            "counted-original": workspace("counted-original", author_followers=5.0),
+            "counted-retweet": workspace("counted-retweet", retweet_followers=0.0),
+            "empty": workspace("empty", tweets=False),
+        }
+        apps = _migrate(("monitor", "0026_workspace_unit"))
+        units = dict(apps.get_model("monitor", "Workspace").objects.values_list("pk", "unit"))
+        assert {slug: units[pk] for slug, pk in ids.items()} == {
+            "trees": "retweeters",
+            "counted-original": "followers",
+            "counted-retweet": "followers",
+            "empty": "",
+        }
+    finally:
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("monitor")[0])
