@@ -11,10 +11,12 @@ class MonitorConfig(AppConfig):
     def ready(self) -> None:
         # imported for what they register: the system checks, the Celery tasks that monitor.jobs queues by name,
         # the algorithms that ComputeRun.algorithm offers (monitor.algorithms)
-        from . import checks, tasks  # noqa: F401
+        from . import checks, embedded, tasks  # noqa: F401
         from .algorithms import influence, influence_max, network, wtf  # noqa: F401
         from .services.stream import in_process
 
         # the embedded default applies the live stream in the web process: a served request starts its applier if
         # records are waiting (queued while the server was down, or by follow_stream); a no-op elsewhere
         request_started.connect(in_process.on_request, dispatch_uid="spreadwatch-stream-in-process")
+        # on the embedded default a login does not wait for an import's write lock (monitor/embedded.py)
+        embedded.install()

@@ -123,6 +123,18 @@ else:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": DATA_DIR / "cache"}
     }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # the embedded default keeps sessions out of SQLite, whose one write lock an import holds for its whole store
+    # step: a login or a page that adds a message would wait for it (monitor/embedded.py). A file cache of their
+    # own, so that culling the default cache never logs anyone out; a session expires by its own age.
+    CACHES["sessions"] = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": DATA_DIR / "sessions",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": 1_000_000},
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+    SESSION_CACHE_ALIAS = "sessions"
 
 # --- auth --------------------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -178,27 +178,27 @@ class EmbeddedServer:
 class LoginSession:
     """A second analyst on the site: logs in with the form (CSRF and all) and reloads pages."""
 
-    def __init__(self, server: EmbeddedServer, username: str):
-        self.server, self.username = server, username
+    def __init__(self, server: EmbeddedServer, username: str, timeout: float = 600):
+        self.server, self.username, self.timeout = server, username, timeout
         self.session = requests.Session()
 
     def login(self) -> tuple[int, float]:
         """Log in afresh; (status of the answer after the redirect, seconds it took)."""
         self.session = requests.Session()
         t = time.monotonic()
-        form = self.session.get(self.server.url + "/login/", timeout=600)
+        form = self.session.get(self.server.url + "/login/", timeout=self.timeout)
         token = self.session.cookies.get("csrftoken") or _csrf_from(form.text)
         r = self.session.post(
             self.server.url + "/login/",
             data={"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": token},
             headers={"Referer": self.server.url + "/login/"},
-            timeout=600,
+            timeout=self.timeout,
         )
         ok = r.status_code == 200 and "/login/" not in r.url
         return (r.status_code if ok else 401), time.monotonic() - t
 
     def get(self, path: str) -> int:
-        return self.session.get(self.server.url + path, timeout=600).status_code
+        return self.session.get(self.server.url + path, timeout=self.timeout).status_code
 
 
 def _csrf_from(html: str) -> str:

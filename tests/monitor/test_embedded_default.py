@@ -3,13 +3,18 @@ uploads through the API at the same time, while another analyst logs in and brow
 Twitter16 sample (818 cascade trees) zipped, the first real collection a newcomer tries.
 
 Before the fix, an import failed with "database is locked" as soon as any other connection committed while it
-ran (a login is enough), and a re-upload of the same trees did not finish (``tests/embedded.py``)."""
+ran (a login is enough), and a re-upload of the same trees did not finish (``tests/embedded.py``). A login
+during an import waited for the import's write lock (its session row and ``last_login``); it no longer writes
+to the database in the request (``monitor/embedded.py``)."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 
 import pytest
+import requests
 
 from tests.embedded import LoginSession, twitter16_zip, upload_via_api
 
@@ -57,3 +62,29 @@ def test_it_imports_concurrent_api_uploads_while_an_analyst_logs_in(embedded_ser
     assert seen["logins"], "the second analyst never logged in"
     assert all(status == 200 for status, _ in seen["logins"]), seen["logins"]
     assert all(status == 200 for _, status in seen["pages"]), seen["pages"]
+
+
+def test_it_logs_in_and_browses_while_an_import_holds_the_write_lock(embedded_server):
+    """An import holds SQLite's one write lock for its whole store step: here the test holds it, and a login and
+    the pages an analyst reloads answer meanwhile. The login's ``last_login`` is recorded once the lock is free."""
+    server = embedded_server
+    db = server.data_dir / "spreadwatch.sqlite3"
+    con = sqlite3.connect(db, timeout=60, isolation_level=None)
+    before = con.execute("SELECT last_login FROM auth_user WHERE username = 'bob'").fetchone()[0]
+    bob = LoginSession(server, "bob", timeout=20)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        try:
+            status, _ = bob.login()
+            pages = [bob.get(path) for path in ("/w/api2/", "/w/api2/collections/", "/w/api2/runs/")]
+        except requests.Timeout as exc:  # LoginSession waits this long at most (see below)
+            pytest.fail(f"a request waited for the write lock: {exc}")
+    finally:
+        con.execute("ROLLBACK")
+    assert status == 200
+    assert pages == [200, 200, 200]
+    deadline = time.monotonic() + 30
+    while con.execute("SELECT last_login FROM auth_user WHERE username = 'bob'").fetchone()[0] == before:
+        assert time.monotonic() < deadline, "the login's last_login was never recorded"
+        time.sleep(0.2)
+    con.close()
