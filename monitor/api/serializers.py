@@ -14,7 +14,9 @@ from ..models import Account, Collection, ComputeRun, Workspace
 class WorkspaceSerializer(serializers.ModelSerializer):
     class Meta:
         model = Workspace
-        fields = ["slug", "name", "created_at"]
+        # unit: what the workspace's reach counts ("followers", "retweeters"; "" before its first tweets), fixed by
+        # its first data; a feeder can ask it before sending counts that would be refused (docs/measure.md)
+        fields = ["slug", "name", "created_at", "unit"]
 
 
 class CollectionSerializer(serializers.ModelSerializer):

@@ -182,7 +182,12 @@ def test_it_hides_other_workspaces_behind_404(client, bob, loaded):
     assert client.get(reverse("collection", kwargs={"ws": own, "pk": c.pk})).status_code == 404
     assert client.get(reverse("account", kwargs={"ws": own, "twitter_id": 105})).status_code == 404
     assert client.get("/api/v1/workspaces/").json() == [
-        {"slug": own, "name": "Lab", "created_at": bob.workspaces.get().created_at.isoformat().replace("+00:00", "Z")}
+        {
+            "slug": own,
+            "name": "Lab",
+            "created_at": bob.workspaces.get().created_at.isoformat().replace("+00:00", "Z"),
+            "unit": "",
+        }
     ]
 
 

@@ -209,3 +209,11 @@ def test_a_workspace_that_counts_followers_takes_records_with_and_without_counts
     r = _post(c, _body(_v1_retweet(None), _v1_retweet(500) | {"id_str": "1005"}, _v2_page(40)))
     assert r.status_code == 202, r.content
     assert Workspace.objects.get(pk=ws_a.pk).unit == "followers"
+
+
+def test_the_workspaces_api_says_each_workspace_s_unit(api, ws_a):
+    from monitor.services.units import unit_fix
+
+    assert [w["unit"] for w in api.get("/api/v1/workspaces/").json()] == [""]
+    unit_fix(ws_a.pk, has_counts=False)
+    assert [w["unit"] for w in api.get("/api/v1/workspaces/").json()] == ["retweeters"]
