@@ -7,6 +7,7 @@ which the pages draw (:func:`drawing`) and the exports write (``monitor.exports`
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,10 +15,11 @@ from django.db import connection
 from django.http import Http404
 
 from compute.algorithms.network import neighbourhood as engine_neighbourhood
+from compute.drawing import force_layout
 from compute.graphs import subgraph
 
 from ..algorithms.network import GRAPHS, GraphSpec, load_graph
-from ..cache import cached
+from ..cache import cached, read_cache_seconds
 from ..models import Account, Collection, ComputeRun, NetworkAccount, NetworkSummary, Workspace
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "MAX_DEPTH",
     "Subgraph",
     "drawing",
+    "drawing_layout",
     "network_accounts",
     "network_brokers",
     "network_component",
@@ -51,6 +54,7 @@ ACCOUNT_SORTS = (
 DIRECTIONS = ("both", "out", "in")
 FOLLOWS = GraphSpec()  # the workspace's follower graph, the default graph of a neighbourhood
 MAX_DEPTH = 3  # beyond three hops a follower graph's neighbourhood is most of the graph
+LAYOUT_VERSION = 1  # part of a cached layout's key: bump it when force_layout's picture changes
 ACCOUNT_COLUMNS = (
     "account_id",
     "account__twitter_id",
@@ -352,19 +356,46 @@ def accounts_of(pks) -> dict[int, tuple[int, str]]:
     return out
 
 
+def drawing_layout(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of a drawing's ``n`` nodes joined by index pairs ``src -- dst`` (``compute.drawing.force_layout``),
+    cached under the graph itself: a digest of the node count and the edges. The same subgraph (a page loaded
+    again, by anyone) is laid out once, and a changed one can never meet an old picture, so no data version is
+    needed; ``SPREADWATCH_READ_CACHE_SECONDS`` bounds how long an unused layout is kept."""
+    from django.core.cache import cache
+
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    dst = np.ascontiguousarray(dst, dtype=np.int64)
+    ttl = read_cache_seconds()
+    if ttl <= 0:
+        return force_layout(n, src, dst)
+    digest = hashlib.sha1(np.int64(n).tobytes() + src.tobytes() + dst.tobytes()).hexdigest()
+    key = f"sw:layout:{LAYOUT_VERSION}:{digest}"
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    x, y = force_layout(n, src, dst)
+    cache.set(key, (x, y), timeout=ttl)
+    return x, y
+
+
 def drawing(sub: Subgraph, *, centre: int | None = None) -> dict:
-    """What the page's graph drawing reads (a JSON data island): nodes with their Twitter ids, names and numbers,
-    edges as index pairs into the nodes, and what the cap hid."""
+    """What the page's graph drawing reads (a JSON data island): nodes with their Twitter ids, names, numbers and
+    positions ``x``, ``y`` (:func:`drawing_layout`: the browser draws, it lays nothing out), edges as index pairs
+    into the nodes, and what the cap hid."""
     names = accounts_of(sub.ids)
     index = {int(pk): i for i, pk in enumerate(sub.ids.tolist())}
+    si = np.array([index[s] for s in sub.src.tolist()], np.int64)
+    di = np.array([index[d] for d in sub.dst.tolist()], np.int64)
+    x, y = drawing_layout(len(sub.ids), si, di)
     nodes = []
     for i, pk in enumerate(sub.ids.tolist()):
         tid, name = names.get(pk, (pk, ""))
         node = {"id": i, "tid": str(tid), "name": name, "centre": pk == centre}
         node.update({k: float(v[i]) for k, v in sub.attrs.items()})
+        node["x"], node["y"] = round(float(x[i]), 3), round(float(y[i]), 3)
         nodes.append(node)
     edges = [
-        [index[s], index[d]] + ([float(sub.weights[k])] if sub.weights is not None else [])
-        for k, (s, d) in enumerate(zip(sub.src.tolist(), sub.dst.tolist(), strict=True))
+        [s, d] + ([float(sub.weights[k])] if sub.weights is not None else [])
+        for k, (s, d) in enumerate(zip(si.tolist(), di.tolist(), strict=True))
     ]
     return {"nodes": nodes, "edges": edges, "hidden": {"nodes": sub.hidden_nodes, "edges": sub.hidden_edges}}

@@ -133,3 +133,31 @@ def test_the_brokers_are_cached_under_the_data_version(thesis, run_tasks, settin
     with CaptureQueriesContext(connection) as q:
         assert selectors.network_brokers(thesis, run, limit=3) == first
     assert len(q.captured_queries) == 0
+
+
+def test_a_drawing_carries_the_server_layout_cached_under_the_graph_itself(thesis, settings, monkeypatch):
+    import compute.drawing
+    from monitor.selectors import network as network_selectors
+
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    b = Account.objects.get(workspace=thesis, twitter_id=102)
+    sub = selectors.network_neighbourhood(thesis, b, depth=2, limit=None)
+    calls = []
+    real = compute.drawing.force_layout
+
+    def counted(n, src, dst, **kw):
+        calls.append(n)
+        return real(n, src, dst, **kw)
+
+    monkeypatch.setattr(network_selectors, "force_layout", counted)
+    first = selectors.drawing(sub, centre=b.pk)
+    xy = np.array([[n["x"], n["y"]] for n in first["nodes"]])
+    assert xy.shape == (6, 2) and np.isfinite(xy).all()
+    assert len({(x, y) for x, y in xy.tolist()}) == 6  # no two accounts on one spot
+    # the same graph again: the positions come from the cache, identical
+    again = selectors.drawing(sub, centre=b.pk)
+    assert calls == [6] and [(n["x"], n["y"]) for n in again["nodes"]] == [tuple(p) for p in xy.tolist()]
+    # another graph (one edge fewer) is laid out afresh: the key is the graph, not the page
+    sub.src, sub.dst = sub.src[1:], sub.dst[1:]
+    selectors.drawing(sub, centre=b.pk)
+    assert calls == [6, 6]
