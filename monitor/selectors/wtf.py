@@ -231,6 +231,8 @@ def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) 
         "already": [r for r in rows if r["spreading"]],
         "computed_at": max((r.computed_at for r in results.values()), default=None),
         "result_runs": {seed: r.run_id for seed, r in results.items()},
+        # spreaders whose walk stopped at the iteration cap: the page says so and which parameter to raise
+        "not_converged": sum(1 for r in results.values() if r.in_graph and not (r.ppr_converged and r.money_converged)),
     }
 
 
@@ -242,7 +244,7 @@ def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
     them, then summed score, then Twitter id; ``new`` and ``already`` split them by ``spreading``. ``run`` is the
     run shown (None: never computed), ``active`` a run of it going now, ``previous`` true when the list shown is an
     earlier run's while ``active`` recomputes it, and then ``recomputed`` how many of its spreaders' lists ``active``
-    has already replaced."""
+    has already replaced; ``not_converged`` counts the spreaders whose walk stopped at the iteration cap."""
     run, active = _watchlist_runs(ws, publisher)
     if run is None:
         return {
@@ -256,6 +258,7 @@ def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
             "new": [],
             "already": [],
             "computed_at": None,
+            "not_converged": 0,
         }
     # the run's batches are part of the key through the marker: each stored batch moves the newest result's time
     wl = _watchlist(ws, publisher, run, wtf_marker(ws))

@@ -1,7 +1,10 @@
 """Who amplifies whom end to end: an analyst computes an account's look-alike accounts and likely next
 amplifiers from its page, builds a publisher's watch list and subscribes to its alert with one button, and a
 later upload in which an account of the list starts spreading the publisher raises the alert in the inbox.
-Each page is looked at at 1440 px and at 390 px (a phone) and kept as a screenshot.
+Each page is looked at at 1440 px and at 390 px (a phone) and kept as a screenshot. What the analyst reads: scores
+as a percentage of the list's first with the exact value in a tooltip, "not converged" with what to change (the
+iteration cap, raised from the form, converges it), the watch list's accounts that already spread the publisher
+apart from the new ones, and while a recompute runs, the lists shown named as the previous result.
 
 The worked example in two uploads: tweet 1000's cascade without d's retweet, then tweet 2000's with a retweet by
 d. Walking a's followers, d and e are likely next amplifiers (they follow b and c, who follow a), so both are on
@@ -76,6 +79,14 @@ def test_it_computes_the_panels_and_alerts_when_a_watched_account_starts_spreadi
     expect(lookalikes).to_contain_text("circle of trust")
     expect(lookalikes.get_by_role("link", name="@a")).to_be_visible()
     expect(page.locator("#wtf-amplifiers")).to_contain_text("PageRank")
+    # the first account's score is the list's 100, its exact value a hover away; the rest read against it
+    first = page.locator("#wtf-lookalikes tbody tr").first.locator("td").nth(2)
+    expect(first).to_have_text("100")
+    expect(first.locator("data")).to_have_attribute("title", re.compile(r"^Money similarity .*: [0-9.e-]+ exactly"))
+    expect(lookalikes).to_contain_text("as a percentage of #1")
+    # e's walks reach the cycle a <-> b: PageRank is not converged at the cap of 100, and the page says what to do
+    expect(page.locator("#wtf-lookalikes .wtf-converged")).to_contain_text("PageRank stopped at its cap of 100")
+    expect(page.locator("#wtf-lookalikes .wtf-converged")).to_contain_text("set Iteration cap to 150")
     look(page, "wtf-account", "#wtf")
 
     # the publisher page: the watch list, who points to each, and its alert rule
@@ -84,13 +95,17 @@ def test_it_computes_the_panels_and_alerts_when_a_watched_account_starts_spreadi
     expect(watch).to_contain_text("Not computed yet.")
     watch.get_by_role("button", name="Compute the watch list").click()
     expect(page).to_have_url(re.compile(r"/publishers/102/#watchlist$"))
-    rows = page.locator("#watchlist table tbody tr")
-    expect(rows).to_have_count(2)
-    expect(rows.nth(0)).to_contain_text("@e")
-    expect(rows.nth(1)).to_contain_text("104")  # d: no screen name yet, its only tweet comes with the second upload
-    expect(rows.nth(1)).to_contain_text("@a #2")
-    expect(rows.nth(1)).to_contain_text("Not yet")  # d has not spread b
-    expect(rows.nth(0)).to_contain_text("Already spreads")
+    # d has not spread b: the list to watch; e already spreads it: apart, behind a count
+    rows = page.locator("#watchlist table").first.locator("tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0)).to_contain_text("104")  # d: no screen name yet, its only tweet comes with the second upload
+    expect(rows.nth(0)).to_contain_text("@a #2")
+    already = page.locator("#watchlist details.wtf-already")
+    expect(already.locator("summary")).to_have_text("1 already spreads @b: show")
+    expect(already.locator("table")).to_be_hidden()
+    already.locator("summary").click()
+    expect(already.locator("tbody tr")).to_have_count(1)
+    expect(already.locator("tbody tr").first).to_contain_text("@e")
     look(page, "wtf-watchlist", "#watchlist")
     page.get_by_role("button", name=re.compile("Alert me when one of them starts spreading")).click()
     expect(page.locator("#watchlist")).to_contain_text("You are alerted when an account on this list starts spreading")
@@ -101,7 +116,8 @@ def test_it_computes_the_panels_and_alerts_when_a_watched_account_starts_spreadi
     expect(page.locator("main")).to_contain_text("@d, on the watch list of @b (a likely next amplifier of @a)")
     look(page, "wtf-alert-inbox", "main")
     page.goto(f"/w/{ws_a.slug}/publishers/102/")
-    expect(page.locator("#watchlist table tbody tr").nth(1)).to_contain_text("Already spreads")
+    expect(page.locator("#watchlist")).to_contain_text("Every account on the list already spreads @b")
+    expect(page.locator("#watchlist details.wtf-already summary")).to_have_text("2 already spread @b: show")
 
 
 def test_the_panels_follow_a_run_going_and_show_its_lists_when_it_ends(page, login, ws_a, monkeypatch):
@@ -121,3 +137,39 @@ def test_the_panels_follow_a_run_going_and_show_its_lists_when_it_ends(page, log
     runs.compute_batch_run(batch_id=queued[0])  # the worker: progress.js sees the run end and reloads the page
     expect(page.locator("#wtf-lookalikes").get_by_role("link", name="@a")).to_be_visible(timeout=15_000)
     expect(page.locator("#wtf .wtf-progress")).to_have_count(0)
+
+
+def test_a_recompute_names_the_lists_shown_the_previous_result_and_a_higher_cap_converges(
+    page, login, ws_a, monkeypatch
+):
+    from monitor.services import runs
+
+    login()
+    upload(page, ws_a.slug, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    page.goto(f"/w/{ws_a.slug}/accounts/105/")
+    wtf = page.locator("#wtf")
+    wtf.get_by_role("button", name="Compute look-alikes and likely next amplifiers").click()
+    expect(page.locator("#wtf-lookalikes .wtf-converged")).to_contain_text("Not converged")
+    first_run = int(re.search(r"run (\d+)", page.locator("#wtf-lookalikes .wtf-params").inner_text()).group(1))
+
+    # the advice, followed: the iteration cap raised in the form; no worker takes the batch until the test does
+    queued: list[int] = []
+    monkeypatch.setattr(runs, "_queue_batches", queued.extend)
+    wtf.locator("summary", has_text="Parameters").click()
+    wtf.get_by_label("Iteration cap").fill("150")
+    wtf.get_by_role("button", name="Recompute both lists").click()
+    expect(page.locator("#wtf .wtf-progress")).to_be_visible()
+    for key in ("lookalikes", "amplifiers"):
+        previous = page.locator(f"#wtf-{key} .wtf-previous")
+        expect(previous).to_contain_text("Previous result")
+        expect(previous).to_contain_text(f"by run {first_run}")
+        expect(previous).to_contain_text(f"Run {first_run + 1} is recomputing it")
+    look(page, "wtf-account-recomputing", "#wtf")
+
+    assert len(queued) == 1
+    runs.compute_batch_run(batch_id=queued[0])  # the worker: progress.js sees the run end and reloads the page
+    expect(page.locator("#wtf .wtf-progress")).to_have_count(0, timeout=15_000)
+    expect(page.locator("#wtf .wtf-previous")).to_have_count(0)
+    expect(page.locator("#wtf .wtf-converged")).to_have_count(0)
+    expect(page.locator("#wtf-lookalikes .wtf-params")).to_contain_text("(both converged)")
+    expect(page.locator("#wtf-lookalikes .wtf-params")).to_contain_text(f"run {first_run + 1}")

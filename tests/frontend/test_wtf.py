@@ -134,6 +134,20 @@ def test_the_publisher_page_builds_its_watch_list(client, alice, thesis, run_tas
     assert "Alert me when one of them starts spreading" in page
 
 
+def test_the_watch_list_says_how_many_spreaders_did_not_converge_and_what_to_raise(client, alice, thesis, run_tasks):
+    client.force_login(alice)
+    url = reverse("publisher-watchlist", kwargs={"ws": thesis.slug, "publisher": 102})
+    run_tasks(client.post, url)
+    # walking their followers, e and c reach the cycle a <-> b; f, a and d converge within 100 iterations
+    page = _publisher(client, thesis).content.decode()
+    assert "<strong>Not converged</strong> for 2 of the 5 spreaders" in page
+    assert "iteration cap of 100" in page and "set <em>Iteration cap</em> to 150" in page
+    assert 'name="max_iter"' in page
+    run_tasks(client.post, url, {"max_iter": "150"})
+    r = _publisher(client, thesis)
+    assert r.context["watchlist"]["params"]["max_iter"] == 150 and "Not converged" not in r.content.decode()
+
+
 def test_it_shows_scores_relative_to_the_first_with_the_exact_value_at_hand(client, alice, thesis):
     from django.utils import timezone
 
