@@ -19,6 +19,7 @@ from .serializers import (
     CounterCampaignRunSerializer,
     CounterCampaignStartSerializer,
     PaginatedComputeRunList,
+    inferred_graph_data,
 )
 from .views import PAGINATION, _django_errors
 
@@ -118,4 +119,10 @@ def counter_campaign_run(request, ws: str, pk: int):
     """A planner run and its plan (``plan`` is null until the run is done)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     run = selectors.influence_max_run_get(workspace, pk)
-    return Response({"run": ComputeRunSerializer(run).data, "plan": plan_data(workspace, run)})
+    return Response(
+        {
+            "run": ComputeRunSerializer(run).data,
+            "plan": plan_data(workspace, run),
+            "inferred_graph": inferred_graph_data(run, workspace),
+        }
+    )

@@ -25,6 +25,7 @@ from .serializers import (
     NetworkRunStartSerializer,
     NetworkSummarySerializer,
     PaginatedComputeRunList,
+    inferred_graph_data,
 )
 from .views import PAGINATION, _django_errors, _int_param
 
@@ -89,6 +90,7 @@ def network_run(request, ws: str, pk: int):
         {
             "run": ComputeRunSerializer(run).data,
             "summary": NetworkSummarySerializer(summary).data if summary is not None else None,
+            "inferred_graph": inferred_graph_data(run, workspace),
         }
     )
 

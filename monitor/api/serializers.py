@@ -386,9 +386,39 @@ class NetworkSummarySerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class InferredCollectionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class InferredGraphSerializer(serializers.Serializer):
+    """``monitor.selectors.provenance.InferredGraph``: the follows of the result's follower graph that an upload
+    of cascade trees inferred (each retweeter taken to follow the account it retweeted from)."""
+
+    inferred_follows = serializers.IntegerField(help_text="follow edges inferred from cascade trees")
+    uploaded_follows = serializers.IntegerField(help_text="follow edges uploaded to the workspace, those included")
+    share = serializers.FloatField(help_text="inferred_follows / uploaded_follows")
+    collections = InferredCollectionSerializer(many=True, help_text="the uploads of cascade trees they came from")
+
+
+INFERRED_GRAPH_HELP = (
+    "null when the follower graph the result read holds only uploaded follows; otherwise it was (partly) inferred "
+    "from cascade trees, so the result partly restates the cascades themselves"
+)
+
+
+def inferred_graph_data(run: ComputeRun | None, ws: Workspace) -> dict | None:
+    """:class:`InferredGraphSerializer`'s data for what ``run`` read (None: the workspace's graph now)."""
+    from .. import selectors
+
+    inferred = selectors.run_graph_inferred(run, ws)
+    return inferred.to_json() if inferred is not None else None
+
+
 class NetworkRunResultSerializer(serializers.Serializer):
     run = ComputeRunSerializer()
     summary = NetworkSummarySerializer(allow_null=True, help_text="null until the run's structural batch is stored")
+    inferred_graph = InferredGraphSerializer(allow_null=True, help_text=INFERRED_GRAPH_HELP)
 
 
 class NetworkComponentSerializer(serializers.Serializer):
@@ -479,6 +509,7 @@ class CounterCampaignPlanSerializer(serializers.Serializer):
 class CounterCampaignRunSerializer(serializers.Serializer):
     run = ComputeRunSerializer()
     plan = CounterCampaignPlanSerializer(allow_null=True, help_text="null until the run is done")
+    inferred_graph = InferredGraphSerializer(allow_null=True, help_text=INFERRED_GRAPH_HELP)
 
 
 def paginated(child: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:

@@ -22,7 +22,7 @@ from ..algorithms.wtf import (
     MAX_TOP,
     RUN_DIRECTIONS,
 )
-from .serializers import ComputeRunSerializer
+from .serializers import INFERRED_GRAPH_HELP, ComputeRunSerializer, InferredGraphSerializer, inferred_graph_data
 from .views import _django_errors, _export_format, _export_view, _stream
 
 # --- representations ---------------------------------------------------------------------------------------------
@@ -78,6 +78,7 @@ class WtfAccountSerializer(serializers.Serializer):
     screen_name = serializers.CharField()
     results = WtfResultSerializer(many=True, help_text="the newest result of each direction")
     run = ComputeRunSerializer(allow_null=True, help_text="a run computing this account now")
+    inferred_graph = InferredGraphSerializer(allow_null=True, help_text=INFERRED_GRAPH_HELP)
 
 
 class WatchListSpreaderSerializer(serializers.Serializer):
@@ -111,6 +112,7 @@ class WatchListSerializer(serializers.Serializer):
     spreaders = WatchListSpreaderSerializer(many=True)
     accounts = WatchListAccountSerializer(many=True)
     active = ComputeRunSerializer(allow_null=True, help_text="a run of the watch list going now")
+    inferred_graph = InferredGraphSerializer(allow_null=True, help_text=INFERRED_GRAPH_HELP)
 
 
 # --- endpoints ----------------------------------------------------------------------------------------------------
@@ -126,6 +128,13 @@ def _start(workspace, user, params: dict) -> Response:
 
 def _run(run):
     return ComputeRunSerializer(run).data if run is not None else None
+
+
+def _inferred(workspace, results: list[dict]) -> dict | None:
+    """``inferred_graph`` of the newest of ``results`` (each with its ``run`` id), or of the graph now."""
+    runs = [r["run"] for r in results if r.get("run") is not None]
+    run = selectors.run_get(workspace, max(runs)) if runs else None
+    return inferred_graph_data(run, workspace)
 
 
 @extend_schema(methods=["GET"], responses=WtfAccountSerializer)
@@ -146,7 +155,13 @@ def account_wtf(request, ws: str, twitter_id: int):
         ser.is_valid(raise_exception=True)
         return _start(workspace, request.user, {"accounts": [str(acc.twitter_id)], **ser.validated_data})
     data = exports_wtf.account_data(workspace, acc)
-    return Response(data | {"run": _run(selectors.wtf_active_run(workspace, account=acc))})
+    return Response(
+        data
+        | {
+            "run": _run(selectors.wtf_active_run(workspace, account=acc)),
+            "inferred_graph": _inferred(workspace, data.get("results") or []),
+        }
+    )
 
 
 @extend_schema(methods=["GET"], responses=WatchListSerializer)
@@ -168,7 +183,13 @@ def publisher_watchlist(request, ws: str, publisher: int):
         params = {"publisher": str(acc.twitter_id), "direction": "followers", **ser.validated_data}
         return _start(workspace, request.user, params)
     data = exports_wtf.watchlist_data(workspace, acc)
-    return Response(data | {"active": _run(selectors.wtf_active_run(workspace, publisher=acc))})
+    return Response(
+        data
+        | {
+            "active": _run(selectors.wtf_active_run(workspace, publisher=acc)),
+            "inferred_graph": _inferred(workspace, [data] if data.get("run") is not None else []),
+        }
+    )
 
 
 @_export_view(formats=exports.TABLE_FORMATS)

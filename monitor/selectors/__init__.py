@@ -16,6 +16,7 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
 * :mod:`.wtf` — who amplifies whom: an account's look-alikes and likely next amplifiers, a publisher's watch list
+* :mod:`.provenance` — whether a result's follower graph was (partly) inferred from cascade trees
 * :mod:`.members` — a workspace's members and invitations, and who may manage them
 * :mod:`.stalls` — running work whose worker stopped beating its heartbeat; :mod:`.ops` — notices, API tokens
 
@@ -93,6 +94,7 @@ from .network import (
 )
 from .ops import api_token_get, api_tokens_for_user, notice_get, notices_unread
 from .overview import overview_page, publishers_summary, workspace_counts
+from .provenance import InferredGraph, follower_graph_inferred, run_graph_inferred
 from .ranking_page import RANKING_PAGE_SIZE, RANKING_TOP, RankingPageData, ranking_page, ranking_page_view
 from .rankings import AGGREGATES, SORTS, RankingPage, all_time_prime, ranking, reach_by_label, top_spreaders
 from .runs import RunDescription, run_batches, run_description, runs_list
@@ -180,6 +182,9 @@ __all__ = [
     "publishers_reach_weeks",
     "overview_page",
     "publishers_summary",
+    "InferredGraph",
+    "follower_graph_inferred",
+    "run_graph_inferred",
     "rank_history",
     "ranking",
     "ranking_page",

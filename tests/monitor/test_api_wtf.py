@@ -26,7 +26,8 @@ def base(ws) -> str:
 
 def test_it_starts_an_accounts_run_and_reads_its_lists(api, thesis, run_tasks):
     url = f"{base(thesis)}/accounts/101/wtf/"
-    assert api.get(url).json() == {"account": "101", "screen_name": "a", "results": [], "run": None}
+    empty = {"account": "101", "screen_name": "a", "results": [], "run": None, "inferred_graph": None}
+    assert api.get(url).json() == empty  # inferred_graph: the thesis' follows are uploaded, none inferred
     r = run_tasks(api.post, url, {"top": 5}, format="json")
     assert r.status_code == 201, r.content
     assert r.json()["algorithm"] == "wtf" and r.json()["params"]["accounts"] == ["101"]
