@@ -279,6 +279,58 @@ def test_it_downloads_the_lists_and_the_watch_list(client, alice, thesis, run_ta
     assert [a["twitter_id"] for a in data["accounts"]] == ["105", "104"] and data["params"]["spreaders"] == 20
 
 
+def test_the_downloads_keep_the_full_scores_in_the_stored_order(client, alice, thesis):
+    from django.utils import timezone
+
+    from monitor.models import Account, ComputeBatch, WtfEntry, WtfResult
+
+    b, e = (Account.objects.get(workspace=thesis, twitter_id=t) for t in (102, 105))
+    x, y, z = (Account.objects.create(workspace=thesis, twitter_id=t, screen_name=f"u{t}") for t in (7, 8, 9))
+    run = ComputeRun.objects.create(
+        workspace=thesis,
+        algorithm="wtf",
+        status="done",
+        params={"publisher": "102", "spreaders": 1, "direction": "followers", "circle": 1000, "top": 20},
+    )
+    ComputeBatch.objects.create(run=run, index=0, params={"seeds": [e.pk]})
+    r = WtfResult.objects.create(
+        workspace=thesis,
+        run=run,
+        seed=e,
+        direction="followers",
+        circle=1000,
+        top=20,
+        fingerprint="f",
+        computed_at=timezone.now(),
+    )
+    # equal to 4 decimals (and to 6 significant digits): only the full floats order them, z's id the highest
+    scores = {z: 3.0000041e-5, x: 3.0000012e-5, y: 3.0000012e-5}
+    WtfEntry.objects.bulk_create(
+        WtfEntry(result=r, list="relevance", rank=i + 1, account=a, score=s) for i, (a, s) in enumerate(scores.items())
+    )
+    client.force_login(alice)
+
+    def get(name, fmt, **kw) -> str:
+        return b"".join(
+            client.get(reverse(name, kwargs={"ws": thesis.slug, "fmt": fmt, **kw})).streaming_content
+        ).decode()
+
+    rows = list(csv.DictReader(io.StringIO(get("account-wtf-export", "csv", twitter_id=105))))
+    assert [(r["twitter_id"], float(r["score"])) for r in rows] == [
+        ("9", 3.0000041e-5),
+        ("7", 3.0000012e-5),
+        ("8", 3.0000012e-5),
+    ]
+    wl = list(csv.DictReader(io.StringIO(get("publisher-watchlist-export", "csv", publisher=b.twitter_id))))
+    assert [(r["twitter_id"], float(r["score"])) for r in wl] == [
+        ("9", 3.0000041e-5),
+        ("7", 3.0000012e-5),
+        ("8", 3.0000012e-5),
+    ]
+    data = json.loads(get("publisher-watchlist-export", "json", publisher=b.twitter_id))
+    assert [a["score"] for a in data["accounts"]] == [3.0000041e-5, 3.0000012e-5, 3.0000012e-5]
+
+
 def test_the_method_page_shows_docs_wtf(client, alice, thesis):
     client.force_login(alice)
     r = client.get(reverse("wtf-docs", kwargs={"ws": thesis.slug}))
