@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import influence_max, network, stream, views, wtf
 
@@ -9,7 +10,9 @@ app_name = "api"
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    # Redoc loaded Google Fonts and a logo from the internet (console errors offline); Swagger UI is vendored
+    # whole (drf-spectacular-sidecar) and loads nothing from outside, so the old address leads there
+    path("redoc/", RedirectView.as_view(pattern_name="api:docs", permanent=True), name="redoc"),
     path("tokens/", views.tokens, name="tokens"),
     path("stream/", stream.stream, name="stream"),
     path("tokens/<int:pk>/", views.token_revoke, name="token"),

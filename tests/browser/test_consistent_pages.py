@@ -6,6 +6,7 @@ the network page counts its conversation edges as its downloads do."""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import expect
@@ -116,3 +117,22 @@ def test_the_network_page_counts_conversation_edges_as_its_downloads_do(page, lo
     gexf = Path(got.value.path()).read_text()
     assert gexf.count("<edge ") == 1
     _no_sideways_scroll(page, width)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_api_reference_loads_nothing_from_another_host(page, login, loaded, live_server, width):
+    # issue 40: /api/v1/redoc/ fetched Google Fonts and a logo from cdn.redoc.ly (console errors offline); the
+    # address now leads to Swagger UI, served whole from the installed packages
+    page.set_viewport_size({"width": width, "height": 900})
+    login()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto("/api/v1/redoc/")
+    page.wait_for_load_state("networkidle")
+    assert page.url.endswith("/api/v1/docs/")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Spreadwatch API")
+    local = urlparse(live_server.url).hostname
+    outside = [u for u in requests if urlparse(u).scheme in ("http", "https") and urlparse(u).hostname != local]
+    assert not outside and not errors, (outside, errors)
+    screenshot(page, f"consistent-api-docs-{width}")

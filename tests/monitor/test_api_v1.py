@@ -62,6 +62,18 @@ def test_it_serves_the_docs_from_local_assets(client):
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
 
 
+def test_the_redoc_address_leads_to_the_vendored_swagger_ui_and_nothing_refers_to_another_host(client):
+    # issue 40: Redoc's page fetched Google Fonts and cdn.redoc.ly's logo (console errors offline), while the
+    # docs promise no CDN; its address now leads to Swagger UI, which loads only local assets
+    import re
+
+    r = client.get("/api/v1/redoc/")
+    assert r.status_code == 301 and r["Location"] == "/api/v1/docs/"
+    html = client.get(r["Location"]).content.decode()
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', html), html
+    assert "fonts.googleapis" not in html
+
+
 def test_it_lists_the_publishers(api, thesis):
     rows = api.get(f"{base(thesis)}/publishers/").json()
     by_id = {r["account"]["twitter_id"]: r for r in rows}

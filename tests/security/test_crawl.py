@@ -193,7 +193,7 @@ PUBLIC = {
     "help": "the help page: explains the measure and the API, holds no data",
     "api:schema": "the OpenAPI schema: describes the API, holds no data",
     "api:docs": "Swagger UI over the schema",
-    "api:redoc": "Redoc over the schema",
+    "api:redoc": "a redirect to Swagger UI (Redoc, which loaded fonts from the internet, is not served)",
     "docs": "the method pages of docs/ (network.md...): the repository's own documentation, no data",
     "alerts:unsubscribe": "the token in the URL is the capability (email one-click unsubscribe, RFC 8058)",
     "api:stream": "no session or API token is taken at all: only a stream token (sws_) appends, to its own "
