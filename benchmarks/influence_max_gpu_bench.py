@@ -6,7 +6,7 @@ with the floor: the edges the RR sets touch.
 
 Prints one JSON line per measurement, then a table. Times are wall-clock around synchronised device work (the
 phases are sequences of many kernels with host decisions between them, so events would add nothing); the graph
-upload is timed apart, as a worker keeps the graph on the device between runs (DESIGN §6).
+upload is timed apart, as a worker keeps the graph on the device between runs (docs/adding-an-algorithm.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""From tweet records to flat cascades (DESIGN §1 "Cascade"), with a report of everything set aside.
+"""From tweet records to flat cascades (docs/measure.md), with a report of everything set aside.
 
 Rules, in the order they apply:
 
@@ -14,7 +14,7 @@ Rules, in the order they apply:
 * Follower counts (n_v): each participant gets the count observed with its own row (the retweet, or the
   original for the publisher). A missing count is filled with the same user's most recent known count
   elsewhere in the input. If the input has no counts at all (Twitter15/16 trees), every n_v is 1 and the unit
-  becomes ``"retweeters"`` (DESIGN §1). If only some are missing and cannot be filled, those users count 0
+  becomes ``"retweeters"`` (docs/measure.md). If only some are missing and cannot be filled, those users count 0
   followers (they still pass on what reaches them) and the report says how many — a partial, honest score
   rather than a unit that silently changes.
 

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--publisher", type=int, metavar="ID", help="only cascades of this publisher (user id)")
     r.add_argument("--by-publisher", action="store_true", help="one ranking per publisher")
     r.add_argument("--bucket", choices=("day", "week", "month"), help="one ranking per time bucket (UTC)")
-    r.add_argument("--orphans", choices=("strict", "attach"), default="strict", help="orphan policy (DESIGN §1)")
+    r.add_argument("--orphans", choices=("strict", "attach"), default="strict", help="orphan policy (docs/measure.md)")
     r.add_argument("--top", type=int, default=20, metavar="N", help="rows per ranking (0: all; default 20)")
     r.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     r.add_argument("--output", choices=("table", "csv", "json"), default="table")
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="seed of the delays (default 0)")
     s.add_argument("--hold-seconds", type=float, default=3600.0, metavar="S",
                    help="stream time a retweet of an unknown tweet waits for it (default 3600)")  # fmt: skip
-    s.add_argument("--orphans", choices=("strict", "attach"), default="strict", help="orphan policy (DESIGN §1)")
+    s.add_argument("--orphans", choices=("strict", "attach"), default="strict", help="orphan policy (docs/measure.md)")
     s.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     s.add_argument("--top", type=int, default=10, metavar="N", help="rows of the final ranking (default 10)")
     s.add_argument("--no-check", action="store_true", help="skip the batch run and the comparison")

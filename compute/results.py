@@ -1,8 +1,8 @@
 """What a CPU reference, its GPU twin and their dispatcher share: result types and the policies applied to them.
 
-An algorithm lives on three floors (DESIGN §6): ``compute/algorithms/<name>.py`` holds the CPU reference and
-the one public dispatcher, ``compute/gpu/<name>.py`` the CuPy twin. The twin must not import the CPU module
-(that module imports the twin to dispatch: an import loop), so what both need sits here, beside the data
+An algorithm lives on three floors (docs/adding-an-algorithm.md): ``compute/algorithms/<name>.py`` holds the CPU
+reference and the one public dispatcher, ``compute/gpu/<name>.py`` the CuPy twin. The twin must not import the CPU
+module (that module imports the twin to dispatch: an import loop), so what both need sits here, beside the data
 structures: the result types, and the policies that are the same whichever engine ran.
 
 A twin computes what fits on its device and names what it left undone in the result's ``deferred``; the
@@ -72,7 +72,7 @@ Solve = Callable[[SpreadingGraphs], BackwardResult]
 
 
 def apply_cycle_policy(graphs: SpreadingGraphs, cyclic: np.ndarray, result: BackwardResult, solve: Solve) -> None:
-    """Apply DESIGN §1's cycle policy to cascades ``cyclic`` and write their values into ``result``.
+    """Apply the cycle policy (docs/measure.md) to cascades ``cyclic`` and write their values into ``result``.
 
     ``solve`` runs the backward phase on the repaired (acyclic) subset: each engine passes itself, so the
     policy is the same whichever engine found the cycles."""

@@ -7,11 +7,11 @@ Everything is a handful of NumPy arrays with per-cascade offsets, so a batch of 
   ``node_offsets[t]:node_offsets[t+1]``; ``publisher[t]`` is the global index of its publisher (sink).
 * :class:`FollowerGraph` — the follower graph F in CSR over dense user indices. The primary direction is
   *friends*: row ``i`` lists the users that user ``i`` follows (whom ``i`` could have seen), which is what
-  the forward phase needs. The opposite direction (*followers*: edges ``u -> v`` in DESIGN §1) is built on
+  the forward phase needs. The opposite direction (*followers*: edges ``u -> v``, follower to followee) is built on
   demand.
 * :class:`SpreadingGraphs` — cascades plus their spreading edges as a flat edge list with per-cascade offsets.
-  Edge ``(edge_src[k], edge_dst[k])`` is DESIGN's ``(v, u)``: ``dst`` receives ``src``'s share. Indices are
-  global node indices into the cascades' arrays. Saved and loaded as the ``.npz`` archive (DESIGN §2).
+  Edge ``(edge_src[k], edge_dst[k])`` is the thesis' ``(v, u)``: ``dst`` receives ``src``'s share. Indices are
+  global node indices into the cascades' arrays. Saved and loaded as the ``.npz`` archive (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from ._jit import HAVE_NUMBA, njit
 from .arrays import unique
 
-#: what the forward phase does with a retweeter no follower path reaches (DESIGN §1): ``strict`` leaves it
+#: what the forward phase does with a retweeter no follower path reaches (docs/measure.md): ``strict`` leaves it
 #: isolated (the thesis), ``attach`` adds the edge to the publisher
 ORPHAN_POLICIES = ("strict", "attach")
 
@@ -40,7 +40,7 @@ __all__ = [
     "save_archive",
 ]
 
-#: Keys of the spreading-graph archive (DESIGN §2). ``times`` is optional; the rest are required.
+#: Keys of the spreading-graph archive (docs/formats.md). ``times`` is optional; the rest are required.
 ARCHIVE_KEYS = (
     "node_offsets",
     "user_ids",
@@ -65,7 +65,7 @@ class Cascades:
 
     ``times`` are seconds (float64; epoch seconds for real data, any origin for generated data) or ``None``
     when the input carries no times. ``followers`` is n_v (float64). ``unit`` says what n_v counts:
-    ``"followers"`` or ``"retweeters"`` (n_v = 1 because follower counts were unknown, DESIGN §1).
+    ``"followers"`` or ``"retweeters"`` (n_v = 1 because follower counts were unknown, docs/measure.md).
     ``labels`` is an optional per-cascade truth label (object array of str or ``None``).
     """
 
@@ -159,7 +159,7 @@ class FollowerGraph:
     ``user_ids`` (int64[U], strictly increasing) maps a dense index to a Twitter user id.
     ``friends_indptr``/``friends_indices``: row ``i`` lists (sorted, no duplicates) the dense indices of the
     users that user ``i`` follows. An edge here is a *follow*: follower ``i`` -> followee ``j``; information
-    flows the other way (DESIGN's ``j -> i``).
+    flows the other way (the thesis' ``j -> i``).
     """
 
     user_ids: np.ndarray
@@ -245,7 +245,7 @@ class FollowerGraph:
 
 @dataclass(frozen=True, eq=False)
 class SpreadingGraphs:
-    """Cascades with their spreading edges (the ``.npz`` archive of DESIGN §2).
+    """Cascades with their spreading edges (the ``.npz`` archive of docs/formats.md).
 
     ``orphans`` records the forward phase's orphan policy (``"strict"``/``"attach"``) or ``"given"`` when the
     edges came from the input file.
@@ -479,7 +479,7 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def save_archive(graphs: SpreadingGraphs, path: str | os.PathLike, *, compress: bool = False) -> None:
-    """Write the spreading-graph archive (DESIGN §2). ``load_archive`` gives back identical arrays."""
+    """Write the spreading-graph archive (docs/formats.md). ``load_archive`` gives back identical arrays."""
     c = graphs.cascades
     arrays = {
         "node_offsets": c.node_offsets,

@@ -3,7 +3,7 @@
 A reader yields *chunks* (a few hundred thousand records each) so a 5 GB file never sits in memory at once;
 :func:`concat_tweets` / :func:`concat_follows` join chunks when the whole input is wanted.
 
-Conventions (DESIGN §2):
+Conventions (the formats they come from: docs/formats.md):
 
 * ids are int64 (Twitter snowflakes fit: they are < 2**63);
 * ``retweeted_tweet_id`` is ``-1`` for an original tweet;

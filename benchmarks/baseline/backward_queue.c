@@ -2,7 +2,7 @@
  * backward_queue.c: sequential C baseline for the backward phase (Lindberg 2020, Algorithm 2).
  *
  * A straightforward, honest implementation of the thesis' queue-based backward phase over the
- * spreading-graph archive's flat arrays (DESIGN §2). For every cascade t it
+ * spreading-graph archive's flat arrays (compute/structures.py, save_archive). For every cascade t it
  *
  *   1. counts the in- and out-degree of the cascade's nodes from its edge list,
  *   2. builds the cascade's out-adjacency (CSR by src, a counting sort of its edges),

@@ -100,7 +100,7 @@ def _cpu_name() -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("archive", help="spreading-graph archive (.npz, DESIGN §2)")
+    p.add_argument("archive", help="spreading-graph archive (.npz, docs/formats.md)")
     p.add_argument("--repeat", type=int, default=21, help="runs of the whole computation (default 21)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--out", help="write the influence array (raw float64[N]) here")

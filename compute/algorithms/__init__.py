@@ -2,7 +2,7 @@
 
 ``compute/algorithms/<name>.py`` holds the reference (NumPy/numba: the values every other engine is checked
 against) and the public function ``<name>(..., backend="auto"|"cpu"|"gpu")``; ``compute/gpu/<name>.py``
-holds the CuPy twin with the same name and signature, which never dispatches (DESIGN §6,
+holds the CuPy twin with the same name and signature, which never dispatches (docs/adding-an-algorithm.md,
 docs/adding-an-algorithm.md). The influence measure is three of them, run in order (the first two also as one):
 
 * :func:`forward` — each cascade's spreading graph from the follower graph and the retweet times;

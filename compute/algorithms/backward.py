@@ -1,4 +1,4 @@
-"""Backward phase (thesis Algorithm 2, DESIGN §1): every participant's influence I_t(v), float64.
+"""Backward phase (thesis Algorithm 2; docs/measure.md): every participant's influence I_t(v), float64.
 
 I_t(v) starts at n_v. A *source* (in-degree 0, out-degree > 0) passes I_t(u) / outdeg(u) to each
 out-neighbour and drops its edges; a neighbour whose in-degree falls to 0 becomes a source. Any order that
@@ -15,7 +15,7 @@ processes a node after all of its in-neighbours gives the same values up to floa
 * **Queue path**: the thesis' algorithm for everything else — in-degrees, an out-adjacency built by counting
   sort, a FIFO of sources. If the queue empties with edges left, the cascade has a cycle.
 
-Cycles (only possible in spreading graphs given by the input) follow DESIGN §1: with times, the edges that
+Cycles (only possible in spreading graphs given by the input) follow docs/measure.md: with times, the edges that
 do not go backward in time (``time(src) <= time(dst)``) are dropped and counted, which leaves a DAG; without
 times the cascade is rejected — its nodes get NaN and the report names it.
 """

@@ -1,4 +1,4 @@
-"""Combining influence over many tweets (thesis §2.3.5, DESIGN §1), overall, per publisher, per time bucket.
+"""Combining influence over many tweets (thesis §2.3.5; docs/measure.md), overall, per publisher, per time bucket.
 
 With I_t(v) = 0 when v is not in C_t, over a group of T tweets:
 
@@ -7,7 +7,7 @@ With I_t(v) = 0 when v is not in C_t, over a group of T tweets:
 * ``participation`` Σ_t I_t(v) / T_v        (T_v: the group's tweets v took part in)
 
 The thesis prints ``participation`` with a double sum that would give every co-participant the same value;
-we implement the per-user average above (DESIGN §1). Groups are the whole input, each publisher, each time
+we implement the per-user average above (docs/measure.md). Groups are the whole input, each publisher, each time
 bucket of the tweet's own time (UTC day, ISO week starting Monday, calendar month), or publisher × bucket.
 Cascades rejected by the backward phase (NaN influence) are left out of every group, T included.
 

@@ -1,4 +1,4 @@
-"""Forward phase (thesis Algorithm 1, DESIGN §1): rebuild each cascade's spreading graph S_t.
+"""Forward phase (thesis Algorithm 1; docs/measure.md): rebuild each cascade's spreading graph S_t.
 
 S_t holds exactly the follower edges inside C_t that go forward in time and whose earlier end is reachable
 from the publisher by such edges. Algorithm 1 finds them breadth-first from the publisher over the *whole*

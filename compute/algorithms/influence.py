@@ -1,4 +1,4 @@
-"""The influence measure's two phases in one call (DESIGN §1): :func:`forward` then :func:`backward`.
+"""The influence measure's two phases in one call (docs/measure.md): :func:`forward` then :func:`backward`.
 
 A compute batch needs both phases for the cascades rebuilt from follows; calling them as one lets the GPU twin
 (:mod:`compute.gpu.influence`) keep the spreading graph where the forward phase made it: the backward phase reads

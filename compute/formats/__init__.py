@@ -1,4 +1,4 @@
-"""Readers for every input format of DESIGN §2, streaming, with bad records named by file, line and field.
+"""Readers for every input format of docs/formats.md, streaming, with bad records named by file, line and field.
 
 >>> res = read("tweets.jsonl")                       # format detected from the content
 >>> res.tweets, res.report.n_bad

@@ -1,6 +1,6 @@
 """Tweet times to float64 epoch seconds (UTC), vectorised for the forms real files use.
 
-Accepted (DESIGN §2):
+Accepted (docs/formats.md, Times):
 
 * Twitter's string form ``Wed Oct 10 20:19:24 +0000 2018`` (API v1.1);
 * ISO 8601: ``2018-10-10T20:19:24Z``, a space instead of ``T``, fractional seconds of any length, offsets

@@ -1,7 +1,7 @@
 """Twitter15/16 cascade trees (Ma et al. 2017): a folder with ``tree/<source_id>.txt`` and ``label.txt``.
 
 Each tree line is ``['uid', 'tweet_id', 'delay_minutes']->['uid', 'tweet_id', 'delay_minutes']``. What we
-make of a tree (DESIGN §2):
+make of a tree (docs/formats.md lists the formats):
 
 * tweets: one original per tree, ``tweet_id`` = the source id (the file name), user = the child of the
   ``ROOT`` line; one retweet row per other uid, ``retweeted_tweet_id`` = the source id and ``tweet_id`` = **0**

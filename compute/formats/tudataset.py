@@ -1,4 +1,4 @@
-"""The thesis' TUDataset files: spreading graphs given directly (DESIGN §2).
+"""The thesis' TUDataset files: spreading graphs given directly (docs/formats.md).
 
 Files of a dataset ``DS`` (a folder holding one ``DS_A.txt``, or the prefix path ``.../DS``):
 

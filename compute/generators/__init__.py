@@ -88,7 +88,7 @@ def random_spreading_graphs(
 
 
 def write_collection_csv(folder: str | os.PathLike, tweets: TweetTable, graph: FollowerGraph) -> None:
-    """Write ``tweets.csv`` and ``follows.csv`` (DESIGN §2 headers) into ``folder``.
+    """Write ``tweets.csv`` and ``follows.csv`` (the headers of docs/formats.md) into ``folder``.
 
     Meant for small scales (up to ~0.01): text is ~20 bytes per follow edge and written from Python, so a
     full ``bigger4`` (341.7M follows) would be a ~7 GB file that takes many minutes; use the npz archive there.

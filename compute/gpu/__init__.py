@@ -1,4 +1,4 @@
-"""GPU twins of the forward and backward phases, in CuPy (DESIGN §3, issue 3).
+"""GPU twins of the forward and backward phases, in CuPy (benchmarks/gpu.md has what they measure).
 
 Importing this package imports CuPy, so it exists only where CuPy does; :mod:`compute.backends` imports it
 lazily and ``backend="auto"`` uses it when CuPy also sees a device. The public functions have the CPU

@@ -15,7 +15,7 @@ tree), so results are identical from run to run with no floating-point atomics a
   warp only ever waits on earlier positions, which are either done or held by a running warp of the same
   (resident) block. The order costs nothing for the shapes our data has (``SpreadingGraphs.shapes``: index
   order forwards or backwards); other acyclic graphs get an explicit order computed on the host, which also
-  finds the cycles, so a cyclic cascade never reaches the kernel (DESIGN §1's cycle policy then applies, as
+  finds the cycles, so a cyclic cascade never reaches the kernel (the cycle policy of docs/measure.md then applies, as
   on the CPU).
 * **Shares live in shared memory** (latency ~30 cycles instead of ~600 for L2), so a chain of thousands of
   dependent nodes (the deepest RSG graph has a longest path of 3,324 edges) advances quickly. A cascade with

@@ -4,7 +4,7 @@ Every public function has the signature and defaults of the CPU dispatcher of th
 result; the CPU reference stays what the tests compare against (exactly for degrees, components, cores,
 conversations and neighbourhoods; to 1e-9 relative for clustering and betweenness). The graph's CSR is uploaded
 once per :class:`~compute.graphs.Graph` object and kept on the device between calls, as the forward phase keeps
-the follower graph (DESIGN §6).
+the follower graph (docs/adding-an-algorithm.md).
 
 * **Components** (weak): hooking with pointer jumping over the edge list. Every hook points a root at a smaller
   node of the same component, so trees only ever grow towards their smallest node, and a round that hooks

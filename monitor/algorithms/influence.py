@@ -1130,7 +1130,7 @@ class AllTimeDelta(NamedTuple):
 
 
 class Influence(Algorithm):
-    """The influence measure (DESIGN §1): per cascade, the audience each participant helped it reach."""
+    """The influence measure (docs/measure.md): per cascade, the audience each participant helped it reach."""
 
     name = "influence"
     label = "Influence measure"

@@ -8,7 +8,7 @@ followee), or, for a collection, the follow edges among the accounts that take p
 publishers and retweeters). The *interaction graph* is retweeter -> retweeted author over the workspace's (or the
 collection's) tweets, weighted by the number of retweets, optionally with the spreading edges of the computed
 cascades (``CascadeGraph``) added with weight 1 each (``compute.graphs.interaction_graph``). A process keeps the
-graphs it loaded per (workspace, data version, graph parameters) (DESIGN §6: read the graph once per data version
+graphs it loaded per (workspace, data version, graph parameters) (read the graph once per data version
 and keep it), so a worker's batches of one run, and the neighbourhood pages, reuse one read.
 
 **The plan.** Batch 0 is the structural analyses (degrees, components, strongly connected components, cores,

@@ -17,7 +17,7 @@ and split into batches of :data:`SEEDS_PER_BATCH` (the engine's block: one spars
 
 **The graph.** Nodes are the workspace's ``Account`` rows (the engine's external ids are their primary keys);
 edges are its follows, follower -> followee. A process reads it once per data version and keeps the newest
-:data:`_GRAPHS_KEEP` (DESIGN §6), so a worker's batches reuse one read, and a GPU worker keeps it resident on the
+:data:`_GRAPHS_KEEP`, so a worker's batches reuse one read, and a GPU worker keeps it resident on the
 device (the engine caches its upload per ``Graph`` object, which this cache keeps alive).
 
 **Cached results.** A result is stored per (seed, direction, circle, top) with the fingerprint of the graph it

@@ -258,7 +258,7 @@ class Tweet(models.Model):
 
 
 class Retweet(models.Model):
-    """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (DESIGN §1)."""
+    """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (docs/measure.md)."""
 
     tweet = bulk_fk(Tweet, related_name="retweets")
     retweeter = bulk_fk(Account, related_name="retweets")

@@ -77,7 +77,7 @@ class CascadeInfluence(models.Model):
 
 class CascadeGraph(models.Model):
     """The spreading graph of one computed cascade, as the backward phase used it: edge ``(src, dst)`` means
-    ``src`` could have seen the tweet from ``dst`` and passed its share to it (DESIGN §1's ``(v, u)``).
+    ``src`` could have seen the tweet from ``dst`` and passed its share to it (the thesis' ``(v, u)``, docs/measure.md).
 
     One row per tweet, the edges packed as little-endian int64 ``Account`` primary keys ``src0, dst0, src1,
     dst1, ...``: 1M retweets make ~1.7M edges, which as rows would cost more to write than the rest of a

@@ -19,7 +19,7 @@ def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluen
 
 def cascade_graph(tweet: Tweet) -> dict:
     """One cascade as nodes (participants with influence, n_v, role, account) and spreading edges
-    ``(src, dst)`` as Account pks: ``src`` could have seen the tweet from ``dst`` (DESIGN §1's (v, u))."""
+    ``(src, dst)`` as Account pks: ``src`` could have seen the tweet from ``dst`` (the thesis' (v, u))."""
     import numpy as np
 
     nodes = tweet_participants(tweet, limit=10**9)

@@ -13,7 +13,7 @@ from collections import deque
 def compute_spread_graph(followers: dict, L: set, p, time: dict, orphans: str = "strict") -> set:
     """Algorithm 1. ``followers[u]`` = N^+(u) in F (users following u). Returns BE as a set of (v, u).
 
-    ``attach`` (DESIGN §1): an unreached retweeter gets (v, p); we attach the earliest unreached one, let the
+    ``attach`` (docs/measure.md): an unreached retweeter gets (v, p); we attach the earliest unreached one, let the
     BFS continue from it, and repeat — the literal reading of "found the tweet and passed it on".
     """
     BE: set = set()

@@ -82,7 +82,7 @@ def test_it_writes_csv_per_day():
 
 
 def _twitter16_oracle(folder: Path) -> tuple[dict[str, float], dict[str, int]]:
-    """Independent parse of the trees (DESIGN §2) + the literal thesis algorithms, total aggregate.
+    """Independent parse of the trees (docs/formats.md) + the literal thesis algorithms, total aggregate.
 
     Times are delays in minutes; every uid, the publisher included, keeps its smallest delay."""
     cascades, follows = [], set()

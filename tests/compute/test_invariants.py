@@ -1,4 +1,4 @@
-"""Invariants of the measure on generated cascades over a random follower graph (DESIGN §1)."""
+"""Invariants of the measure on generated cascades over a random follower graph (docs/measure.md)."""
 
 from __future__ import annotations
 

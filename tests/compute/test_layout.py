@@ -1,4 +1,4 @@
-"""The engine's layout (DESIGN §6, docs/adding-an-algorithm.md), read from the source so it runs without a GPU:
+"""The engine's layout (docs/adding-an-algorithm.md), read from the source so it runs without a GPU:
 every GPU twin mirrors a CPU module of ``compute/algorithms/`` (each dispatcher, with the same signature and
 defaults; a module may hold several, like ``network``), twins never dispatch, and no module of ``compute/``
 takes part in an import loop."""

@@ -1,4 +1,4 @@
-"""Fixtures of the reader tests: the sample files under tests/data (never ../shared) and the JSON backends."""
+"""Fixtures of the reader tests: the sample files under tests/data (never outside the repo) and the JSON backends."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def test_it_stores_each_cascades_spreading_edges(ws_a, import_files):
     g = selectors.cascade_graph(t)
     name = {a.pk: a.screen_name for a in ws_a.accounts.all()}
     edges = {(name[s], name[d]) for s, d in zip(g["src"].tolist(), g["dst"].tolist())}
-    # DESIGN §1's worked example, tweet 0: BE = {(a,b), (c,b), (d,b), (e,b), (c,a), (e,c), (f,e)}
+    # the thesis' worked example (Fig. 2.1), tweet 0: BE = {(a,b), (c,b), (d,b), (e,b), (c,a), (e,c), (f,e)}
     assert edges == {("a", "b"), ("c", "b"), ("d", "b"), ("e", "b"), ("c", "a"), ("e", "c"), ("f", "e")}
     assert len(g["nodes"]) == 6
 

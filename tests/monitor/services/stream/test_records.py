@@ -1,4 +1,4 @@
-"""Reading stream lines: every format of DESIGN §2 that is line-shaped, checked by the file readers' field logic,
+"""Reading stream lines: every format of docs/formats.md that is line-shaped, checked by the file readers' field logic,
 classified by kind and cascade, the first bad line named by line and field."""
 
 from __future__ import annotations
