@@ -217,29 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-def _progress_bar(paths: list[str], quiet: bool):
-    """A tqdm bar over input bytes, shown on a terminal for inputs over 32 MiB."""
-    if quiet:
-        return None, None
-    total = 0
-    for p in paths:
-        path = Path(p)
-        if path.is_file():
-            total += path.stat().st_size
-    if total < 32 * 2**20:
-        return None, None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None, None
-    bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading", file=sys.stderr, disable=None)
-    done = {"n": 0}
-
-    def update(bytes_done: int, bytes_total: int) -> None:
-        bar.update(max(0, bytes_done - done["n"]))
-        done["n"] = bytes_done
-
-    return update, bar
+COMPUTING_INFLUENCE = "rebuilding the cascades and computing influence"
 
 
 class _Progress:
@@ -297,10 +275,25 @@ class _Progress:
         self._done += n
         self._draw()
 
+    def bytes_read(self, done: int, total: int) -> None:
+        """The readers' progress callback (bytes of the inputs read); once all is read, the cascades are rebuilt
+        and computed (``rank``: the forward and backward phases, which report nothing finer)."""
+        if done >= total:
+            if self._stage != COMPUTING_INFLUENCE:
+                self.stage(COMPUTING_INFLUENCE)
+            return
+        if self._unit != "MiB":
+            self.stage("reading the input", total=total, unit="MiB")
+        self._done = done
+        self._draw()
+
     def _text(self) -> str:
         text = f"{self.command}: {self._stage}"
         if self._total:
-            text += f" {self._done:,}/{self._total:,} {self._unit} ({100 * self._done / self._total:.0f}%)"
+            done, total = (
+                (self._done / 2**20, self._total / 2**20) if self._unit == "MiB" else (self._done, self._total)
+            )
+            text += f" {done:,.0f}/{total:,.0f} {self._unit} ({100 * self._done / self._total:.0f}%)"
         return text
 
     def _draw(self) -> None:
@@ -319,8 +312,7 @@ class _Progress:
 def _rank(args) -> int:
     from .pipeline import rank
 
-    progress, bar = _progress_bar(args.inputs, args.quiet)
-    try:
+    with _Progress("rank", quiet=args.quiet) as progress:
         result = rank(
             args.inputs,
             format=args.format,
@@ -333,11 +325,8 @@ def _rank(args) -> int:
             backend=args.backend,
             mode="skip-bad" if args.skip_bad else "strict",
             max_shown=args.max_shown,
-            progress=progress,
+            progress=progress.bytes_read,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     ranking = result.ranking.top(args.top)
     if not args.quiet:
         report = result.read_report
