@@ -162,8 +162,11 @@ def _watchlist_runs(ws: Workspace, publisher: Account) -> tuple[ComputeRun | Non
     return ended or newest, active
 
 
+# the function's name is part of its cache key: named anew when what it returns changed (issue 40 added the new and
+# already-spreading groups, the spreaders not converged, the run of each result), so a week-long cache entry that
+# the previous code wrote, without those keys, is never read by this code
 @cached
-def _watchlist(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) -> dict:
+def _watchlist_groups(ws: Workspace, publisher: Account, run: ComputeRun, marker: str) -> dict:
     seeds: list[int] = []
     for params in ComputeBatch.objects.filter(run=run).order_by("index").values_list("params", flat=True):
         seeds += [int(s) for s in params.get("seeds", ())]
@@ -261,7 +264,7 @@ def wtf_watchlist(ws: Workspace, publisher: Account) -> dict:
             "not_converged": 0,
         }
     # the run's batches are part of the key through the marker: each stored batch moves the newest result's time
-    wl = _watchlist(ws, publisher, run, wtf_marker(ws))
+    wl = _watchlist_groups(ws, publisher, run, wtf_marker(ws))
     previous = active is not None and active.pk != run.pk
     recomputed = sum(1 for r in wl["result_runs"].values() if previous and r == active.pk)
     return wl | {"run": run, "active": active, "previous": previous, "recomputed": recomputed}

@@ -228,3 +228,22 @@ def test_the_panels_come_from_the_cache_and_a_new_result_shows_at_once(thesis, s
     WtfResult.objects.filter(seed=e).delete()
     result(thesis, e, "follows", {"similarity": [(c, 0.6)]})  # no data-version bump
     assert [r["screen_name"] for r in selectors.wtf_account(thesis, e)["lookalikes"]["rows"]] == ["c"]
+
+
+def test_a_watch_list_the_previous_code_cached_is_not_read(thesis, settings):
+    from monitor.cache import cached
+    from monitor.selectors.wtf import wtf_marker
+
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    b, d, e = (acc(thesis, n) for n in "bde")
+    outsider = Account.objects.create(workspace=thesis, twitter_id=999, screen_name="z")
+    run = watchlist_run(thesis, b, [e])
+    result(thesis, e, "followers", {"relevance": [(d, 0.4), (outsider, 0.3)]}, run=run)
+
+    # what the code before the already-spreading groups cached, under the key it used (its function's name)
+    def _watchlist(ws, publisher, run, marker) -> dict:
+        return {"params": run.params, "spreaders": [], "rows": [], "computed_at": None}
+
+    cached(_watchlist)(thesis, b, run, wtf_marker(thesis))
+    wl = selectors.wtf_watchlist(thesis, b)
+    assert [r["screen_name"] for r in wl["new"]] == ["z"] and [r["screen_name"] for r in wl["already"]] == ["d"]
