@@ -1,5 +1,5 @@
 """The pages whose results read the follower graph (network analytics, the counter-campaign planner, the
-account page's look-alikes and likely next amplifiers) say so when that graph was inferred from cascade trees:
+account page's look-alikes and likely next amplifiers, the publisher page's watch list) say so when that graph was inferred from cascade trees:
 the trees format has no follower graph, its reader makes each retweeter follow the account it retweeted from,
 and those results then partly restate the cascades. Before, only docs/formats.md said it.
 
@@ -46,6 +46,7 @@ PAGES = [
     ("network", {}, "The components, cores, brokers and conversations here"),
     ("counter-campaign", {"publisher": 100}, "The audience and the spread of a plan here"),
     ("account", {"twitter_id": 101}, "Look-alikes and likely next amplifiers walk those edges"),
+    ("publisher", {"publisher": 100}, "Look-alikes and likely next amplifiers walk those edges"),  # the watch list
 ]
 
 
