@@ -4,6 +4,7 @@ from django import forms
 
 from compute.formats.registry import format_choices
 from monitor import selectors
+from monitor.algorithms.network import DEFAULT_SAMPLES as DEFAULT_BETWEENNESS_SAMPLES
 from monitor.models import Collection, ComputeRun, Label
 
 FORMAT_CHOICES = format_choices()  # from the input formats' registry
@@ -141,7 +142,10 @@ class NetworkRunForm(forms.Form):
         required=False, label="Add spreading edges", help_text="Interaction graph only: the computed cascades' edges."
     )
     samples = forms.IntegerField(
-        min_value=0, max_value=2**31 - 1, initial=256, help_text="Betweenness sources; 0 = exact (every account)."
+        min_value=0,
+        max_value=2**31 - 1,
+        initial=DEFAULT_BETWEENNESS_SAMPLES,  # python -m compute network's default too
+        help_text="Betweenness sources; 0 = exact (every account).",
     )
     seed = forms.IntegerField(
         min_value=0, max_value=2**32 - 2, initial=0, help_text="Which sample: same seed, same result."
