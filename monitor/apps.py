@@ -13,6 +13,7 @@ class MonitorConfig(AppConfig):
         # the algorithms that ComputeRun.algorithm offers (monitor.algorithms)
         from . import checks, embedded, tasks  # noqa: F401
         from .algorithms import influence, influence_max, network, wtf  # noqa: F401
+        from .services import recovery
         from .services.stream import in_process
 
         # the embedded default applies the live stream in the web process: a served request starts its applier if
@@ -20,3 +21,5 @@ class MonitorConfig(AppConfig):
         request_started.connect(in_process.on_request, dispatch_uid="spreadwatch-stream-in-process")
         # on the embedded default a login does not wait for an import's write lock (monitor/embedded.py)
         embedded.install()
+        # the demo's web process runs the tasks: a new one first resumes what the one before it left
+        request_started.connect(recovery.resume_on_first_request, dispatch_uid="spreadwatch-resume-in-process")

@@ -16,8 +16,8 @@ broker took it and then failed to answer) costs work, not correctness.
 ``make serve`` turn it on for the web server), a task is not run inside the request that queued it but on one
 background thread of the web process, in the order they were queued (an import's compute batches after the
 import), each closing its database connections when it ends. So an upload answers at once and its collection
-page follows the import live. Work queued there is lost if the process stops (its collection can then be
-cancelled and retried from its page). Off by default: the tests and ``manage.py`` commands run tasks where they are
+page follows the import live. Work queued there dies with the process; the next web process sends it again
+before it serves its first request (``recovery.resume_in_process``). Off by default: the tests and ``manage.py`` commands run tasks where they are
 queued, and a command would end before a background thread finished.
 """
 

@@ -208,6 +208,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # no broker: run eager tasks on one background thread of the web process instead of inside the request that
 # queued them, so an upload answers at once and its page follows the import (``make demo``/``make serve`` set it)
 SPREADWATCH_EAGER_IN_BACKGROUND = env_bool("SPREADWATCH_EAGER_IN_BACKGROUND", False)
+# ... and there, a new web process first sends again the imports and batches that the one before it left queued or
+# running (the demo stopped with Ctrl-C during an import): monitor/services/recovery.py, resume_in_process
+SPREADWATCH_RESUME_IN_PROCESS = env_bool("SPREADWATCH_RESUME_IN_PROCESS", SPREADWATCH_EAGER_IN_BACKGROUND)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's file-based transport: queues as files in the data dir; one machine, no broker service (used by
     # benchmarks/gpu_worker.py on the GPU machine, which has no Redis)

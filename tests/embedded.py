@@ -112,18 +112,29 @@ class EmbeddedServer:
         return proc.stdout
 
     def start(self) -> EmbeddedServer:
+        """Migrate a new data folder, create the users, workspaces and token, and serve."""
         self.manage("migrate", "--noinput", "-v0")
         self.manage("collectstatic", "--noinput", "-v0")
         head = f"PASSWORD = {PASSWORD!r}\nUSERS = {USERS!r}\nWORKSPACES = {WORKSPACES!r}\n"
         out = self.manage("shell", stdin=head + _SETUP)
         self.token = next(line[6:] for line in out.splitlines() if line.startswith("TOKEN="))
+        return self.serve()
+
+    def kill(self) -> None:
+        """Stop the server as a power cut or ``kill -9`` would: no clean-up of any kind."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def serve(self) -> EmbeddedServer:
+        """``runserver`` on the data folder as it is (``make serve``), on a new port."""
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
             cwd=ROOT,
             env=self.env,
-            stdout=self.log_path.open("wb"),
+            stdout=self.log_path.open("ab"),
             stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60

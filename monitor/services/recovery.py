@@ -25,8 +25,15 @@ its task sent again. Where the broker cannot be looked into (another broker, Red
 concluded and nothing is sent. A message taken by a worker between the two looks is only sent twice, which the
 tasks' idempotence makes harmless.
 
-In eager mode (no broker: the demo, most tests) the work runs inside the request that queued it, so there is no
-thread and nothing to sweep.
+In eager mode (no broker: most tests) the work runs inside the request that queued it, so there is no thread
+and nothing to sweep.
+
+**A restarted web process (the demo).** In background mode (``make demo``) the web process is the only runner of
+tasks, on one thread, and its queue lives in its memory: stopping it (Ctrl-C during an import) loses the task of
+every import and batch it had not finished. :func:`resume_in_process` runs once in a new such process, before its
+first request is served and before it has run any task: an import or batch marked running is queued again as the
+sweep would (an attempt counted; failed after ``SPREADWATCH_STALL_MAX_ATTEMPTS``, so one that stops the process
+each time is not tried for ever), and one marked queued has its task sent again.
 """
 
 from __future__ import annotations
@@ -50,7 +57,15 @@ from ..models import Collection, ComputeBatch, ComputeRun, Lease, Notice
 
 log = logging.getLogger(__name__)
 
-__all__ = ["holding", "notice_create", "notice_dismiss", "stall_seconds", "stalled_requeue"]
+__all__ = [
+    "holding",
+    "notice_create",
+    "notice_dismiss",
+    "resume_in_process",
+    "resume_on_first_request",
+    "stall_seconds",
+    "stalled_requeue",
+]
 
 
 def stall_seconds() -> float:
@@ -179,7 +194,7 @@ def _lease(kind: str, pk: int) -> Lease | None:
     return Lease.objects.filter(kind=kind, object_id=pk).first()
 
 
-def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None:
+def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str = "") -> str | None:
     with transaction.atomic():
         # the lock order of the runner and of cancel: the run, then its batch
         run_pk = ComputeBatch.objects.filter(pk=pk).values_list("run_id", flat=True).first()
@@ -192,12 +207,10 @@ def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None
             return None  # it beat again in the meantime
         age = _age(lease.beat_at if lease else None, batch.started_at, now)
         who = f"its worker ({lease.holder})" if lease else "its worker"
+        why = reason or f"{who} stopped responding (no heartbeat for {age} s)"
         Lease.objects.filter(kind=Lease.Kind.BATCH, object_id=pk).delete()
         if batch.attempts >= max_attempts():
-            msg = (
-                f"{who} stopped responding (no heartbeat for {age} s) on each of its {batch.attempts} attempts; "
-                "nothing of it was stored"
-            )
+            msg = f"{why} on each of its {batch.attempts} attempts; nothing of it was stored"
             batch.status, batch.error, batch.finished_at = ComputeBatch.Status.FAILED, msg, now
             batch.save(update_fields=["status", "error", "finished_at"])
             if run.status in (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING):
@@ -219,16 +232,16 @@ def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None
         batch.save(update_fields=["status", "started_at"])
         if len(run.notes) < 50:
             run.notes.append(
-                f"batch {batch.index}: queued again at {now:%H:%M:%S} UTC: {who} stopped responding "
-                f"(no heartbeat for {age} s), attempt {batch.attempts} of {max_attempts()}"
+                f"batch {batch.index}: queued again at {now:%H:%M:%S} UTC: {why}, "
+                f"attempt {batch.attempts} of {max_attempts()}"
             )
             run.save(update_fields=["notes"])
         jobs.enqueue_on_commit(jobs.COMPUTE_BATCH, pk)
-    log.warning("compute batch %s of run %s queued again: no heartbeat for %d s", pk, run.pk, age)
+    log.warning("compute batch %s of run %s queued again: %s", pk, run.pk, why)
     return "requeued"
 
 
-def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | None:
+def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str = "") -> str | None:
     with transaction.atomic():
         # an import holds its row lock for its whole transaction: a row we cannot lock has a live worker
         c = (
@@ -244,12 +257,13 @@ def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | Non
             return None
         age = _age(lease.beat_at if lease else None, c.started_at, now)
         who = f"its worker ({lease.holder})" if lease else "its worker"
+        why = reason or f"{who} stopped responding (no heartbeat for {age} s)"
         Lease.objects.filter(kind=Lease.Kind.IMPORT, object_id=pk).delete()
         if c.attempts >= max_attempts():
             c.status = Collection.Status.FAILED
             c.error = (
-                f"{who} stopped responding (no heartbeat for {age} s) on each of its {c.attempts} attempts; "
-                "nothing of it was stored. Retry it once the ingest workers are healthy."
+                f"{why} on each of its {c.attempts} attempts; nothing of it was stored. "
+                "Retry it once the ingest workers are healthy."
             )
             c.finished_at = now
             c.save(update_fields=["status", "error", "finished_at"])
@@ -262,13 +276,10 @@ def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime) -> str | Non
             log.error("import of collection %s failed: %s", pk, c.error)
             return "failed"
         c.status = Collection.Status.QUEUED
-        c.error = (
-            f"queued again at {now:%H:%M:%S} UTC: {who} stopped responding (no heartbeat for {age} s), "
-            f"attempt {c.attempts} of {max_attempts()}"
-        )
+        c.error = f"queued again at {now:%H:%M:%S} UTC: {why}, attempt {c.attempts} of {max_attempts()}"
         c.save(update_fields=["status", "error"])
         jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, pk)
-    log.warning("import of collection %s queued again: no heartbeat for %d s", pk, age)
+    log.warning("import of collection %s queued again: %s", pk, why)
     return "requeued"
 
 
@@ -333,3 +344,77 @@ def _resend_lost(cutoff: dt.datetime, now: dt.datetime) -> tuple[int, int]:
     if lost_batches or lost_imports:
         log.warning("tasks the broker lost, sent again: batches %s, imports %s", lost_batches, lost_imports)
     return resent[0], resent[1]
+
+
+# --- a restarted web process (the demo) -----------------------------------------------------------------------------
+
+_RESTARTED = "the web process that ran it stopped before it ended"
+
+
+def resume_in_process(*, now: dt.datetime | None = None) -> dict[str, int]:
+    """In a new web process of background mode, send again what the one before it left (see the module).
+
+    Only there (:func:`resume_on_first_request` calls it), and only before this process has run a task: the
+    imports and batches marked running then have no runner anywhere, and those marked queued have no task.
+    Returns what it did, as :func:`stalled_requeue`."""
+    out = {
+        "batches_requeued": 0,
+        "batches_failed": 0,
+        "imports_requeued": 0,
+        "imports_failed": 0,
+        "batches_resent": 0,
+        "imports_resent": 0,
+    }
+    now = now or timezone.now()
+    every_lease = now + dt.timedelta(days=1)  # older than this: no other process runs tasks here
+    queued_imports = list(
+        Collection.objects.filter(status=Collection.Status.QUEUED).order_by("pk").values_list("pk", flat=True)
+    )
+    queued_batches = list(
+        ComputeBatch.objects.filter(
+            status=ComputeBatch.Status.QUEUED,
+            run__status__in=(ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING),
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    # the imports first: the background thread runs tasks in the order they are sent, and an import's run follows it
+    for pk in Collection.objects.filter(status=Collection.Status.INGESTING).order_by("pk").values_list("pk", flat=True):
+        outcome = _requeue_import(pk, every_lease, now, reason=_RESTARTED)
+        if outcome:
+            out[f"imports_{outcome}"] += 1
+    for pk in queued_imports:
+        jobs.send(jobs.INGEST_COLLECTION, pk)
+        out["imports_resent"] += 1
+    running = ComputeBatch.objects.filter(status=ComputeBatch.Status.RUNNING).order_by("pk")
+    for pk in running.values_list("pk", flat=True):
+        outcome = _requeue_batch(pk, every_lease, now, reason=_RESTARTED)
+        if outcome:
+            out[f"batches_{outcome}"] += 1
+    for pk in queued_batches:
+        jobs.send(jobs.COMPUTE_BATCH, pk)
+        out["batches_resent"] += 1
+    if any(out.values()):
+        log.warning("work the previous web process left, resumed: %s", out)
+    return out
+
+
+_resume_lock = threading.Lock()
+_resumed = False
+
+
+def resume_on_first_request(**kwargs) -> None:
+    """``request_started`` receiver: :func:`resume_in_process` once per process, inside its first request and
+    before that request's view runs (a request that came at the same time waits for it), so no task of this
+    process has started yet. On when ``SPREADWATCH_RESUME_IN_PROCESS`` (``make demo``/``make serve``)."""
+    global _resumed
+    if _resumed or not (getattr(settings, "SPREADWATCH_RESUME_IN_PROCESS", False) and jobs.in_background()):
+        return
+    with _resume_lock:
+        if _resumed:
+            return
+        _resumed = True
+        try:
+            resume_in_process()
+        except Exception:  # the page must still answer; the analyst can still cancel and retry from the page
+            log.exception("could not resume the work the previous web process left")

@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from tests.embedded import LoginSession, twitter16_zip, upload_via_api
+from tests.embedded import EmbeddedServer, LoginSession, twitter16_zip, upload_via_api
 
 pytestmark = pytest.mark.services
 
@@ -103,3 +103,27 @@ def test_it_logs_in_and_browses_while_an_import_holds_the_write_lock(embedded_se
         assert time.monotonic() < deadline, "the login's last_login was never recorded"
         time.sleep(0.2)
     con.close()
+
+
+def test_it_finishes_an_upload_after_the_server_was_killed_during_its_import(tmp_path):
+    """``make demo`` stopped hard during an import, then ``make serve``: the upload was left "importing" for
+    ever, its task lost with the process. The new process resumes it (``recovery.resume_in_process``)."""
+    server = EmbeddedServer(tmp_path / "data")
+    server.data_dir.mkdir()
+    archive = twitter16_zip(tmp_path)
+    try:
+        server.start()
+        c = upload_via_api(server, "api1", archive)
+        deadline = time.monotonic() + 120
+        while server.collection("api1", c["id"])["status"] != "ingesting":
+            assert time.monotonic() < deadline, "the import never started"
+            time.sleep(0.1)
+        time.sleep(1)  # inside its transaction
+        server.kill()
+        server.serve()
+        assert LoginSession(server, "bob").login()[0] == 200  # any first request resumes it
+        done = server.wait_collection("api1", c["id"], timeout=300)
+    finally:
+        server.stop()
+    assert done["status"] == "done", f"{done['status']} {done.get('error')!r}\n{server.log()}"
+    assert done["counts"]["retweets_stored"] == 347_010

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from monitor import jobs, selectors, services
 from monitor.models import Collection, ComputeBatch, ComputeRun, Lease, Notice, OutboxTask, Workspace
+from monitor.services import recovery
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
 
 
@@ -215,3 +216,54 @@ def test_a_bump_made_while_the_cache_was_down_is_not_lost(ws_a, import_files, se
     cache.delete(_version_key(ws_a.pk))  # ... which then expires
     assert current_version(ws_a) != before
     assert selectors.ranking(ws_a).tweets == 2
+
+
+# --- a restarted web process (the demo) ----------------------------------------------------------------------------
+
+
+def test_a_new_demo_process_resumes_the_import_the_one_before_left(stuck_import, run_tasks):
+    """The demo stopped during an import: its row says importing and its lease may look fresh, but in a new web
+    process of background mode nothing runs it. The import is queued again and completes."""
+    c = stuck_import
+    Lease.objects.filter(object_id=c.pk).update(beat_at=timezone.now())
+    out = run_tasks(recovery.resume_in_process)
+    assert out["imports_requeued"] == 1
+    c.refresh_from_db()
+    assert c.status == Collection.Status.DONE and c.attempts == 2, c.error
+    assert total_by_name(c.workspace) == EXPECTED_TOTAL
+
+
+def test_a_new_demo_process_sends_again_the_import_left_queued(ws_a, alice, run_tasks):
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"], user=alice)
+    assert Collection.objects.get(pk=c.pk).status == Collection.Status.QUEUED  # its task died with the process
+    assert run_tasks(recovery.resume_in_process)["imports_resent"] == 1
+    c.refresh_from_db()
+    assert c.status == Collection.Status.DONE, c.error
+    assert total_by_name(c.workspace) == EXPECTED_TOTAL
+
+
+def test_a_new_demo_process_resumes_a_running_batch_and_says_why(stuck_batch, run_tasks):
+    run, batch = stuck_batch
+    Lease.objects.filter(object_id=batch.pk).update(beat_at=timezone.now())
+    assert run_tasks(recovery.resume_in_process)["batches_requeued"] == 1
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE
+    assert any("the web process that ran it stopped" in n for n in run.notes), run.notes
+    assert total_by_name(run.workspace) == EXPECTED_TOTAL
+
+
+def test_a_demo_process_resumes_once_on_its_first_request_and_only_in_background_mode(
+    client, alice, monkeypatch, settings
+):
+    calls = []
+    monkeypatch.setattr(recovery, "resume_in_process", lambda **kw: calls.append(1))
+    monkeypatch.setattr(recovery, "_resumed", False)
+    client.force_login(alice)
+    settings.SPREADWATCH_RESUME_IN_PROCESS = True
+    client.get("/help/")  # not in background mode (a worker or a test): nothing to resume here
+    assert calls == []
+    settings.SPREADWATCH_EAGER_IN_BACKGROUND = True
+    monkeypatch.setattr(jobs, "eager", lambda: True)
+    client.get("/help/")
+    client.get("/help/")
+    assert calls == [1]
