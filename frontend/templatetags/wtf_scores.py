@@ -50,7 +50,7 @@ def relative_score(score, relative, what: str = "score") -> SafeString:
     """A list's score as a percentage of its first account's (``relative`` = score / first, from the selector),
     3 significant digits; the exact score in the tooltip and ``data``. Without a first (``relative`` None) the
     score itself, in scientific notation."""
-    if relative is None:
+    if relative is None or relative == "":  # "": a row without it (the template's missing variable)
         return exact(score, f"{what}: ")
     pct = sig3(100.0 * float(relative))
     return format_html(

@@ -76,8 +76,9 @@ def _entries(result: WtfResult, name: str):
     )
 
 
+# named anew when its rows gained ``relative`` (issue 40): the name is part of the cache key (see _watchlist_groups)
 @cached
-def _account_panels(ws: Workspace, account: Account, marker: str) -> dict:
+def _account_panel_rows(ws: Workspace, account: Account, marker: str) -> dict:
     latest = _latest_results(ws, account)
     out = {}
     for key, direction, name in PANELS:
@@ -92,7 +93,7 @@ def wtf_account(ws: Workspace, account: Account) -> dict:
     "previous": bool}`` from the newest result of that direction, and ``run``: a run computing this account now,
     if any. ``previous`` is true when ``run`` is going and the panel still shows an earlier run's result (each row
     has ``relative``: its score over the first row's)."""
-    panels = _account_panels(ws, account, wtf_marker(ws))
+    panels = _account_panel_rows(ws, account, wtf_marker(ws))
     run = wtf_active_run(ws, account=account)
     out: dict = {"run": run}
     for key, panel in panels.items():
