@@ -84,7 +84,7 @@ def test_quiet_and_a_redirected_stderr_print_no_progress(monkeypatch, follows_fi
 
 def test_rank_says_it_reads_then_computes(monkeypatch):
     args = ["rank", str(DATA / "twitter16")]
-    rc, out, err = _run(monkeypatch, args, after=0)
+    rc, _, err = _run(monkeypatch, args, after=0)
     assert rc == 0 and "rank: reading the input" in err
     assert "rank: rebuilding the cascades and computing influence" in err and "rank: done" in err
     assert err.index("rank: reading the input") < err.index("rank: rebuilding the cascades")

@@ -1,7 +1,8 @@
 """The pages whose results read the follower graph (network analytics, the counter-campaign planner, the
-account page's look-alikes and likely next amplifiers, the publisher page's watch list) say so when that graph was inferred from cascade trees:
-the trees format has no follower graph, its reader makes each retweeter follow the account it retweeted from,
-and those results then partly restate the cascades. Before, only docs/formats.md said it.
+account page's look-alikes and likely next amplifiers, the publisher page's watch list) say so when that graph
+was inferred from cascade trees: the trees format has no follower graph, its reader makes each retweeter follow
+the account it retweeted from, and those results then partly restate the cascades. Before, only docs/formats.md
+said it.
 
 The trees sample (tests/data/formats/trees/good): 100 published, 101 and 102 retweeted from 100, 103 from 101 and
 102; 200 published, 201 retweeted it. The thesis' worked example uploads its follows."""
