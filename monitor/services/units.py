@@ -90,16 +90,18 @@ def count_field(id_field: str, line_text: str | None = None) -> str:
     as received) finds."""
     prefix = id_field.rpartition(".")[0]
     prefix = f"{prefix}." if prefix else ""
-    if not (prefix.startswith("data") or prefix.startswith("includes") or prefix.startswith("referenced_tweets")):
-        return f"{prefix}user.followers_count"  # a v1.1 status or its embedded original
     if line_text is not None:
-        found = _v2_count_field(line_text, prefix)
+        found = _found_count_field(line_text, prefix)
         if found is not None:
             return found
+    if not (prefix.startswith("data") or prefix.startswith("includes") or prefix.startswith("referenced_tweets")):
+        return f"{prefix}user.followers_count"  # a v1.1 status or its embedded original
     return f"{prefix}author.public_metrics.followers_count"
 
 
-def _v2_count_field(text: str, prefix: str) -> str | None:
+def _found_count_field(text: str, prefix: str) -> str | None:
+    """The count's field read from the line: the tweet object at ``prefix`` has a ``user`` (v1.1), else an
+    ``author`` with ``public_metrics``, else an ``includes.users`` entry of its author (v2)."""
     try:
         obj = json.loads(text)
         tw = obj
@@ -111,6 +113,8 @@ def _v2_count_field(text: str, prefix: str) -> str | None:
         return None
     if not isinstance(tw, dict):
         return None
+    if isinstance(tw.get("user"), dict):
+        return f"{prefix}user.followers_count"
     author = tw.get("author")
     if isinstance(author, dict) and isinstance(author.get("public_metrics"), dict):
         return f"{prefix}author.public_metrics.followers_count"

@@ -195,6 +195,8 @@ class _Parts:
             res.counts[key] = res.counts.get(key, 0) + n
         self.affected.update(st.affected)
         st.affected = []
+        if st.final and self.unit is not None:
+            self.unit.settle(stored=bool(self.affected))  # the first tweets stored fix the workspace's unit
         done()
         res.timings["merge_s"] = round(res.timings.get("merge_s", 0.0) + time.perf_counter() - t1, 3)
         res.timings["merge_steps_s"] = st.timings

@@ -186,8 +186,8 @@ def apply_events(
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", [workspace_id])
         t = _tick(secs, "wait_lock", t)
         result = _Outcome(dead={i: f"cannot be read: {msg}" for i, msg in parsed.bad.items()})
-        parsed = _check_unit(workspace_id, events, parsed, result)
         tweets, follows = _set_aside_orphans(workspace_id, events, parsed, result, now)
+        tweets = _check_unit(workspace_id, events, tweets, result)
         tweet_pks, counts = _store(workspace_id, events, tweets, follows, result)
         out["merge"] = counts
         out["tweets"] = int(np.count_nonzero(tweets.retweeted_tweet_id == NO_TWEET))
@@ -368,25 +368,24 @@ def _cat_obj(x, y, nx: int, ny: int):
     return np.concatenate([x, y])
 
 
-def _check_unit(ws: int, events: list[_Event], parsed: Parsed, res: _Outcome) -> Parsed:
-    """The workspace's unit (:mod:`monitor.services.units`), under the store lock: fixed by this micro-batch when
-    these are the workspace's first tweets; where it counts retweeters, an event carrying a follower count is a dead
-    letter naming the field (the intake refuses such a body with a 400; this catches events queued before it did,
-    or while the workspace had no unit), and its rows are left out."""
-    t = parsed.tweets
+def _check_unit(ws: int, events: list[_Event], t: TweetTable, res: _Outcome) -> TweetTable:
+    """The rows to merge, under the workspace's unit (:mod:`monitor.services.units`), checked under the store lock:
+    fixed by these rows when they are the workspace's first tweets (the rows to be stored: a retweet set aside to
+    wait for its original fixes nothing, as an upload skips it); where it counts retweeters, an event carrying a
+    follower count is a dead letter naming the field and its rows are left out (the intake refuses such a body with
+    a 400; this catches events queued before it did)."""
     if not len(t):
-        return parsed
+        return t
     counted = ~np.isnan(t.followers_count)
     unit = unit_of(ws)
     if not unit:
         unit = unit_fix(ws, has_counts=bool(counted.any()))
     if unit != RETWEETERS or not counted.any():
-        return parsed
+        return t
     refused = unique(t.lines[counted]).tolist()
     for i in refused:
         res.dead[i] = f"field '{_count_field(events[i])}': {refusal()}"
-    keep = ~np.isin(t.lines, refused)
-    return Parsed(t.take(keep), parsed.follows, parsed.follow_event, parsed.bad, parsed.empty)
+    return t.take(~np.isin(t.lines, refused))
 
 
 def _count_field(e: _Event) -> str:

@@ -76,6 +76,12 @@ def test_follows_alone_fix_no_unit_and_the_first_streamed_tweets_do(ws_a):
                         "includes": {"users": [{"id": "5"}, {"id": "6", "public_metrics": {"followers_count": 3}}]}}),
             "includes.users[1].public_metrics.followers_count",
         ),
+        (  # a flattened v2 tweet names its id "id", as a v1.1 status without id_str does: the line tells them apart
+            "id",
+            json.dumps({"id": "2", "author": {"id": "6", "public_metrics": {"followers_count": 3}}}),
+            "author.public_metrics.followers_count",
+        ),
+        ("id", json.dumps({"id": 2, "user": {"id": 6, "followers_count": 3}}), "user.followers_count"),
     ],
 )  # fmt: skip
 def test_it_names_the_field_that_carries_a_stream_row_s_count(id_field, line, field):
@@ -166,3 +172,18 @@ def test_a_purge_that_keeps_the_workspace_unfixes_its_unit(ws_a):
     unit_fix(ws_a.pk, has_counts=False)
     services.workspace_purge(workspace=ws_a, delete_workspace=False)
     assert Workspace.objects.get(pk=ws_a.pk).unit == ""
+
+
+def test_a_retweet_set_aside_for_its_original_fixes_no_unit_and_neither_does_an_upload_that_stores_none(
+    ws_a, import_files, tmp_path
+):
+    orphan = {"tweet_id": 99_001, "retweeted_tweet_id": 99_000, "user_id": 101, "created_at": 1_600_000_000}
+    c = import_files(ws_a, write_upload(tmp_path / "orphans", [orphan]))  # skipped: the original is not stored
+    assert c.status == Collection.Status.DONE, c.error
+    assert Workspace.objects.get(pk=ws_a.pk).unit == ""
+    first = add_events(ws_a, [orphan])  # as an older intake stored it: the consumer sets it aside, waiting
+    apply_events(workspace_id=ws_a.pk, event_ids=first)
+    assert Workspace.objects.get(pk=ws_a.pk).unit == ""
+    original = {"tweet_id": 2000, "user_id": 101, "created_at": 1_600_000_010, "followers_count": 0}
+    out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, [original]))
+    assert (out["applied"], out["dead"]) == (1, 0) and Workspace.objects.get(pk=ws_a.pk).unit == "followers"
