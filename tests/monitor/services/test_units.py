@@ -187,3 +187,44 @@ def test_a_retweet_set_aside_for_its_original_fixes_no_unit_and_neither_does_an_
     original = {"tweet_id": 2000, "user_id": 101, "created_at": 1_600_000_010, "followers_count": 0}
     out = apply_events(workspace_id=ws_a.pk, event_ids=add_events(ws_a, [original]))
     assert (out["applied"], out["dead"]) == (1, 0) and Workspace.objects.get(pk=ws_a.pk).unit == "followers"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("first_counts", "refused"), [(False, True), (True, False)])
+def test_two_writers_bringing_a_new_workspace_its_first_data_at_once_are_serialised(first_counts, refused):
+    """The first writer fixes the unit in its transaction and holds the workspace's row to its commit; a stream body
+    arriving meanwhile waits for it, then is checked against the unit it fixed (never both taken in two units)."""
+    import threading
+
+    from django.db import connection, transaction
+
+    ws = services.workspace_create(name="Race", slug="race")
+    held, release = threading.Event(), threading.Event()
+
+    def first_writer() -> None:  # an import in the middle of its transaction, its first tweets just fixed the unit
+        try:
+            with transaction.atomic():
+                unit_fix(ws.pk, has_counts=first_counts)
+                held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    t = threading.Thread(target=first_writer)
+    t.start()
+    assert held.wait(30)
+    timer = threading.Timer(1.0, release.set)  # the stream body below blocks on the row until then
+    timer.start()
+    counted = json.dumps({"tweet_id": "10", "user_id": "1", "created_at": "2020-01-01T00:00:00Z", "followers_count": 3})
+    try:
+        if refused:
+            with pytest.raises(UnitRefused):
+                stream_accept(workspace=Workspace.objects.get(pk=ws.pk), lines=[(1, counted)])
+        else:
+            stream_accept(workspace=Workspace.objects.get(pk=ws.pk), lines=[(1, counted)])
+    finally:
+        release.set()
+        t.join(30)
+        timer.cancel()
+    assert release.is_set() and Workspace.objects.get(pk=ws.pk).unit == unit_for(first_counts)
+    assert StreamEvent.objects.filter(workspace=ws).count() == (0 if refused else 1)
