@@ -23,7 +23,10 @@ from ..forms import NeighbourhoodForm, NetworkRunForm
 from .base import workspace_context
 from .exports import stream
 
-DRAW_LIMIT = 250  # nodes drawn at once: past that, a force-directed layout is a hairball on one screen
+# nodes drawn at once. The server lays them out (compute.drawing.force_layout, about 0.4 s for 2,000 on one core,
+# cached per graph) and the browser only draws them with WebGL, labelling a dozen: the first frame of 2,000 comes
+# within a second (benchmarks/drawing.md), where cytoscape's layout on the page took 10 s for 250
+DRAW_LIMIT = 2000
 MEMBERS = 200  # a component page's member table
 
 

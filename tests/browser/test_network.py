@@ -21,17 +21,19 @@ def loaded(ws_a, import_files):
     return ws_a
 
 
+NET = "window.spreadwatchNetwork"
+
+
 def _drawn(page) -> dict:
-    page.wait_for_function("() => window.spreadwatchNetwork && window.spreadwatchNetwork.nodes().length > 0")
-    cy = "window.spreadwatchNetwork"
+    page.wait_for_function(f"() => {NET} && {NET}.graph.order > 0")
     page.locator("#net-cy").scroll_into_view_if_needed()
     box = page.locator("#net-cy").bounding_box()
-    positions = page.evaluate(f"{cy}.nodes().map(n => n.renderedPosition())")
-    # every drawn node lies inside the visible graph area (the layout fitted it)
+    positions = page.evaluate(f"{NET}.graph.mapNodes(id => {NET}.position(id))")
+    # every drawn node lies inside the visible graph area (the camera fits the server's layout)
     assert all(0 <= p["x"] <= box["width"] and 0 <= p["y"] <= box["height"] for p in positions), positions
     return {
-        "labels": sorted(page.evaluate(f"{cy}.nodes().map(n => n.data('label'))")),
-        "edges": page.evaluate(f"{cy}.edges().length"),
+        "labels": sorted(page.evaluate(f"{NET}.graph.mapNodes((id, a) => a.label)")),
+        "edges": page.evaluate(f"{NET}.graph.size"),
         "box": box,
     }
 
@@ -72,8 +74,7 @@ def test_it_starts_a_network_run_and_reads_its_results_and_a_neighbourhood(page,
     screenshot(page, f"network-results-{width}")
 
     # a node's numbers on hover
-    cy = "window.spreadwatchNetwork"
-    pos = page.evaluate(f"{cy}.nodes().filter(n => n.data('label') === '@b')[0].renderedPosition()")
+    pos = page.evaluate(f"{NET}.position({NET}.node('@b'))")
     page.mouse.move(drawn["box"]["x"] + pos["x"], drawn["box"]["y"] + pos["y"])
     expect(page.locator("#net-tip")).to_contain_text("betweenness")
 
@@ -90,7 +91,9 @@ def test_it_starts_a_network_run_and_reads_its_results_and_a_neighbourhood(page,
     page.get_by_role("button", name="Show").click()
     drawn = _drawn(page)
     assert drawn["labels"] == ["@b", "@c", "@e", "@f"] and drawn["edges"] == 4
-    centre = page.evaluate(f"{cy}.nodes().filter(n => n.data('node').centre).map(n => n.data('label'))")
+    centre = page.evaluate(
+        f"{NET}.graph.filterNodes((id, a) => a.centre).map(id => {NET}.graph.getNodeAttribute(id, 'label'))"
+    )
     assert centre == ["@f"]
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
     screenshot(page, f"network-neighbourhood-{width}")

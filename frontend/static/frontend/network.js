@@ -1,12 +1,17 @@
 /* The Network pages: the log-log charts of a run (vendored Chart.js, data island "network-charts") and the
-   force-directed drawing of a subgraph (vendored cytoscape, 'cose' layout, data island "network-graph"):
-   nodes {id, tid, name, centre, ...numbers}, edges [source index, target index, weight?], hidden {nodes, edges}.
-   The numbers are in the tables of the same page, so the page reads the same without this script. */
+   drawing of a subgraph with WebGL (vendored sigma.js on graphology, as the cascade explorer; data island
+   "network-graph"): nodes {id, tid, name, centre, x, y, ...numbers}, edges [source index, target index, weight?],
+   hidden {nodes, edges}. The positions come from the server (compute/drawing.py's force_layout, cached per
+   graph): this script lays nothing out, it draws, so the first frame of 2,000 accounts comes within a second
+   (benchmarks/drawing.md). Only the accounts that matter carry a label: the centre, the top LABELLED by the
+   drawing's size measure (betweenness, or degree in a neighbourhood) spread over the drawing, and the hovered
+   or tapped account with its neighbours. The numbers are in the tables of the same page, so the page reads the same without it. */
 (function () {
   "use strict";
 
   function fmt(x) {
     if (x === null || x === undefined) return "–";
+    if (Number.isInteger(x)) return x.toLocaleString("en");  // counts, hops, core numbers: no decimals
     var a = Math.abs(x);
     if (a >= 100) return Math.round(x).toLocaleString("en");
     if (a >= 10) return x.toFixed(1);
@@ -87,16 +92,23 @@
   // --- the drawing -------------------------------------------------------------------------------------------
   var el = document.getElementById("network-graph");
   var box = document.getElementById("net-cy");
-  if (!el || !box || !window.cytoscape) return;
+  if (!el || !box || !window.Sigma || !window.graphology) return;
   var data = JSON.parse(el.textContent);
   var mode = (box.closest("[data-colour]") || box).getAttribute("data-colour") || "conversation";
+  // Tableau 10: a conversation (a community of accounts talking both ways) per colour, repeating after ten
   var palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
     "#bab0ac"];
   var hops = ["#c0392b", "#e67e22", "#2e86c1", "#95a5a6"];
   var sizeKey = mode === "distance" ? "degree" : "betweenness";
+  // labels at every zoom: more than a dozen on one screen overlap again, more than six on a phone's
+  var LABELLED = box.clientWidth < 600 ? 6 : 12;
+  var many = data.edges.length > 3000;
   var maxCore = 1, maxSize = 0;
-  data.nodes.forEach(function (n) {
-    n.degree = (n.in_degree || 0) + (n.out_degree || 0) + (n.partners || 0);
+  // degree inside the drawing: what a neighbourhood's nodes are sized and ranked by
+  var degree = data.nodes.map(function () { return 0; });
+  data.edges.forEach(function (e) { degree[e[0]] += 1; degree[e[1]] += 1; });
+  data.nodes.forEach(function (n, i) {
+    n.degree = degree[i];
     maxCore = Math.max(maxCore, n.core || 0);
     maxSize = Math.max(maxSize, n[sizeKey] || 0);
   });
@@ -108,41 +120,107 @@
     }
     return palette[(n.conversation || 0) % palette.length];
   }
-  var elements = data.nodes.map(function (n) {
-    return { data: { id: "n" + n.id, tid: n.tid, label: n.name ? "@" + n.name : n.tid, node: n, centre: !!n.centre,
-      colour: colourOf(n),
-      size: 12 + 34 * Math.sqrt(maxSize > 0 ? (n[sizeKey] || 0) / maxSize : 0) } };
+  function labelOf(n) { return n.name ? "@" + n.name : n.tid; }
+  // who is labelled: the centre, then the top accounts by the size measure (ties: more edges drawn, then the
+  // server's order), each at least a tenth of the drawing away from those already labelled. The best connected
+  // accounts often sit together (one conversation, one clique): ranked alone, their labels would pile up there
+  var top = {}, chosen = [];
+  var xs = data.nodes.map(function (n) { return n.x; }), ys = data.nodes.map(function (n) { return n.y; });
+  var extent = data.nodes.length ? Math.max(Math.max.apply(null, xs) - Math.min.apply(null, xs),
+    Math.max.apply(null, ys) - Math.min.apply(null, ys)) : 0;
+  var apart = extent / 10;
+  data.nodes.slice().sort(function (a, b) {
+    return (b.centre - a.centre) || (b[sizeKey] || 0) - (a[sizeKey] || 0) || b.degree - a.degree || a.id - b.id;
+  }).forEach(function (n) {
+    if (chosen.length >= LABELLED) return;
+    var free = chosen.every(function (m) { return Math.hypot(m.x - n.x, m.y - n.y) >= apart; });
+    if (free) { chosen.push(n); top[n.id] = true; }
   });
-  data.edges.forEach(function (e, i) {
-    elements.push({ data: { id: "e" + i, source: "n" + e[0], target: "n" + e[1], w: e.length > 2 ? e[2] : 1 } });
+  var small = data.nodes.length < 60;  // few nodes: each is drawn larger
+  var graph = new window.graphology.Graph({ type: "directed", multi: false, allowSelfLoops: false });
+  data.nodes.forEach(function (n) {
+    var share = maxSize > 0 ? Math.sqrt((n[sizeKey] || 0) / maxSize) : 0;
+    graph.addNode(String(n.id), {
+      x: n.x, y: n.y, label: labelOf(n), color: colourOf(n),
+      size: (small ? 6 : 3) + (small ? 12 : 10) * share,
+      forceLabel: !!top[n.id], zIndex: n.centre ? 2 : (top[n.id] ? 1 : 0), centre: !!n.centre,
+    });
   });
-  var cy = window.cytoscape({
-    container: box,
-    elements: elements,
-    style: [
-      { selector: "node", style: { "background-color": "data(colour)", width: "data(size)", height: "data(size)",
-        label: "data(label)", "font-size": 9, "text-valign": "bottom", "text-margin-y": 3, color: "#555",
-        "min-zoomed-font-size": 7 } },
-      { selector: "node[?centre]", style: { "border-width": 3, "border-color": "#222" } },
-      // a conversation goes both ways: its edges carry no arrow
-      { selector: "edge", style: { width: "mapData(w, 1, 10, 1, 4)", "line-color": "#b8c2cc", "target-arrow-color": "#b8c2cc",
-        "target-arrow-shape": mode === "conversation" ? "none" : "triangle", "arrow-scale": 0.6, "curve-style": "bezier",
-        opacity: 0.8 } },
-      { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
-      { selector: ".faded", style: { opacity: 0.15 } },
-    ],
-    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 6000; },
-      idealEdgeLength: function () { return 50; }, numIter: 1000, fit: true, padding: 20 },
+  // a conversation goes both ways: its edges carry no arrow; thousands of arrows would paint a grey felt
+  var edgeType = mode === "conversation" || many ? "line" : "arrow";
+  var maxW = data.edges.reduce(function (m, e) { return Math.max(m, e.length > 2 ? e[2] : 1); }, 1);
+  data.edges.forEach(function (e) {
+    var s = String(e[0]), d = String(e[1]);
+    if (s === d || graph.hasEdge(s, d)) return;
+    var w = e.length > 2 ? e[2] : 1;
+    graph.addEdge(s, d, { size: (many ? 0.6 : 0.8) + 1.5 * Math.sqrt(w / maxW) * (maxW > 1 ? 1 : 0),
+      color: many ? "rgba(110,122,136,0.3)" : "#b8c2cc" });
   });
-  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }  // a few nodes fitted to the box would be drawn huge
+
+  var css = getComputedStyle(document.documentElement);
+  var hovered = null, focus = null;  // the account under the pointer; the tapped one (its neighbours stay lit)
+  var lit = null;  // ids lit around the focus, or null
+  function around(id) {
+    var out = {};
+    out[id] = true;
+    graph.forEachNeighbor(id, function (m) { out[m] = true; });
+    return out;
+  }
+  var near = null;  // the hovered account and its neighbours: labelled while the pointer is there
+  var renderer;
+  try {
+    renderer = new window.Sigma(graph, box, {
+      defaultEdgeType: edgeType,
+      labelFont: css.getPropertyValue("--pico-font-family-sans-serif").trim() || "system-ui, sans-serif",
+      labelSize: 12,
+      labelWeight: "500",
+      labelColor: { color: "#333" },
+      // at the first zoom only the forced labels (the top accounts, the hovered one's neighbourhood): no node is
+      // drawn this large (13 px at most, 18 in a drawing of a few). Zoomed in, the larger nodes gain theirs, and
+      // sigma's label grid keeps them from piling up into an unreadable carpet
+      labelRenderedSizeThreshold: 19,
+      zIndex: true,
+      minCameraRatio: 0.05,
+      maxCameraRatio: 4,
+      nodeReducer: function (node, attrs) {
+        var out = attrs;
+        if (near && near[node]) out = Object.assign({}, out, { forceLabel: true, zIndex: 3 });
+        if (lit && !lit[node]) return Object.assign({}, out, { color: "#e3e7ec", label: "", forceLabel: false, zIndex: -1 });
+        if (node === focus || node === hovered) out = Object.assign({}, out, { highlighted: true });
+        return out;
+      },
+      edgeReducer: function (edge, attrs) {
+        var ends = graph.extremities(edge);
+        var ring = lit || near;
+        if (!ring) return attrs;
+        var key = focus !== null && lit ? focus : hovered;
+        if (ends[0] === key || ends[1] === key) return Object.assign({}, attrs, { color: "#5c6773", size: Math.max(attrs.size, 1.2), zIndex: 1 });
+        return lit ? Object.assign({}, attrs, { hidden: true }) : attrs;
+      },
+    });
+  } catch (err) {
+    // no WebGL (an old browser, or disabled): say so instead of an empty box; the tables list the accounts
+    box.textContent = "This browser cannot draw the graph (it needs WebGL). The table below lists the accounts drawn.";
+    box.classList.add("no-webgl");
+    return;
+  }
+  // sigma draws its first frame inside the constructor (a synchronous render): every node and edge is on the
+  // canvas now. The timing checks read this mark (benchmarks/drawing.md: navigation to the first frame).
+  performance.mark("graph-first-frame");
+
   var tip = document.getElementById("net-tip");
   var names = { betweenness: "betweenness", core: "core", in_degree: "in-degree", out_degree: "out-degree",
-    clustering: "clustering", distance: "hops", partners: "conversation partners", conversation: "conversation" };
-  function show(node) {
-    var n = node.data("node");
+    clustering: "clustering", distance: "hops", partners: "conversation partners", conversation: "conversation",
+    degree: "edges drawn" };
+  function position(id) {
+    var a = graph.getNodeAttributes(id);
+    return renderer.graphToViewport({ x: a.x, y: a.y });
+  }
+  function show(id) {
+    var n = data.nodes[Number(id)];
     tip.innerHTML = "";
     var title = document.createElement("strong");
-    title.textContent = node.data("label") + (n.centre ? " (centre)" : "");
+    title.textContent = labelOf(n) + (n.centre ? " (centre)" : "");
     tip.appendChild(title);
     Object.keys(names).forEach(function (k) {
       if (n[k] === undefined) return;
@@ -150,33 +228,45 @@
       line.textContent = names[k] + " " + fmt(n[k]);
       tip.appendChild(line);
     });
-    var p = node.renderedPosition();
-    tip.style.left = (p.x + 14) + "px";
-    tip.style.top = (p.y + 8) + "px";
+    var p = position(id);
     tip.hidden = false;
+    // beside the node, but never past the drawing's right edge (a phone's screen is narrow)
+    tip.style.left = Math.max(0, Math.min(p.x + 14, box.clientWidth - tip.offsetWidth - 2)) + "px";
+    tip.style.top = (p.y + 8) + "px";
   }
-  cy.on("mouseover", "node", function (e) { show(e.target); });
-  cy.on("mouseout", "node", function () { tip.hidden = true; });
-  cy.on("tap", "node", function (e) {
-    // highlight the account and its direct neighbours
-    var n = e.target;
-    cy.elements().addClass("faded");
-    n.closedNeighborhood().removeClass("faded");
-    show(n);
+  function refresh() { renderer.refresh({ skipIndexation: true }); }
+  renderer.on("enterNode", function (e) {
+    hovered = e.node; near = around(e.node); show(e.node); box.style.cursor = "pointer"; refresh();
   });
-  cy.on("tap", function (e) { if (e.target === cy) { cy.elements().removeClass("faded"); tip.hidden = true; } });
-  cy.on("dbltap", "node", function (e) {
+  renderer.on("leaveNode", function () {
+    hovered = null; near = focus !== null ? around(focus) : null; box.style.cursor = "";
+    if (focus === null) tip.hidden = true; else show(focus);
+    refresh();
+  });
+  renderer.on("clickNode", function (e) {
+    // light the account and its direct neighbours, fade the rest
+    focus = e.node; lit = around(e.node); near = lit; show(e.node); refresh();
+  });
+  renderer.on("clickStage", function () { focus = null; lit = null; near = null; tip.hidden = true; refresh(); });
+  renderer.on("doubleClickNode", function (e) {
+    e.preventSigmaDefault();
     var m = window.location.pathname.match(/^(.*\/w\/[^/]+\/)/);
-    if (m) window.location.assign(m[1] + "accounts/" + e.target.data("tid") + "/");
+    if (m) window.location.assign(m[1] + "accounts/" + data.nodes[Number(e.node)].tid + "/");
   });
+  renderer.on("afterRender", function () { if (focus !== null && hovered === null && !tip.hidden) show(focus); });
+
   // keyboard: arrows pan, +/- zoom, 0 fits (as in the cascade explorer)
   box.addEventListener("keydown", function (ev) {
-    var step = 40, z = cy.zoom(), mid = { x: cy.width() / 2, y: cy.height() / 2 };
-    var moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-    if (moves[ev.key]) { cy.panBy({ x: moves[ev.key][0], y: moves[ev.key][1] }); ev.preventDefault(); }
-    else if (ev.key === "+" || ev.key === "=") { cy.zoom({ level: z * 1.2, renderedPosition: mid }); }
-    else if (ev.key === "-") { cy.zoom({ level: z / 1.2, renderedPosition: mid }); }
-    else if (ev.key === "0") { cy.fit(undefined, 20); }
+    var cam = renderer.getCamera(), state = cam.getState(), step = 0.08 * state.ratio;
+    var moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+    if (moves[ev.key]) { cam.setState({ x: state.x + moves[ev.key][0], y: state.y + moves[ev.key][1] }); ev.preventDefault(); }
+    else if (ev.key === "+" || ev.key === "=") { cam.animatedZoom({ duration: 150 }); ev.preventDefault(); }
+    else if (ev.key === "-") { cam.animatedUnzoom({ duration: 150 }); ev.preventDefault(); }
+    else if (ev.key === "0") { cam.animatedReset({ duration: 150 }); ev.preventDefault(); }
   });
-  window.spreadwatchNetwork = cy;  // for the browser tests
+  window.spreadwatchNetwork = {  // for the browser tests
+    sigma: renderer, graph: graph, position: position,
+    node: function (label) { return graph.findNode(function (id, a) { return a.label === label; }); },
+    labels: function () { return Array.from(renderer.getNodeDisplayedLabels()).map(function (id) { return graph.getNodeAttribute(id, "label"); }); },
+  };
 })();
