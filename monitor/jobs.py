@@ -17,8 +17,9 @@ broker took it and then failed to answer) costs work, not correctness.
 background thread of the web process, in the order they were queued (an import's compute batches after the
 import), each closing its database connections when it ends. So an upload answers at once and its collection
 page follows the import live. Work queued there dies with the process; the next web process sends it again
-before it serves its first request (``recovery.resume_in_process``). Off by default: the tests and ``manage.py`` commands run tasks where they are
-queued, and a command would end before a background thread finished.
+before it serves its first request (``recovery.resume_in_process``). Off by default: the tests and
+``manage.py`` commands run tasks where they are queued, and a command would end before a background thread
+finished.
 """
 
 from __future__ import annotations
