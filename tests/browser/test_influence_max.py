@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from monitor.models import ComputeRun, InfluenceMaxResult, InfluenceMaxSeed
+from monitor.numbers import readable
 from tests.browser.pages import field, screenshot
 from tests.webapp import THESIS
 
@@ -53,7 +54,7 @@ def test_an_analyst_plans_a_counter_campaign_for_a_publisher(page, login, loaded
     expect(rows).to_have_count(3)
     for row, s in zip(rows.all(), seeds, strict=True):
         expect(row.locator("td").nth(1)).to_contain_text(s.account.screen_name)
-    expect(page.locator("[data-spread]")).to_have_text(f"{res.spread:.1f}")
+    expect(page.locator("[data-spread]")).to_have_text(readable(res.spread))  # the number format of every page
     explanation = page.locator("[data-explanation]")
     expect(explanation).to_contain_text("95 % confidence")
     expect(explanation.get_by_role("link", name="docs/influence_max.md")).to_have_attribute(
