@@ -142,6 +142,17 @@ def notice_dismiss(*, notice: Notice) -> None:
 # --- the sweep ---------------------------------------------------------------------------------------------------
 
 
+# what the sweep and a restarted demo process report, each a count
+_OUTCOMES = (
+    "batches_requeued",
+    "batches_failed",
+    "imports_requeued",
+    "imports_failed",
+    "batches_resent",
+    "imports_resent",
+)
+
+
 def _beat_of(kind: str):
     return Subquery(Lease.objects.filter(kind=kind, object_id=OuterRef("pk")).values("beat_at")[:1])
 
@@ -150,14 +161,7 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
     """Queue again (or fail, after too many attempts) every batch and import whose worker stopped beating."""
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=stall_seconds())
-    out = {
-        "batches_requeued": 0,
-        "batches_failed": 0,
-        "imports_requeued": 0,
-        "imports_failed": 0,
-        "batches_resent": 0,
-        "imports_resent": 0,
-    }
+    out = dict.fromkeys(_OUTCOMES, 0)
     stale = Q(beat__lt=cutoff) | Q(beat__isnull=True, started_at__lt=cutoff)
     batches = (
         ComputeBatch.objects.filter(status=ComputeBatch.Status.RUNNING, started_at__lt=cutoff)
@@ -357,14 +361,7 @@ def resume_in_process(*, now: dt.datetime | None = None) -> dict[str, int]:
     Only there (:func:`resume_on_first_request` calls it), and only before this process has run a task: the
     imports and batches marked running then have no runner anywhere, and those marked queued have no task.
     Returns what it did, as :func:`stalled_requeue`."""
-    out = {
-        "batches_requeued": 0,
-        "batches_failed": 0,
-        "imports_requeued": 0,
-        "imports_failed": 0,
-        "batches_resent": 0,
-        "imports_resent": 0,
-    }
+    out = dict.fromkeys(_OUTCOMES, 0)
     now = now or timezone.now()
     every_lease = now + dt.timedelta(days=1)  # older than this: no other process runs tasks here
     queued_imports = list(
