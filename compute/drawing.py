@@ -61,12 +61,7 @@ def radial_layout(
     smallest distance between two nodes; ``ring_gap`` the distance from a band to the next, in spacings."""
     if not 0 <= root < n:
         raise ValueError(f"root: {root} is not a node of {n}")
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    if len(src) != len(dst):
-        raise ValueError("src and dst: different lengths")
-    if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
-        raise ValueError(f"src/dst: a node index outside 0..{n - 1}")
+    src, dst = _edges(n, src, dst)
     if spacing <= 0 or ring_gap < 1:
         raise ValueError("spacing must be positive and ring_gap at least 1")
     w = np.zeros(n) if weight is None else np.asarray(weight, dtype=np.float64)
@@ -98,6 +93,17 @@ def radial_layout(
         y[level] = r * np.sin(a)
         radius = base + spacing * int(ring.max())
     return x, y
+
+
+def _edges(n: int, src, dst) -> tuple[np.ndarray, np.ndarray]:
+    """``src`` and ``dst`` as int64 arrays, checked to be edges between the ``n`` nodes."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    if len(src) != len(dst):
+        raise ValueError("src and dst: different lengths")
+    if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+        raise ValueError(f"src/dst: a node index outside 0..{n - 1}")
+    return src, dst
 
 
 def _rings(m: int, k: int) -> np.ndarray:
@@ -205,12 +211,7 @@ def force_layout(
     that cools linearly to zero. ``k`` (the ideal edge length) is 1, so two nodes end about 1 apart and
     neighbours closer than strangers. ``iterations`` defaults to 300 for small graphs, falling to 100 at 2,000
     nodes (every step costs ``n^2``; the start is a seeded disc, deterministic for a given ``seed``)."""
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    if len(src) != len(dst):
-        raise ValueError("src and dst: different lengths")
-    if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
-        raise ValueError(f"src/dst: a node index outside 0..{n - 1}")
+    src, dst = _edges(n, src, dst)
     if n == 0:
         return np.zeros(0), np.zeros(0)
     if iterations is None:
