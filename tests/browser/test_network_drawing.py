@@ -87,6 +87,14 @@ def test_the_drawings_are_webgl_with_few_labels_and_the_hovered_neighbourhood_na
     assert {"@u3", "@u2", "@u4", "@u5", "@u6", "@hub"} <= set(shown), shown
     assert len(shown) <= 13 + 6, shown
     screenshot(page, f"network-drawing-neighbourhood-hover-{width}")
+    # the keyboard (graph-keys.js, shared with the cascade explorer): an arrow pans, 0 fits it all again
+    camera_x = f"{NET}.sigma.getCamera().getState().x"
+    page.locator("#net-cy").focus()
+    x0 = page.evaluate(camera_x)
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(camera_x) < x0
+    page.keyboard.press("0")
+    page.wait_for_function(f"Math.abs({camera_x} - {x0}) < 1e-9")
     # the text alternative: every account drawn, in a table
     table = page.locator("details.net-table")
     expect(table.locator("summary")).to_contain_text(f"{N + 1} accounts drawn")

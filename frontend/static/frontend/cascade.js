@@ -146,15 +146,7 @@
   // the tooltip of the lit account follows it when the camera moves or the drawing is resized
   renderer.on("afterRender", function () { if (focus !== null && !tip.hidden) show(focus); });
 
-  // keyboard: arrows pan, +/- zoom, 0 fits
-  container.addEventListener("keydown", function (ev) {
-    var cam = renderer.getCamera(), state = cam.getState(), step = 0.08 * state.ratio;
-    var moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-    if (moves[ev.key]) { cam.setState({ x: state.x + moves[ev.key][0], y: state.y + moves[ev.key][1] }); ev.preventDefault(); }
-    else if (ev.key === "+" || ev.key === "=") { cam.animatedZoom({ duration: 150 }); ev.preventDefault(); }
-    else if (ev.key === "-") { cam.animatedUnzoom({ duration: 150 }); ev.preventDefault(); }
-    else if (ev.key === "0") { cam.animatedReset({ duration: 150 }); ev.preventDefault(); }
-  });
+  window.spreadwatchGraphKeys(container, renderer);  // arrows pan, +/- zoom, 0 fits (graph-keys.js)
 
   // find an account: @name or id, exact first, then a prefix; centres on it and lights its paths
   var form = document.getElementById("find-account");

@@ -255,15 +255,7 @@
   });
   renderer.on("afterRender", function () { if (focus !== null && hovered === null && !tip.hidden) show(focus); });
 
-  // keyboard: arrows pan, +/- zoom, 0 fits (as in the cascade explorer)
-  box.addEventListener("keydown", function (ev) {
-    var cam = renderer.getCamera(), state = cam.getState(), step = 0.08 * state.ratio;
-    var moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-    if (moves[ev.key]) { cam.setState({ x: state.x + moves[ev.key][0], y: state.y + moves[ev.key][1] }); ev.preventDefault(); }
-    else if (ev.key === "+" || ev.key === "=") { cam.animatedZoom({ duration: 150 }); ev.preventDefault(); }
-    else if (ev.key === "-") { cam.animatedUnzoom({ duration: 150 }); ev.preventDefault(); }
-    else if (ev.key === "0") { cam.animatedReset({ duration: 150 }); ev.preventDefault(); }
-  });
+  window.spreadwatchGraphKeys(box, renderer);  // arrows pan, +/- zoom, 0 fits (graph-keys.js)
   window.spreadwatchNetwork = {  // for the browser tests
     sigma: renderer, graph: graph, position: position,
     node: function (label) { return graph.findNode(function (id, a) { return a.label === label; }); },
