@@ -9,9 +9,10 @@ import argparse
 import csv
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .progress import Progress
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,9 +29,6 @@ NETWORK_ANALYSES = (
     "conversations",
     "neighbourhood",
 )
-
-#: an analysis shows its progress on stderr once it has run this long (seconds): shorter runs print nothing extra
-PROGRESS_AFTER_S = 1.0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,102 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-COMPUTING_INFLUENCE = "rebuilding the cascades and computing influence"
-
-
-class _Progress:
-    """An analysis' progress on stderr: one tqdm line naming the stage that runs, with the units done where the
-    stage counts them (betweenness: its sources) and the time elapsed. It appears only once the command has run
-    PROGRESS_AFTER_S seconds, only on a terminal (tqdm's ``disable=None``) and never with ``--quiet``; a ticker
-    thread redraws it twice a second, so the elapsed time moves while a single long kernel runs (a run that
-    printed nothing for two minutes looked hung)."""
-
-    def __init__(self, command: str, *, quiet: bool) -> None:
-        self.command = command
-        self._stage, self._done, self._total, self._unit = "reading the input", 0, 0, ""
-        self._bar = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
-        if quiet:
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:  # tqdm is a dependency; a broken install loses the progress line, not the result
-            return
-        self._bar = tqdm(
-            desc=self._text(),
-            bar_format="{desc} [{elapsed}]",
-            file=sys.stderr,
-            disable=None,
-            delay=PROGRESS_AFTER_S,
-            miniters=0,  # every update(0) redraws once the delay has passed: a stage change, an advance (at
-            mininterval=0,  # most ~100 of them) or the ticker's, so no stage goes unnamed
-            leave=True,
-        )
-
-    def __enter__(self) -> _Progress:
-        if self._bar is not None and not self._bar.disable:
-            self._ticker = threading.Thread(target=self._tick, name="cli-progress", daemon=True)
-            self._ticker.start()
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join()
-        if self._bar is not None:
-            if exc_type is None:
-                self.stage("done")
-            self._bar.close()
-
-    def stage(self, name: str, *, total: int = 0, unit: str = "") -> None:
-        """The stage now running; ``total`` units of it (shown as done / total) when it counts them."""
-        self._stage, self._done, self._total, self._unit = name, 0, total, unit
-        self._draw()
-
-    def advance(self, n: int) -> None:
-        self._done += n
-        self._draw()
-
-    def bytes_read(self, done: int, total: int) -> None:
-        """The readers' progress callback (bytes of the inputs read); once all is read, the cascades are rebuilt
-        and computed (``rank``: the forward and backward phases, which report nothing finer)."""
-        if done >= total:
-            if self._stage != COMPUTING_INFLUENCE:
-                self.stage(COMPUTING_INFLUENCE)
-            return
-        if self._unit != "MiB":
-            self.stage("reading the input", total=total, unit="MiB")
-        self._done = done
-        self._draw()
-
-    def _text(self) -> str:
-        text = f"{self.command}: {self._stage}"
-        if self._total:
-            done, total = (
-                (self._done / 2**20, self._total / 2**20) if self._unit == "MiB" else (self._done, self._total)
-            )
-            text += f" {done:,.0f}/{total:,.0f} {self._unit} ({100 * self._done / self._total:.0f}%)"
-        return text
-
-    def _draw(self) -> None:
-        if self._bar is None:
-            return
-        with self._lock:
-            self._bar.set_description_str(self._text(), refresh=False)
-            self._bar.update(0)  # draws only once PROGRESS_AFTER_S has passed (tqdm's delay)
-
-    def _tick(self) -> None:
-        while not self._stop.wait(0.5):
-            with self._lock:
-                self._bar.update(0)
-
-
 def _rank(args) -> int:
     from .pipeline import rank
 
-    with _Progress("rank", quiet=args.quiet) as progress:
+    with Progress("rank", quiet=args.quiet) as progress:
         result = rank(
             args.inputs,
             format=args.format,
@@ -439,7 +345,7 @@ def _network(args) -> int:
         raise ValueError("--analysis neighbourhood needs --account ID")
     if args.exact:
         args.samples = 0
-    with _Progress(f"network {args.analysis}", quiet=args.quiet) as progress:
+    with Progress(f"network {args.analysis}", quiet=args.quiet) as progress:
         ids, value, extra, info, notes = _network_values(args, progress)
     rows = _network_rows(ids, value, extra, args.top)
     if not args.quiet:
@@ -460,7 +366,7 @@ def _network(args) -> int:
     return 0
 
 
-def _network_values(args, progress: _Progress):
+def _network_values(args, progress: Progress):
     """(ids, value, extra columns, summary lines, notes) of ``args.analysis`` over the graph ``args`` names."""
     from .algorithms import network as net
 
@@ -512,7 +418,7 @@ def _network_values(args, progress: _Progress):
     return ids, value, extra, info, notes
 
 
-def _betweenness(g, samples: int, seed: int, backend: str, progress: _Progress, notes: list[str]) -> np.ndarray:
+def _betweenness(g, samples: int, seed: int, backend: str, progress: Progress, notes: list[str]) -> np.ndarray:
     """The engine's ``betweenness(g, samples=, seed=)`` computed a wave of source blocks at a time, so the
     progress line can count the sources done: whole blocks, added in any order, give the same bits
     (:func:`compute.algorithms.network.betweenness_partial`)."""
@@ -575,7 +481,7 @@ def _network_table(rows: list[dict], cols: list[str]) -> str:
 
 
 def _influence_max(args) -> int:
-    with _Progress("influence-max", quiet=args.quiet) as progress:
+    with Progress("influence-max", quiet=args.quiet) as progress:
         out = _run_influence_max(args, progress)
     if args.output == "json":
         json.dump(out, sys.stdout, indent=1)
@@ -632,7 +538,7 @@ def _needs_cascades(args) -> str:
     )
 
 
-def _run_influence_max(args, progress: _Progress | None = None) -> dict:
+def _run_influence_max(args, progress: Progress | None = None) -> dict:
     """Read, choose with ``args.method``, score with the evaluator: the JSON object of the command."""
     import time
 
@@ -643,7 +549,7 @@ def _run_influence_max(args, progress: _Progress | None = None) -> dict:
     from .graphs import follower_graph
 
     t0 = time.perf_counter()
-    progress = progress or _Progress("influence-max", quiet=True)
+    progress = progress or Progress("influence-max", quiet=True)
     backend = resolve_backend(args.backend)
     fg, has_cascades = _follower_graph_from(args.inputs, args.format, args.follows)
     g = follower_graph(fg)
@@ -820,7 +726,7 @@ def _wtf(args) -> int:
     from .algorithms.wtf import wtf
     from .backends import resolve_backend
 
-    with _Progress("wtf", quiet=args.quiet) as progress:
+    with Progress("wtf", quiet=args.quiet) as progress:
         g = _follower_graph(args.inputs, args.format, args.follows)
         seeds = g.index_of(args.account)
         missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from compute import cli
+from compute import cli, progress
 
 from .test_cli import DATA
 
@@ -30,7 +30,7 @@ def follows_file(tmp_path):
 
 
 def _run(monkeypatch, args: list[str], *, after: float, terminal: bool = True) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", after)
+    monkeypatch.setattr(progress, "PROGRESS_AFTER_S", after)
     err = _Terminal() if terminal else io.StringIO()
     out = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
