@@ -8,6 +8,7 @@ from compute.formats.registry import AUTO, FORMATS
 from monitor.alerts.kinds import PARAM_NAMES
 from monitor.alerts.models import AlertRule
 
+from ..algorithms.network import DEFAULT_SAMPLES
 from ..models import Account, Collection, ComputeRun, Workspace
 
 
@@ -343,7 +344,7 @@ class NetworkRunStartSerializer(serializers.Serializer):
     spreading = serializers.BooleanField(
         default=False, help_text="interactions only: add the cascades' spreading edges"
     )
-    samples = serializers.IntegerField(default=256, min_value=0, help_text="betweenness sources; 0 = exact")
+    samples = serializers.IntegerField(default=DEFAULT_SAMPLES, min_value=0, help_text="betweenness sources; 0 = exact")
     seed = serializers.IntegerField(default=0, min_value=0)
     backend = serializers.ChoiceField(choices=ComputeRun.Backend.choices, default=ComputeRun.Backend.AUTO)
 

@@ -137,12 +137,13 @@ class Command(BaseCommand):
                 generate("twitter", out, fmt="v1", retweets=o["retweets"], seed=7)
                 self._import(ws, user, name, [out / "tweets.jsonl", out / "follows.csv"])
 
-        write_login(user.username, password)
+        login = {"username": user.username, "password": password}
+        write_login(**login)
         self.stdout.write("")
         if o["login_later"]:
             self.stdout.write("Samples ready; the login is printed below, once the server has started.")
             return
-        first, *rest = login_banner(serve_url(o["host"]), read_login(), admin_names())
+        first, *rest = login_banner(serve_url(o["host"]), login, admin_names())
         self.stdout.write(self.style.SUCCESS(first))
         for line in rest:
             self.stdout.write(line)
