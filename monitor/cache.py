@@ -184,14 +184,19 @@ def _cache_arg(v: Any) -> str:
     return repr(v)
 
 
-def cached(fn: Callable) -> Callable:
-    """Cache ``fn(ws, ...)`` under the workspace's data version (see the module's docstring)."""
+def cached(fn: Callable | None = None, *, rev: int = 0) -> Callable:
+    """Cache ``fn(ws, ...)`` under the workspace's data version (see the module's docstring). ``@cached(rev=N)``:
+    a function whose answer changed shape raises its revision, so that entries the previous code wrote under the
+    same data version (a deploy does not bump it) are never read as the new shape."""
+    if fn is None:
+        return functools.partial(cached, rev=rev)
+    name = f"{fn.__name__}@{rev}" if rev else fn.__name__
 
     def key_for(ws, *args, **kwargs) -> str:
         """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
         version = current_version(ws)
         raw = "|".join(
-            [fn.__name__, version]
+            [name, version]
             + [_cache_arg(a) for a in args]
             + [f"{k}={_cache_arg(v)}" for k, v in sorted(kwargs.items())]
         )

@@ -265,7 +265,7 @@ def all_time_prime(ws: Workspace) -> bool:
     return True
 
 
-@cached
+@cached(rev=1)  # rev 1: the ``own`` column (issue 40); an entry without it would rank publishers on their own tweets
 def all_time_sums(ws: Workspace) -> tuple:
     """The snapshot's columns (account, label code, Σ influence, Σ T_v, own per (account, label, own): ``own``
     where the rows are the account's on its own tweets), read by one binary

@@ -207,3 +207,17 @@ def test_pruning_runs_on_beat_in_the_default_queue(settings):
     entry = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == read_cache_prune.name]
     assert entry and entry[0]["schedule"] <= 300
     assert settings.CELERY_TASK_ROUTES[read_cache_prune.name] == {"queue": "default"}
+
+
+def test_a_revised_read_never_meets_the_entries_of_its_previous_shape(ws_a, settings):
+    """A deploy does not bump the data version: a read whose answer changed shape raises its revision, and its
+    key is then another than the one the previous code wrote under the same version."""
+    from monitor.cache import cached
+
+    def sums(ws):
+        return ws.pk
+
+    before, after = cached(sums), cached(rev=1)(sums)
+    assert before.key_for(ws_a) != after.key_for(ws_a)
+    assert cached(rev=0)(sums).key_for(ws_a) == before.key_for(ws_a)  # every unrevised key stays as it was
+    assert after(ws_a) == ws_a.pk
