@@ -65,6 +65,7 @@ from ..ingest.stager import Stager
 from ..units import RETWEETERS, count_field, refusal, unit_fix, unit_of
 from ._apply_parse import Parsed, parse_events
 from ._rows import UnreadableRows
+from .unit_check import counted_id_field
 
 __all__ = ["apply_events", "orphan_wait_seconds", "sweep_waiting", "sweep_waiting_all"]
 
@@ -393,11 +394,11 @@ def _count_field(e: _Event) -> str:
     tweets CSV's fields) ``followers_count``."""
     if e.rows is not None:
         try:
-            for row in msgspec.json.decode(e.rows):
-                if row[4] >= 0:
-                    return count_field(row[5], e.body)
+            id_field = counted_id_field(e.rows)
         except (msgspec.DecodeError, TypeError, IndexError):
-            pass
+            id_field = None
+        if id_field is not None:
+            return count_field(id_field, e.body)
     if e.body is not None and ("user" in e.body and "id_str" in e.body):
         return "user.followers_count"
     return "followers_count"

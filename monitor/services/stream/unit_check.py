@@ -49,15 +49,21 @@ def check_unit(workspace: Workspace, records: list[Record], lines: list[tuple[in
         raise UnitRefused(BadRecord(path, line, field_name, refusal(), "follower count in a retweeters workspace"))
 
 
+def counted_id_field(rows: str) -> str | None:
+    """The id field of the first of a record's rows (as the intake read them, :mod:`._rows`) that carries a
+    follower count; None when none does."""
+    return next((row[5] for row in msgspec.json.decode(rows) if row[4] >= 0), None)  # row[4] -1: no count
+
+
 def first_count(records: list[Record]) -> tuple[int, str] | None:
     """(line, field) of the first record carrying a follower count: for a v1.1 or v2 record, the id field of the
     row that carries it (from the rows the intake read, :mod:`._rows`); for the tweets CSV's fields,
     ``followers_count``."""
     for r in records:
         if r.rows is not None:
-            for row in msgspec.json.decode(r.rows):
-                if row[4] >= 0:  # -1: no count
-                    return r.line, row[5]
+            id_field = counted_id_field(r.rows)
+            if id_field is not None:
+                return r.line, id_field
         elif r.format == "csv":
             v = msgspec.json.decode(r.body).get("followers_count")
             if not (v is None or (isinstance(v, str) and not v.strip())):  # the reader's "unknown" (to_count)
