@@ -154,9 +154,21 @@ class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "created_at")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("created_at",)
+    readonly_fields = ("unit", "created_at")  # the unit is fixed by the first data (monitor/services/units.py)
     inlines = (MembershipInline,)
     list_per_page = 50
+    fieldsets = (
+        (None, {"fields": ("name", "slug", "unit", "created_at")}),
+        (
+            "Cost budgets",
+            {
+                "fields": ("budget_run_seconds", "budget_run_memory_mb", "max_runs_in_flight"),
+                "description": "Every analysis is estimated before it is queued and refused beyond these limits. "
+                "Leave a field empty for the deployment's default (SPREADWATCH_BUDGET_RUN_SECONDS, "
+                "SPREADWATCH_BUDGET_RUN_MEMORY_MB, SPREADWATCH_MAX_RUNS_IN_FLIGHT).",
+            },
+        ),
+    )
 
     # Deleting: the bulk tables have no database-level foreign keys and hold millions of rows. The default
     # confirmation page lists every related row, and the default delete removes them one collector pass at

@@ -299,6 +299,16 @@ SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 SPREADWATCH_STALL_SECONDS = env_int("SPREADWATCH_STALL_SECONDS", 60)
 SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
 
+# --- cost budgets (issue 41; docs/reliability.md) -----------------------------------------------------------------
+# every analysis run is estimated before it is queued (monitor/services/budgets.py); one whose estimate exceeds its
+# workspace's budget is refused with a 400 naming the parameter and the limit. Per-workspace values (admin) win
+# over these defaults. Seconds: the run's estimated worker time on this deployment's CPU worker
+SPREADWATCH_BUDGET_RUN_SECONDS = env_int("SPREADWATCH_BUDGET_RUN_SECONDS", 1800)
+# MB: the estimated peak memory of one batch in its worker, and the ceiling a batch is held to while it runs
+SPREADWATCH_BUDGET_RUN_MEMORY_MB = env_int("SPREADWATCH_BUDGET_RUN_MEMORY_MB", 2048)
+# analysis runs of one workspace queued to workers at once; the rest wait, in order, until one ends
+SPREADWATCH_MAX_RUNS_IN_FLIGHT = env_int("SPREADWATCH_MAX_RUNS_IN_FLIGHT", 2)
+
 # --- the live stream (issue 17; docs/live.md) ------------------------------------------------------------------
 # events are partitioned by cascade into this many partitions; each partition is applied by one consumer at a
 # time, in id order. Changing it moves cascades between partitions: drain the stream first (docs/live.md)

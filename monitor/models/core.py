@@ -65,6 +65,17 @@ class Workspace(models.Model):
     # followers; none: retweeters) and never changed by later data (monitor/services/units.py); "" until then
     unit = models.CharField(max_length=12, blank=True, default="", choices=WORKSPACE_UNITS)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
+    # cost budgets (monitor/services/budgets.py): empty = the deployment's default (SPREADWATCH_BUDGET_*,
+    # SPREADWATCH_MAX_RUNS_IN_FLIGHT); set per workspace by an admin
+    budget_run_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="longest estimated worker time of one run, in seconds (empty: the default)"
+    )
+    budget_run_memory_mb = models.PositiveIntegerField(
+        null=True, blank=True, help_text="largest estimated peak memory of one batch, in MB (empty: the default)"
+    )
+    max_runs_in_flight = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="runs queued to workers at once; the rest wait (empty: the default)"
+    )
 
     class Meta:
         ordering = ["name"]
