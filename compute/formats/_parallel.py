@@ -22,12 +22,28 @@ library refuses to start children there (``AssertionError: daemonic processes ar
 ``concurrent.futures`` and every start method alike); billiard allows it. Without billiard, ``multiprocessing``
 with fork. Where no pool can be started, the read is serial, with a log line. Fork, not spawn or forkserver: the
 children need the modules this process has imported already, and start in milliseconds.
+
+A worker holds nothing of this process's but its range and its pipe, and does not outlive it. The workers are
+forked inside the import's database transaction (``monitor/services/ingest``): a child that kept the parent's
+database socket kept its session, its open transaction and its row locks alive after a ``kill -9`` of the parent,
+and a child that kept the read end of a pipe could never see the pipe break and blocked on it for ever. So a worker,
+as it starts (:func:`_detach`), closes the read ends of every pipe, points every inherited socket at ``/dev/null``
+(``dup2``: the descriptor stays valid and the socket itself is untouched, so nothing, not even a database
+protocol's goodbye, reaches the parent's connections; the parent's sessions end when it does), asks Linux to kill it
+when its parent dies (``PR_SET_PDEATHSIG``), and exits at once if the parent is already gone; a send that finds the
+pipe broken ends it quietly. The parent's own failure handling is unchanged: a worker that ends early is an error
+(:meth:`_Readers.__iter__`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
 import os
+import signal
+import stat
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Iterator
@@ -143,16 +159,71 @@ def _read_range(
     )
 
 
-def _serve(conn, path: str, ranges: list[tuple[int, int]], kw: dict) -> None:
-    """A worker process: read ``ranges`` in turn, each result (or the error) down ``conn``."""
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with(parent: int) -> None:
+    """Linux: this process gets SIGKILL when the thread that forked it ends (the reading process's thread, which
+    joins its workers before it ends), and exits now if ``parent`` is already gone. Elsewhere, nothing: a
+    worker whose parent is gone still ends at its next send (the pipe is broken, :func:`_serve`)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died between the fork and the prctl
+        os._exit(1)
+
+
+def _inherited_fds() -> list[int]:
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError):
+            return sorted(int(name) for name in os.listdir(folder))
+    return []
+
+
+def _detach(parent: int, keep: int, pipes: list) -> None:
+    """In a worker, first thing: let go of what it inherited from the reading process (see the module). ``keep``
+    is the descriptor of its own pipe's write end; ``pipes`` the read ends of every worker's pipe."""
+    _die_with(parent)
+    for other in pipes:
+        with contextlib.suppress(OSError):
+            other.close()
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in _inherited_fds():
+            if fd <= 2 or fd in (keep, null):  # standard streams stay, for the worker's own error output
+                continue
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)  # not close(): a later write through a stale handle must not hit a new file
+            except OSError:  # closed meanwhile (the listing's own descriptor)
+                continue
+    finally:
+        os.close(null)
+
+
+# a send's errors once the reading process is gone (its end of the pipe closed with it)
+_GONE = (BrokenPipeError, ConnectionResetError, EOFError)
+
+
+def _serve(conn, path: str, ranges: list[tuple[int, int]], kw: dict, parent: int, pipes: list) -> None:
+    """A worker process: read ``ranges`` in turn, each result (or the error) down ``conn``. Returns quietly when
+    the reading process is gone: nobody is left to tell."""
+    _detach(parent, conn.fileno(), pipes)
     try:
         for a, b in ranges:
             conn.send((True, _read_range(path, a, b, **kw)))
+    except _GONE:
+        return
     except BaseException as exc:  # whatever it is, the reading process raises it
-        try:
-            conn.send((False, exc))
-        except Exception:  # one that does not pickle: its traceback instead
-            conn.send((False, RuntimeError(traceback.format_exc())))
+        with contextlib.suppress(*_GONE):
+            try:
+                conn.send((False, exc))
+            except _GONE:
+                raise
+            except Exception:  # one that does not pickle: its traceback instead
+                conn.send((False, RuntimeError(traceback.format_exc())))
     finally:
         conn.close()
 
@@ -175,11 +246,14 @@ class _Readers:
         self.procs: list = []
         self.conns: list = []
         self.n = len(ranges)
+        parent = os.getpid()
         try:
             for w in range(workers):
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_serve, args=(send, path, ranges[w::workers], kw), daemon=True)
                 self.conns.append(recv)
+                # the worker closes every read end it inherits: its own, and those of the workers before it
+                args = (send, path, ranges[w::workers], kw, parent, list(self.conns))
+                proc = ctx.Process(target=_serve, args=args, daemon=True)
                 proc.start()
                 self.procs.append(proc)
                 send.close()

@@ -9,6 +9,7 @@ import gzip
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -265,3 +266,109 @@ def test_an_error_in_a_worker_is_raised_by_the_read(tmp_path, monkeypatch):
     monkeypatch.setattr(_parallel, "_read_range", _boom)  # the workers are forked after this
     with pytest.raises(MemoryError, match="no room"):
         _read(p, mode="skip-bad", parallel=PAR)
+
+
+# --- what a worker holds, and how long it lives ---------------------------------------------------------------------
+
+KW = {"chunk": 7, "max_record": 600, "keep": 1000, "strict": False}
+
+
+def _blocked_readers(tmp_path) -> tuple[str, list[tuple[int, int]]]:
+    """A file whose ranges' results fill the workers' pipes many times over: the workers are still alive, blocked
+    on a send, while the reading process takes nothing."""
+    p = _write(tmp_path / "t.jsonl", _lines(3000, bad=False))
+    return p, line_ranges(p, os.path.getsize(p), 1500)
+
+
+def _links(pid: int) -> list[tuple[str, bool]]:
+    """What the process's descriptors point at, and whether each is open for reading (both ends of a pipe have
+    the pipe's one inode)."""
+    out = []
+    for name in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{name}")
+            with open(f"/proc/{pid}/fdinfo/{name}") as fh:
+                flags = int(next(x for x in fh if x.startswith("flags:")).split()[1], 8)
+        except FileNotFoundError:
+            continue
+        out.append((link, flags & os.O_ACCMODE != os.O_WRONLY))
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the workers' descriptors in /proc")
+def test_a_worker_holds_neither_the_sockets_nor_the_pipes_of_the_reading_process(tmp_path):
+    import socket
+    import time
+
+    p, ranges = _blocked_readers(tmp_path)
+    mine, theirs = socket.socketpair()  # a database connection of the reading process, say
+    readers = _parallel._Readers(p, ranges, 2, KW)
+    try:
+        ours = {os.readlink(f"/proc/self/fd/{c.fileno()}") for c in readers.conns}  # the read ends: pipe:[inode]
+        assert all(link.startswith("pipe:") for link in ours)
+
+        def held() -> list[str]:
+            return [
+                link
+                for proc in readers.procs
+                for link, reads in _links(proc.pid)
+                if link.startswith("socket:") or (link in ours and reads)
+            ]
+
+        deadline = time.monotonic() + 10
+        while held() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(proc.is_alive() for proc in readers.procs)  # blocked on their pipes, not gone
+        assert held() == []
+    finally:
+        readers.close()
+    mine.sendall(b"still ours")  # the reading process's socket works as before
+    assert theirs.recv(16) == b"still ours"
+    mine.close()
+    theirs.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_workers_die_with_the_reading_process_when_it_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    p, _ = _blocked_readers(tmp_path)
+    script = (
+        "import os, sys, time\n"
+        "from compute.formats import _parallel\n"
+        "from compute.formats._io import line_ranges\n"
+        "p = sys.argv[1]\n"
+        f"r = _parallel._Readers(p, line_ranges(p, os.path.getsize(p), 1500), 2, {KW!r})\n"
+        "print(' '.join(str(x.pid) for x in r.procs), flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    reader = subprocess.Popen([sys.executable, "-c", script, p], cwd=root, stdout=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        workers = [int(x) for x in reader.stdout.readline().split()]
+        assert len(workers) == 2 and all(_running(w) for w in workers)
+        reader.send_signal(signal.SIGKILL)
+        reader.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_running(w) for w in workers)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+        reader.stdout.close()
+        for w in workers:  # what a failure left (they would block for ever)
+            if _running(w):
+                os.kill(w, signal.SIGKILL)
