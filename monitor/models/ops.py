@@ -33,6 +33,13 @@ class Lease(models.Model):
     holder = models.CharField(max_length=200, help_text="host:pid of the worker process")
     started_at = models.DateTimeField()
     beat_at = models.DateTimeField(help_text="last heartbeat")
+    # PostgreSQL: the session the work's transaction runs on, named for sure by its pid and start time. A worker
+    # killed while another process keeps its socket (a forked child) leaves that session open, holding the work's
+    # locks: the sweep ends it once the heartbeat is stale (monitor.services.recovery)
+    backend_pid = models.IntegerField(null=True, blank=True, help_text="pg_backend_pid() of the work's session")
+    backend_started_at = models.DateTimeField(
+        null=True, blank=True, help_text="when that session started (pg_stat_activity.backend_start)"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["kind", "object_id"], name="lease_unique_work")]

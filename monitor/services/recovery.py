@@ -14,8 +14,19 @@ from the start. A batch is stored under row locks by the first delivery that get
 so a worker that was only slow, not dead, and the new delivery never both count it. After
 ``SPREADWATCH_STALL_MAX_ATTEMPTS`` deliveries a stalled batch or import fails, saying why, and the analyst who
 started it gets a :class:`~monitor.models.Notice` on the workspace's pages. An import is also checked for its
-row lock, which it holds for its whole transaction: a locked row means its worker is alive, whatever the
-heartbeat says.
+row lock, which it holds for its whole transaction: a locked row whose heartbeat is fresh, or whose lock is held
+by a session that is not the one the worker recorded, is a live worker's, left alone.
+
+**An orphaned session.** A worker's transaction dies with its connection only when no other process keeps a
+copy of the socket: a process forked while the transaction was open (the parallel reader's workers were such
+processes, ``compute/formats/_parallel.py``, until they let go of what they inherit) keeps the session, its
+open transaction and its row lock alive after the worker is killed, and the row looks held for ever. On
+PostgreSQL the lease records the session the work runs on (``pg_backend_pid()`` and its start time), and the
+sweep ends that session (``pg_terminate_backend``: its transaction rolls back, its locks go) when all of these
+hold: the heartbeat is stale, the session is the recorded one (pid and start time), it waits on its client (idle
+in its transaction, or in a COPY waiting for data) and has since before the stall time, and it holds a lock on
+the collections table. Then the import is queued again, or failed after the last attempt, as any stalled one.
+A session running a statement is left to finish it; one whose heartbeat is fresh is never touched.
 
 **Lost tasks.** Queued work has no holder to go stale. Its task can still be lost after it was sent: a Redis
 without persistence restarted, a web process killed between its commit and the send. The same sweep looks into
@@ -44,6 +55,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -96,16 +108,38 @@ def _beat_loop(kind: str, pk: int, holder: str, every: float, stop: threading.Ev
         connection.close()  # this thread's own connection
 
 
+def _this_session() -> tuple[int | None, dt.datetime | None]:
+    """PostgreSQL: this thread's database session (its pid and start time), on which the held work runs its
+    transaction; ``(None, None)`` elsewhere."""
+    if connection.vendor != "postgresql":
+        return None, None
+    with connection.cursor() as cur:
+        cur.execute("SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+        row = cur.fetchone()
+    return (row[0], row[1]) if row else (None, None)
+
+
 @contextlib.contextmanager
 def holding(kind: str, pk: int) -> Iterator[None]:
-    """Hold ``kind`` ``pk`` (a :class:`Lease`) while the block runs, beating its heartbeat from a thread."""
+    """Hold ``kind`` ``pk`` (a :class:`Lease`) while the block runs, beating its heartbeat from a thread. The
+    block must run its transaction on this thread's connection (the lease names that session)."""
     holder = holder_name()
     now = timezone.now()
+    backend_pid, backend_started_at = _this_session()
+    lease = Lease(
+        kind=kind,
+        object_id=pk,
+        holder=holder,
+        started_at=now,
+        beat_at=now,
+        backend_pid=backend_pid,
+        backend_started_at=backend_started_at,
+    )
     Lease.objects.bulk_create(
-        [Lease(kind=kind, object_id=pk, holder=holder, started_at=now, beat_at=now)],
+        [lease],
         update_conflicts=True,
         unique_fields=["kind", "object_id"],
-        update_fields=["holder", "started_at", "beat_at"],
+        update_fields=["holder", "started_at", "beat_at", "backend_pid", "backend_started_at"],
     )
     stop = threading.Event()
     thread = None
@@ -245,9 +279,24 @@ def _requeue_batch(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str =
     return "requeued"
 
 
+# what _requeue_import_once answers for a row an import still holds locked
+_LOCKED = "locked"
+
+
 def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str = "") -> str | None:
+    outcome = _requeue_import_once(pk, cutoff, now, reason)
+    if outcome == _LOCKED:
+        ended = _end_orphaned_session(pk, cutoff)
+        outcome = _requeue_import_once(pk, cutoff, now, reason, ended=ended) if ended else None
+    return None if outcome == _LOCKED else outcome
+
+
+def _requeue_import_once(
+    pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str = "", ended: int | None = None
+) -> str | None:
     with transaction.atomic():
-        # an import holds its row lock for its whole transaction: a row we cannot lock has a live worker
+        # an import holds its row lock for its whole transaction: a row we cannot lock has a worker, or a session
+        # left open after its worker died (see _end_orphaned_session)
         c = (
             Collection.objects.select_for_update(skip_locked=True)
             .select_related("workspace")
@@ -255,13 +304,16 @@ def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str 
             .first()
         )
         if c is None:
-            return None
+            locked = Collection.objects.filter(pk=pk, status=Collection.Status.INGESTING).exists()
+            return _LOCKED if locked else None
         lease = _lease(Lease.Kind.IMPORT, pk)
         if lease is not None and lease.beat_at >= cutoff:
             return None
         age = _age(lease.beat_at if lease else None, c.started_at, now)
         who = f"its worker ({lease.holder})" if lease else "its worker"
         why = reason or f"{who} stopped responding (no heartbeat for {age} s)"
+        if ended:
+            why += f"; its database session (pid {ended}), left open with the import's lock, was ended"
         Lease.objects.filter(kind=Lease.Kind.IMPORT, object_id=pk).delete()
         if c.attempts >= max_attempts():
             c.status = Collection.Status.FAILED
@@ -285,6 +337,73 @@ def _requeue_import(pk: int, cutoff: dt.datetime, now: dt.datetime, reason: str 
         jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, pk)
     log.warning("import of collection %s queued again: %s", pk, why)
     return "requeued"
+
+
+# how long the sweep waits for an ended session to be gone (its transaction rolled back, its locks released)
+_SESSION_END_WAIT_S = 10.0
+
+# the recorded session, still there, waiting on its client since before the stall time, holding a lock on the
+# collections table; ended in the same statement that finds it
+_END_ORPHANED_SQL = """
+SELECT a.pid, pg_terminate_backend(a.pid)
+FROM pg_stat_activity a
+WHERE a.pid = %(pid)s
+  AND a.backend_start = %(started)s
+  AND a.datname = current_database()
+  AND (a.state LIKE 'idle in transaction%%' OR a.wait_event_type = 'Client')
+  AND a.state_change < now() - make_interval(secs => %(stall)s)
+  AND EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.pid = a.pid AND l.granted AND l.relation = %(table)s::regclass
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  )
+"""
+_SESSION_THERE_SQL = "SELECT 1 FROM pg_stat_activity WHERE pid = %(pid)s AND backend_start = %(started)s"
+
+
+def _end_orphaned_session(pk: int, cutoff: dt.datetime) -> int | None:
+    """End the database session of an import whose worker stopped beating but whose row is still locked by the
+    session that worker recorded, idle (see the module). Returns its pid once it is gone, else ``None``."""
+    if connection.vendor != "postgresql":
+        return None
+    lease = _lease(Lease.Kind.IMPORT, pk)
+    if lease is None or lease.beat_at >= cutoff or lease.backend_pid is None or lease.backend_started_at is None:
+        return None  # a live worker (fresh heartbeat), or a lease that names no session
+    params = {
+        "pid": lease.backend_pid,
+        "started": lease.backend_started_at,
+        "stall": stall_seconds(),
+        "table": Collection._meta.db_table,
+    }
+    try:
+        with connection.cursor() as cur:
+            # the activity statistics are read once per transaction unless cleared (the sweep may run in one)
+            cur.execute("SELECT pg_stat_clear_snapshot()")
+            cur.execute(_END_ORPHANED_SQL, params)
+            row = cur.fetchone()
+            if row is None or not row[1]:
+                return None  # not that session any more, busy, or not ours to end
+            deadline = time.monotonic() + _SESSION_END_WAIT_S
+            while time.monotonic() < deadline:
+                cur.execute("SELECT pg_stat_clear_snapshot()")
+                cur.execute(_SESSION_THERE_SQL, params)
+                if cur.fetchone() is None:
+                    break
+                time.sleep(0.05)
+            else:
+                return None  # still ending: the next sweep finds the row free
+    except DatabaseError:  # e.g. not allowed to signal it (another role): leave it, say so
+        log.warning("import of collection %s: could not end its orphaned database session", pk, exc_info=True)
+        return None
+    log.warning(
+        "import of collection %s: no heartbeat from its worker (%s) since %s, yet its transaction was still open:"
+        " ended its database session (pid %s), which rolled it back",
+        pk,
+        lease.holder,
+        f"{lease.beat_at:%H:%M:%S} UTC",
+        lease.backend_pid,
+    )
+    return lease.backend_pid
 
 
 def _resend_lost(cutoff: dt.datetime, now: dt.datetime) -> tuple[int, int]:

@@ -126,6 +126,102 @@ def test_after_the_last_attempt_a_stalled_import_fails_with_a_notice(alice, stuc
     assert Notice.objects.filter(user=alice, message__contains="The import of").exists()
 
 
+@pytest.fixture
+def orphaned_session(stuck_import, settings):
+    """The stuck import's row locked by a session of its own whose client went quiet, named in the lease as the
+    worker's: what a killed worker leaves when another process keeps its socket (tests/faults has the real one)."""
+    import time
+
+    import psycopg
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("database sessions are PostgreSQL's")
+    s = connection.settings_dict
+    other = psycopg.connect(
+        dbname=s["NAME"], user=s["USER"], password=s["PASSWORD"] or None, host=s["HOST"] or None, port=s["PORT"] or None
+    )
+    other.execute("SELECT id FROM monitor_collection WHERE id = %s FOR UPDATE", [stuck_import.pk])  # stays open
+    pid, started = other.execute(
+        "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+    ).fetchone()
+    Lease.objects.filter(object_id=stuck_import.pk).update(backend_pid=pid, backend_started_at=started)
+    settings.SPREADWATCH_STALL_SECONDS = 1
+    time.sleep(1.2)  # quiet for longer than the stall time
+    yield other, pid
+    other.close()
+
+
+def _session_alive(other) -> bool:
+    import psycopg
+
+    try:
+        other.execute("SELECT 1")
+    except psycopg.OperationalError:
+        return False
+    other.rollback()
+    return True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dead_workers_session_that_still_holds_the_import_is_ended_and_the_import_queued_again(
+    orphaned_session, stuck_import, run_tasks
+):
+    other, _ = orphaned_session
+    assert run_tasks(services.stalled_requeue)["imports_requeued"] == 1
+    assert not _session_alive(other)  # ended: its transaction rolled back, its lock released
+    c = Collection.objects.get(pk=stuck_import.pk)
+    assert c.status == Collection.Status.DONE and c.attempts == 2, c.error
+    assert total_by_name(c.workspace) == EXPECTED_TOTAL
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_the_last_attempt_the_import_of_an_ended_session_fails_saying_so(
+    alice, orphaned_session, stuck_import, run_tasks, settings
+):
+    other, pid = orphaned_session
+    settings.SPREADWATCH_STALL_MAX_ATTEMPTS = 1
+    assert run_tasks(services.stalled_requeue)["imports_failed"] == 1
+    assert not _session_alive(other)
+    c = Collection.objects.get(pk=stuck_import.pk)
+    assert c.status == Collection.Status.FAILED
+    assert f"its database session (pid {pid}), left open with the import's lock, was ended" in c.error
+    assert Notice.objects.filter(user=alice, message__contains="The import of").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("case", ["fresh heartbeat", "another session", "no session recorded"])
+def test_a_session_holding_an_import_is_left_alone_unless_it_is_the_dead_workers(
+    orphaned_session, stuck_import, run_tasks, case
+):
+    other, _ = orphaned_session
+    lease = Lease.objects.filter(object_id=stuck_import.pk)
+    if case == "fresh heartbeat":  # a live worker, however quiet its session: never ended
+        lease.update(beat_at=timezone.now())
+    elif case == "another session":  # the pid was reused: the start time tells
+        lease.update(backend_started_at=lease.get().backend_started_at - dt.timedelta(seconds=1))
+    else:  # a lease written before sessions were recorded (or on SQLite)
+        lease.update(backend_pid=None, backend_started_at=None)
+    out = run_tasks(services.stalled_requeue)
+    assert out["imports_requeued"] == out["imports_failed"] == 0
+    assert _session_alive(other)
+    assert Collection.objects.get(pk=stuck_import.pk).status == Collection.Status.INGESTING
+
+
+def test_a_lease_names_the_session_its_work_runs_on(ws_a):
+    from django.db import connection
+
+    with recovery.holding(Lease.Kind.IMPORT, 12345):
+        lease = Lease.objects.get(object_id=12345)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                assert (lease.backend_pid, lease.backend_started_at) == cur.fetchone()
+        else:
+            assert lease.backend_pid is None and lease.backend_started_at is None
+    assert not Lease.objects.filter(object_id=12345).exists()
+
+
 def test_a_second_delivery_of_a_finished_import_leaves_it_alone(ws_a, import_files):
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     Collection.objects.filter(pk=c.pk).update(status=Collection.Status.INGESTING)  # what the late copy would see
