@@ -16,6 +16,12 @@ worker hanging), and never pauses at the same marker twice.
   ``barrier-<pid>``), so n workers are provably computing at once.
 * ``FAULTS_PAUSE_INGEST=1,2``: the imports this worker runs first and second pause inside their transaction,
   after every row is written (markers ``ingest-1``, ``ingest-2``).
+* ``FAULTS_PAUSE_PARALLEL_READ=1``: the first import that reads a file on several processes
+  (``compute/formats/_parallel.py``) pauses inside its transaction once the first range came back, its reader
+  processes alive (marker ``parallel-read``; the file ``parallel-readers`` holds their pids, one a line).
+* ``FAULTS_HOLD_CONNECTION=1``: at that pause, the worker also starts a process that holds a copy of the import's
+  database socket and outlives the worker (its pid in the file ``holder``): what any process that inherited the
+  connection and does not die with its parent leaves behind.
 * ``FAULTS_FAKE_GPU_NODES=n``: the worker resolves every backend to ``gpu`` and computes on the CPU reference,
   but any forward or backward phase over more than n participants raises CUDA's out-of-memory error first.
 """
@@ -23,6 +29,7 @@ worker hanging), and never pauses at the same marker twice.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -104,6 +111,9 @@ def install() -> None:
 
         collections.load_files = load_files
 
+    if os.environ.get("FAULTS_PAUSE_PARALLEL_READ") == "1":
+        _pause_parallel_read(hold=os.environ.get("FAULTS_HOLD_CONNECTION") == "1")
+
     fake_gpu = int(os.environ.get("FAULTS_FAKE_GPU_NODES", "0"))
     if fake_gpu:
         real_both, real_backward, real_device = influence.both_phases, influence.backward, runs.device_name
@@ -126,6 +136,39 @@ def install() -> None:
         runs.resolve_backend = lambda name: "gpu"
         influence.both_phases, influence.backward = both_phases, backward
         runs.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
+
+
+def _pause_parallel_read(*, hold: bool) -> None:
+    from compute.formats import _parallel
+
+    real_iter = _parallel._Readers.__iter__
+
+    def readers_iter(self):
+        for i, r in enumerate(real_iter(self)):
+            yield r
+            if i == 0 and _claim("parallel-read"):  # the reading process asks for the next range: pause there
+                (DIR / "parallel-readers").write_text("\n".join(str(p.pid) for p in self.procs))
+                if hold:
+                    _hold_connection()
+                _pause("parallel-read")
+
+    _parallel._Readers.__iter__ = readers_iter
+
+
+def _hold_connection() -> None:
+    """A process (its own session, so it outlives this one) holding the import's database socket, doing nothing."""
+    from django.db import connection
+
+    fd = connection.connection.fileno()
+    holder = subprocess.Popen(
+        ["sleep", str(int(PAUSE_MAX_S))],
+        pass_fds=(fd,),
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    (DIR / "holder").write_text(str(holder.pid))
 
 
 if __name__ == "__main__":
