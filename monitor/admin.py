@@ -154,7 +154,8 @@ class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "created_at")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("unit", "created_at")  # the unit is fixed by the first data (monitor/services/units.py)
+    # the unit is fixed by the first data (monitor/services/units.py)
+    readonly_fields = ("unit", "created_at", "effective_limits")
     inlines = (MembershipInline,)
     list_per_page = 50
     fieldsets = (
@@ -162,13 +163,26 @@ class WorkspaceAdmin(admin.ModelAdmin):
         (
             "Cost budgets",
             {
-                "fields": ("budget_run_seconds", "budget_run_memory_mb", "max_runs_in_flight"),
+                "fields": ("budget_run_seconds", "budget_run_memory_mb", "max_runs_in_flight", "effective_limits"),
                 "description": "Every analysis is estimated before it is queued and refused beyond these limits. "
                 "Leave a field empty for the deployment's default (SPREADWATCH_BUDGET_RUN_SECONDS, "
                 "SPREADWATCH_BUDGET_RUN_MEMORY_MB, SPREADWATCH_MAX_RUNS_IN_FLIGHT).",
             },
         ),
     )
+
+    @admin.display(description="Limits in force")
+    def effective_limits(self, obj) -> str:
+        """The limits the workspace's runs are held to now, its own or the deployment's defaults filled in."""
+        from .services.budgets import duration, workspace_limits
+
+        if obj is None or obj.pk is None:
+            return "the deployment's defaults, until an admin sets the fields above"
+        lim = workspace_limits(obj)
+        return (
+            f"{duration(lim.run_seconds)} of estimated worker time per run, {lim.run_memory_mb:,} MB of estimated "
+            f"peak memory per batch, {lim.runs_in_flight} run(s) queued to workers at once"
+        )
 
     # Deleting: the bulk tables have no database-level foreign keys and hold millions of rows. The default
     # confirmation page lists every related row, and the default delete removes them one collector pass at

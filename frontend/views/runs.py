@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from monitor import selectors, services
 from monitor.models import ComputeRun
-from monitor.services import compute_run_cancel, compute_run_retry
+from monitor.services import budgets, compute_run_cancel, compute_run_retry
 
 from ..forms import RecomputeForm
 from .base import PAGE, workspace_context
@@ -37,9 +37,40 @@ def run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
     r = selectors.run_get(workspace, pk)
     ctx = workspace_context(
-        request, workspace, run=r, batches=selectors.run_batches(r), stalled=selectors.stalled_work(batches=r.batches)
+        request,
+        workspace,
+        run=r,
+        batches=selectors.run_batches(r),
+        stalled=selectors.stalled_work(batches=r.batches),
+        cost=_cost(r),
     )
     return render(request, "frontend/run.html", ctx)
+
+
+def _fact(name: str, v) -> str:
+    return f"{name} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{name} {v}"
+
+
+def _fact(name: str, v) -> str:
+    return f"{name} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{name} {v}"
+
+
+def _cost(r: ComputeRun) -> dict | None:
+    """The run's estimate beside what it measured: worker seconds (its phases summed over its batches)."""
+    e = r.estimate or {}
+    if "seconds" not in e:
+        return None
+    measured = sum(float(v) for v in (r.timings or {}).values() if isinstance(v, (int, float)))
+    budget = e.get("budget") or {}
+    return {
+        "seconds": budgets.duration(e["seconds"]),
+        "peak": budgets.size(e["peak_bytes"]),
+        "drivers": ", ".join(_fact(k, v) for k, v in e.get("drivers", {}).items()),
+        "measured": budgets.duration(measured) if measured else None,
+        "budget_seconds": budgets.duration(budget["run_seconds"]) if budget.get("run_seconds") else None,
+        "budget_memory": budgets.size(budget["run_memory_bytes"]) if budget.get("run_memory_bytes") else None,
+        "held": e.get("held", True),
+    }
 
 
 @login_required
@@ -50,13 +81,17 @@ def recompute(request: HttpRequest, ws: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose an orphan policy and a backend.")
         return redirect("runs", ws=workspace.slug)
-    r = services.compute_run_start(
-        workspace=workspace,
-        user=request.user,
-        orphans=form.cleaned_data["orphans"],
-        backend=form.cleaned_data["backend"],
-        aggregate=ComputeRun.Aggregate.TOTAL,
-    )
+    try:
+        r = services.compute_run_start(
+            workspace=workspace,
+            user=request.user,
+            orphans=form.cleaned_data["orphans"],
+            backend=form.cleaned_data["backend"],
+            aggregate=ComputeRun.Aggregate.TOTAL,
+        )
+    except ValidationError as exc:  # beyond the workspace's cost budget (monitor.services.budgets)
+        messages.error(request, " ".join(exc.messages))
+        return redirect("runs", ws=workspace.slug)
     messages.success(request, f"Run {r.pk} queued: {r.n_cascades:,} cascades in {r.n_batches} batch(es).")
     return redirect(reverse("run", kwargs={"ws": workspace.slug, "pk": r.pk}))
 

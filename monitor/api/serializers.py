@@ -87,6 +87,7 @@ class ComputeRunSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "collection",
+            "estimate",
         ]
 
 

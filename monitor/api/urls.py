@@ -4,7 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import influence_max, network, stream, views, wtf
+from . import budgets, influence_max, network, stream, views, wtf
 
 app_name = "api"
 urlpatterns = [
@@ -20,6 +20,7 @@ urlpatterns = [
     path("workspaces/<slug:ws>/collections/", views.collections, name="collections"),
     path("workspaces/<slug:ws>/collections/<int:pk>/", views.collection_detail, name="collection"),
     path("workspaces/<slug:ws>/runs/", views.runs, name="runs"),
+    path("workspaces/<slug:ws>/runs/estimate/", budgets.run_estimate, name="run-estimate"),
     path("workspaces/<slug:ws>/runs/<int:pk>/", views.run_detail, name="run"),
     path("workspaces/<slug:ws>/runs/<int:pk>/cancel/", views.run_cancel, name="run-cancel"),
     path("workspaces/<slug:ws>/runs/<int:pk>/retry/", views.run_retry, name="run-retry"),

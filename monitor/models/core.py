@@ -409,6 +409,12 @@ class ComputeRun(models.Model):
     devices = models.JSONField(default=list, blank=True, help_text="where the batches ran")
     timings = models.JSONField(default=dict, blank=True, help_text="seconds per phase, summed over batches")
     notes = models.JSONField(default=list, blank=True)
+    estimate = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the cost estimated before it was queued (seconds on one CPU worker, peak bytes of a batch, what "
+        "drives them, the budget it was held to: monitor.services.budgets)",
+    )
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -35,6 +35,7 @@ from ..algorithms.base import _phase_reporter, report_phase
 from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
 from ..progress import run_progress_key
+from . import budgets
 from .recovery import holding
 from .warmup import read_cache_warm, warm_rest_on_commit
 
@@ -92,6 +93,7 @@ def compute_run_start(
     )
     run.full_clean()
     plan = algo.plan(run=run, tweet_pks=tweet_pks)
+    budgets.check(run=run, plan=plan)  # refuses a run beyond the workspace's budget; records its estimate
     run.n_batches = len(plan)
     run.n_cascades = sum(b.n_cascades for b in plan)
     run.n_nodes = sum(b.n_nodes for b in plan)

@@ -26,3 +26,89 @@ def test_a_workspace_own_limits_win_over_the_defaults():
     )
     limits = workspace_limits(ws)
     assert (limits.run_seconds, limits.run_memory_bytes, limits.runs_in_flight) == (60, 100 * MB, 1)
+
+
+# --- estimates and the check -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def thesis(ws_a, alice, import_files):
+    from tests.webapp import THESIS
+
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == c.Status.DONE, c.error
+    return ws_a
+
+
+def test_every_run_records_its_estimate_and_budget(thesis):
+    from monitor.services import compute_run_start
+
+    run = compute_run_start(workspace=thesis, algorithm="wtf", params={"accounts": ["102", "105"]})
+    run.refresh_from_db()
+    e = run.estimate
+    assert e["algorithm"] == "wtf" and e["drivers"]["seeds"] == 2 and e["drivers"]["directions"] == 2
+    assert e["budget"] == {"run_seconds": 1800, "run_memory_bytes": 2048 * MB} and e["held"] is True
+    upload_run = thesis.compute_runs.get(algorithm="influence")
+    assert upload_run.estimate["algorithm"] == "influence" and upload_run.estimate["held"] is False
+    assert upload_run.estimate["drivers"]["cascades"] == upload_run.n_cascades
+
+
+def test_an_upload_s_influence_run_is_recorded_but_not_refused(ws_a, alice, import_files, monkeypatch):
+    """The data of an upload must be computed: its run is estimated and kept, the upload limits bound it."""
+    from compute import costs
+    from tests.webapp import THESIS
+
+    monkeypatch.setattr(costs, "INFLUENCE_SECONDS_PER_NODE", 1e6)  # every participant a million seconds
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == c.Status.DONE, c.error
+    run = ws_a.compute_runs.get(algorithm="influence")
+    assert run.status == run.Status.DONE and run.estimate["seconds"] > 1800 and run.estimate["held"] is False
+
+
+def test_an_analyst_s_influence_recompute_is_held_to_the_budget(thesis, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    from compute import costs
+    from monitor.services import compute_run_start
+
+    monkeypatch.setattr(costs, "INFLUENCE_SECONDS_PER_NODE", 1e6)
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(workspace=thesis)
+    msg = exc.value.message_dict["tweets"][0]
+    assert msg.startswith("tweets: ") and "this workspace's budget is 30 min" in msg, msg
+    assert thesis.compute_runs.count() == 1  # the upload's only
+
+
+def test_a_wtf_run_beyond_the_budget_names_its_seeds(thesis, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    from compute import costs
+    from monitor.services import compute_run_start
+
+    monkeypatch.setattr(costs, "MONEY_SECONDS_PER_MEMBER_ITER", 10.0)
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(workspace=thesis, algorithm="wtf", params={"accounts": ["102", "105"], "max_iter": 500})
+    errors = exc.value.message_dict
+    assert list(errors) == ["max_iter"] and "2 seeds x 2 direction(s)" in errors["max_iter"][0], errors
+
+
+def test_memory_beyond_the_budget_is_refused_too(thesis):
+    from django.core.exceptions import ValidationError
+
+    from monitor.services import compute_run_start
+
+    thesis.budget_run_memory_mb = 1
+    thesis.budget_run_seconds = 10**6
+    thesis.save()
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(
+            workspace=thesis, algorithm="influence_max", params={"publisher": _pk(thesis, 102), "k": 2, "eps": 1e-4}
+        )
+    msg = exc.value.message_dict["eps"][0]
+    assert "held at once" in msg and "per batch" in msg and "1 MB" in msg, msg
+
+
+def _pk(ws, twitter_id: int) -> int:
+    from monitor.models import Account
+
+    return Account.objects.get(workspace=ws, twitter_id=twitter_id).pk
