@@ -19,3 +19,13 @@ def workspace_context(request: HttpRequest, ws, **kw) -> dict:
         "notices": selectors.notices_unread(request.user, ws),
         **kw,
     }
+
+
+def field_errors(form, exc) -> None:
+    """Put a service's ``ValidationError`` on ``form``: each message on the field its key names (e.g. a run beyond
+    the workspace's budget names ``samples`` or ``eps``), the rest above the form."""
+    if hasattr(exc, "error_dict"):
+        for key, errors in exc.message_dict.items():
+            form.add_error(key if key in form.fields else None, errors)
+    else:
+        form.add_error(None, exc.messages)

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from monitor import exports, selectors, services
 
 from ..forms_influence_max import METHOD_LABELS, CounterCampaignForm
-from .base import workspace_context
+from .base import field_errors, workspace_context
 from .exports import stream
 
 CSV_COLUMNS = (
@@ -92,7 +92,7 @@ def planner_start(request: HttpRequest, ws: str, publisher: int) -> HttpResponse
             params=form.params(account.pk),
         )
     except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+        field_errors(form, exc)
         return _page(request, workspace, account, form=form, status=400)
     batches = f"{r.n_batches} batch{'es' if r.n_batches != 1 else ''}"
     messages.success(request, f"Plan {r.pk} queued: an audience of {r.n_nodes:,} accounts, {batches}.")

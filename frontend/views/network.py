@@ -20,7 +20,7 @@ from monitor import exports, selectors, services
 from monitor.algorithms.network import GRAPHS, GraphSpec
 
 from ..forms import NeighbourhoodForm, NetworkRunForm
-from .base import workspace_context
+from .base import field_errors, workspace_context
 from .exports import stream
 
 # nodes drawn at once. The server lays them out (compute.drawing.force_layout, about 0.4 s for 2,000 on one core,
@@ -124,7 +124,7 @@ def _start(request: HttpRequest, workspace, collection=None) -> HttpResponse:
             params=params,
         )
     except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+        field_errors(form, exc)
         return _page(request, workspace, collection=collection, form=form, status=400)
     messages.success(
         request,

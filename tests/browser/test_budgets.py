@@ -1,0 +1,75 @@
+"""Cost budgets in a real browser: the start forms show the run's estimate before it starts and update it as a
+parameter changes; a run beyond the workspace's budget says why on the form (before and after the submit);
+at 1440 px and 390 px without the page overflowing sideways."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from monitor.models import ComputeRun
+from tests.browser.pages import field, screenshot
+from tests.webapp import THESIS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def loaded(ws_a, import_files):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    return ws_a
+
+
+def _overflow(page) -> int:
+    return page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_planner_shows_its_estimate_and_a_refusal_on_eps(page, login, loaded, width, monkeypatch):
+    from compute import costs
+
+    loaded.budget_run_seconds = 600
+    loaded.save()
+    login()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"/w/{loaded.slug}/publishers/102/counter-campaign/")
+    form = page.get_by_role("form", name="Plan a counter-campaign")
+    box = form.locator(".run-estimate")
+    text = box.locator("[data-estimate-text]")
+    expect(text).to_contain_text(re.compile(r"Estimated: about .* of worker time on one CPU worker"))
+    expect(text).to_contain_text("budget: 10 min per run")
+    first = text.inner_text()
+
+    field(form, "Evaluation cascades").fill("1000000")  # a million Monte-Carlo cascades cost more
+    expect(text).not_to_have_text(first)
+    field(form, "Evaluation cascades").fill("20000")
+
+    # the thesis' audience of 5 as if it were millions: eps 0.01 (100 times the RR sets of 0.1) is over 10 min
+    monkeypatch.setattr(costs, "RR_SECONDS_PER_SET", 0.01)
+    field(form, "ε").fill("0.01")
+    errors = box.locator("[data-estimate-errors]")
+    expect(errors).to_contain_text(re.compile(r"eps: 0\.01 with k \d+ needs about .* budget is 10 min"))
+    expect(box).to_have_class(re.compile(r"\bover\b"))
+    screenshot(page, f"budget-planner-refused-{width}")
+    assert _overflow(page) <= 0
+
+    form.get_by_role("button", name="Plan").click()
+    expect(page.locator(".errorlist").first).to_contain_text(re.compile(r"eps: 0\.01 with k \d+ needs about"))
+    assert not ComputeRun.objects.filter(algorithm="influence_max").exists()
+    assert _overflow(page) <= 0
+
+
+def test_the_network_form_updates_its_estimate_with_samples(page, login, loaded):
+    login()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"/w/{loaded.slug}/network/")
+    form = page.get_by_role("form", name="Start a network run")
+    text = form.locator("[data-estimate-text]")
+    expect(text).to_contain_text("Estimated: about")
+    field(form, "Samples").fill("3")
+    expect(text).to_contain_text("Estimated: about")
+    field(form, "Samples").fill("-4")  # invalid: the endpoint's 400 is shown
+    expect(form.locator("[data-estimate-errors]")).to_contain_text("samples: from 0 to")
+    screenshot(page, "budget-network-estimate")
