@@ -3,7 +3,7 @@ graphs of a few sizes, measure seconds and peak resident memory, and print them 
 with the constants in ``compute/costs.py``, plus the per-unit figure each run measured (from which the constants
 were chosen). Results and the table: benchmarks/costs.md.
 
-    python benchmarks/costs_calibrate.py [--only network,imm,wtf] [--sizes 0.1,0.3,1.0]
+    python benchmarks/costs_calibrate.py [--only network,imm,imgpu,wtf] [--sizes 1.0,3.0]
 
 Graphs: ``compute.generators.im_graphs.paper_graph("netphy", scale=s)`` (a directed Chung-Lu follower graph of
 37,154 nodes and 180,826 edges at scale 1). Peak memory: the process's high-water mark of resident memory
@@ -135,6 +135,32 @@ def imm(sizes):
             )  # fmt: skip
 
 
+def imgpu(sizes):
+    from compute.algorithms import influence_max as engine
+    from compute.generators.im_graphs import paper_graph
+    from compute.influence_model import ic_model
+
+    for s in sizes:
+        g = paper_graph("netphy", scale=s, seed=1)
+        model = ic_model(g, p=0.01)
+        n, m = model.n_nodes, model.n_edges
+        size = f"{n:,} nodes / {m:,} edges, p=0.01"
+        for k in (5, 50):
+            t, b, _ = measure(lambda model=model, k=k: engine.influence_max(
+                model, k=k, method="imgpu", seed=0, snapshots=200, backend="cpu"))  # fmt: skip
+            pred = 200 * (n + m) * (costs.SNAPSHOT_SECONDS_PER_UNIT + costs.SNAPSHOT_SECONDS_PER_PICK * k)
+            est = costs.influence_max_cost(
+                nodes=n, edges=m, total_weight=model.total_weight, top_weights=float(k), k=k, eps=0.1,
+                method="imgpu", evaluate=100, pilot=costs.imm_pilot(model, k=k, seed=0),
+            )  # fmt: skip
+            row(f"imgpu: k={k}, 200 snapshots (no evaluation)", size, t, pred, b, est.peak_bytes,
+                f"{t / (200 * (n + m)):.3g} s per snapshot x (n + m)")  # fmt: skip
+        rr = engine.rr_sets(model, seed=0, start=0, stop=400_000, backend="cpu")
+        t, _, _ = measure(lambda model=model, rr=rr: engine.select_seeds(model, rr, k=50, backend="cpu"))
+        row("imm: greedy selection, k=50, 400,000 RR sets", size, t,
+            costs.SELECT_SECONDS_PER_MEMBER * len(rr.nodes), 0, 0, f"{t / len(rr.nodes):.3g} s per member")  # fmt: skip
+
+
 def wtf(sizes):
     from compute.algorithms.wtf import _ppr_block, _walk
     from compute.algorithms.wtf import wtf as run_wtf
@@ -175,8 +201,8 @@ def wtf(sizes):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="network,imm,wtf")
-    ap.add_argument("--sizes", default="0.1,0.3,1.0", help="scales of the netphy preset")
+    ap.add_argument("--only", default="network,imm,imgpu,wtf")
+    ap.add_argument("--sizes", default="1.0,3.0", help="scales of the netphy preset")
     args = ap.parse_args()
     sizes = [float(x) for x in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -187,10 +213,10 @@ def main() -> int:
     import io
 
     with contextlib.redirect_stdout(io.StringIO()):
-        for name, fn in (("network", network), ("imm", imm), ("wtf", wtf)):
+        for name, fn in (("network", network), ("imm", imm), ("imgpu", imgpu), ("wtf", wtf)):
             if name in only:
                 fn([0.3] if name == "wtf" else [0.02])
-    for name, fn in (("network", network), ("imm", imm), ("wtf", wtf)):
+    for name, fn in (("network", network), ("imm", imm), ("imgpu", imgpu), ("wtf", wtf)):
         if name in only:
             fn(sizes)
     return 0

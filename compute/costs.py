@@ -35,17 +35,22 @@ BTW_SECONDS_PER_UNIT = 3.0e-8
 #: the structural batch (degrees, components, cores, clustering, conversations): seconds per arc and per node
 STRUCT_SECONDS_PER_ARC = 2.0e-7
 STRUCT_SECONDS_PER_NODE = 4.0e-7
-#: peak bytes of a network batch beyond what the graph itself holds: per arc of the undirected view and per node
+#: peak bytes of a network batch beyond the graph and its undirected view — modelled from the arrays the batch
+#: holds, not measured (the benchmark's process reused memory it held, so its high-water mark did not move):
+#: per arc, the reverse CSR's int32 target and int64 position and clustering's oriented int64 copy (24 B); per
+#: node, about ten int64/float64 result arrays and the Brandes arrays of two threads (200 B)
 NET_BYTES_PER_ARC = 24.0
-NET_BYTES_PER_NODE = 400.0
+NET_BYTES_PER_NODE = 200.0
 #: IMM: seconds per RR set and per edge an RR set's reverse search looks at; greedy selection per set member
 RR_SECONDS_PER_SET = 2.0e-7
 RR_SECONDS_PER_EDGE = 5.0e-8
-SELECT_SECONDS_PER_MEMBER = 5.0e-8
+SELECT_SECONDS_PER_MEMBER = 2.0e-8
 #: the Monte-Carlo evaluation: seconds per edge a forward cascade looks at
 EVAL_SECONDS_PER_EDGE = 3.0e-8
-#: IMGPU's live-edge snapshots: seconds per snapshot x (nodes + edges)
-SNAPSHOT_SECONDS_PER_UNIT = 3.0e-8
+#: IMGPU's live-edge snapshots: seconds per snapshot x (nodes + edges) to build them, and per pick and snapshot x
+#: (nodes + edges) for the K rounds of sweeps
+SNAPSHOT_SECONDS_PER_UNIT = 1.0e-8
+SNAPSHOT_SECONDS_PER_PICK = 5.0e-9
 #: WTF: one PageRank iteration costs (A + B x columns) per edge of the follower graph; Money per circle member
 PPR_SECONDS_PER_EDGE = 8.0e-9
 PPR_SECONDS_PER_EDGE_COLUMN = 6.0e-9
@@ -67,8 +72,6 @@ RR_COPIES_AT_FINISH = 3
 PPR_ITERATIONS_MAX = 147
 #: the columns of one WTF block (``compute.algorithms.wtf.BATCH``)
 WTF_BLOCK = 64
-#: a process's fixed share: interpreter, NumPy, compiled kernels (measured: benchmarks/costs.md)
-PROCESS_BYTES = 0
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def betweenness_cost(*, nodes: int, edges: int, arcs: int, samples: int) -> Esti
     structure = STRUCT_SECONDS_PER_ARC * (a + m) + STRUCT_SECONDS_PER_NODE * n
     seconds = structure + per_source * (sources + stability)
     graph_bytes = 8 * (n + 1) * 2 + 4 * (m + a) + 8 * n
-    peak = graph_bytes + NET_BYTES_PER_ARC * a + NET_BYTES_PER_NODE * n + PROCESS_BYTES
+    peak = graph_bytes + NET_BYTES_PER_ARC * a + NET_BYTES_PER_NODE * n
 
     def fit_time(limit: float):
         # sampled: sources s cost 3 s passes (the run's and the stability indicator's two); the largest that fits
@@ -287,8 +290,9 @@ def influence_max_cost(
             _fit_memory=lambda limit: fit(lambda e: at(e)[1] > limit),
         )
     if method == "imgpu":
-        seconds = SNAPSHOT_SECONDS_PER_UNIT * snapshots * (n + m) * max(1, k // 10) + evaluation
-        peak = model_bytes + 16 * (n + m) * 4
+        seconds = snapshots * (n + m) * (SNAPSHOT_SECONDS_PER_UNIT + SNAPSHOT_SECONDS_PER_PICK * k) + evaluation
+        # every snapshot's condensation is kept (about three int64 arrays per node; benchmarks/costs.md)
+        peak = model_bytes + snapshots * 24 * n
         drivers.update(snapshots=snapshots)
         return Estimate("influence_max", seconds, int(peak), drivers, "k", "k")
     # degree, influence, random: the baseline's RR sets for the gains, then the evaluation
@@ -326,7 +330,7 @@ def wtf_cost(
     money = int(seeds) * int(max_iter) * MONEY_SECONDS_PER_MEMBER_ITER * members * max(avg_deg, 1.0)
     seconds = directions * (ppr + money)
     width = min(int(seeds), WTF_BLOCK) if seeds else 0
-    peak = 8 * (n + 1) * 2 + 12 * m * 2 + 4 * 8 * n * width + PROCESS_BYTES
+    peak = 8 * (n + 1) * 2 + 12 * m * 2 + 4 * 8 * n * width
     per_seed = directions * (
         iters * m * (PPR_SECONDS_PER_EDGE / WTF_BLOCK + PPR_SECONDS_PER_EDGE_COLUMN) + money / max(seeds, 1)
     )
@@ -353,7 +357,7 @@ def influence_measure_cost(*, cascades: int, nodes: int, largest_batch_nodes: in
     """An influence measure run: linear in the cascades' participants; the largest batch's participants bound
     its peak memory."""
     seconds = INFLUENCE_SECONDS_PER_NODE * int(nodes)
-    peak = INFLUENCE_BYTES_PER_NODE * int(largest_batch_nodes) + PROCESS_BYTES
+    peak = INFLUENCE_BYTES_PER_NODE * int(largest_batch_nodes)
     return Estimate(
         "influence",
         seconds,

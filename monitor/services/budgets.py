@@ -185,6 +185,11 @@ def _over_time(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[st
                 f"eps: {p['eps']:g} with k {p['k']} needs about {count(d['theta'])} RR sets on an audience of "
                 f"{count(d['nodes'])} accounts/{count(d['edges'])} follows: {took}; {budget}{hint}"
             )
+        if p["method"] == "imgpu":
+            return "k", (
+                f"k: {p['k']} picks over {d['snapshots']} live-edge snapshots of an audience of {count(d['nodes'])} "
+                f"accounts/{count(d['edges'])} follows: {took}; {budget} (lower k)"
+            )
         return "evaluate", f"evaluate: {p['evaluate']:,} cascades with method {p['method']}: {took}; {budget}"
     if run.algorithm == "wtf":
         key = "accounts" if "accounts" in p else "spreaders"
