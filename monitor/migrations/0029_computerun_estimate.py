@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('monitor', '0027_workspace_budgets'),
+        ('monitor', '0028_lease_backend'),
     ]
 
     operations = [
