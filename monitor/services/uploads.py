@@ -2,9 +2,10 @@
 
 An archive is judged from its directory before anything is extracted (:func:`_check_archive`: total size,
 member count, compression ratio) and no member may land outside the folder it is unpacked into
-(:func:`_safe_member`). Only the first tar block is read to tell a tar from a compressed text file, so a
-decompression bomb is never opened just to find out what it is. The refusals raise :class:`UploadError` in
-strict and skip-bad mode alike; an archive that merely cannot be read is skipped in skip-bad mode.
+(:func:`_safe_member`), nor a tar member link out of it or be a device or pipe (:func:`_safe_tar_member`).
+Only the first tar block is read to tell a tar from a compressed text file, so a decompression bomb is never
+opened just to find out what it is. The refusals raise :class:`UploadError` in strict and skip-bad mode alike;
+an archive that merely cannot be read is skipped in skip-bad mode.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def _extract(path: Path, shown: str, kind: str, dest: Path) -> None:
             _check_archive(path, shown, [(m.name, m.size if m.isfile() else 0, None) for m in members])
             for m in members:
                 _safe_member(dest, m.name, shown)
+                _safe_tar_member(dest, m, shown)
             tf.extractall(dest, filter="data")
 
 
@@ -169,6 +171,26 @@ def _safe_member(dest: Path, name: str, shown: str) -> None:
     target = (dest / name).resolve()
     if Path(name).is_absolute() or name.startswith(("/", "\\")) or not target.is_relative_to(dest.resolve()):
         raise UploadError(f"{shown}: archive member {name!r} points outside the archive")
+
+
+_SPECIAL = {tarfile.FIFOTYPE: "a named pipe", tarfile.CHRTYPE: "a device", tarfile.BLKTYPE: "a device"}
+
+
+def _safe_tar_member(dest: Path, m: tarfile.TarInfo, shown: str) -> None:
+    """A tar member is a file, a folder, or a link to another member; a link out of the archive (a symlink or
+    hard link to ``/etc/passwd`` or ``../..``) and a device or pipe are refused, as a member outside it is."""
+    if m.issym() or m.islnk():
+        # a symlink's target is relative to its own folder, a hard link's to the archive's root
+        base = (dest / m.name).parent if m.issym() else dest
+        target = (base / m.linkname).resolve()
+        if (
+            Path(m.linkname).is_absolute()
+            or m.linkname.startswith(("/", "\\"))
+            or not target.is_relative_to(dest.resolve())
+        ):
+            raise UploadError(f"{shown}: archive member {m.name!r} links outside the archive (to {m.linkname!r})")
+    elif m.type in _SPECIAL:
+        raise UploadError(f"{shown}: archive member {m.name!r} is {_SPECIAL[m.type]}, not a file")
 
 
 def _inputs_in(root: Path) -> list[Path]:

@@ -59,6 +59,16 @@ class Whole:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """An archive refused for safety (a link out of it, a device or pipe): ``failed`` in every mode, nothing
+    stored, the error starting with the archive's name; skip-bad does not skip it and go on."""
+
+    text: str
+
+    status = "failed"
+
+
+@dataclass(frozen=True)
 class Case:
     path: str  # under tests/data/bad: a file, or a folder (uploaded as a zip of itself)
     wrong: str
@@ -286,6 +296,17 @@ CASES = [
          Whole("neither a spreading-graph")),
     Case("npz/inconsistent_arrays.npz", "edge_src one shorter than edge_dst", Bad(None, None, "bad archive"),
          Whole("bad archive")),
+    # --- tar archives: members that are not plain files -------------------------------------------------------
+    Case("archive/symlink_outside.tar", "good/tweets.csv beside good/follows.csv, a symlink to /etc/passwd",
+         Refused("archive member 'good/follows.csv' links outside the archive"),
+         Refused("archive member 'good/follows.csv' links outside the archive")),
+    Case("archive/hardlink_outside.tar", "tweets.csv, a hard link to ../../etc/passwd",
+         Refused("archive member 'tweets.csv' links outside the archive"),
+         Refused("archive member 'tweets.csv' links outside the archive")),
+    Case("archive/fifo_member.tar", "tweets.csv, a named pipe", Refused("archive member 'tweets.csv' is a named pipe"),
+         Refused("archive member 'tweets.csv' is a named pipe")),
+    Case("archive/dangling_symlink.tar", "tweets.csv, a symlink to missing.csv (not in the archive)",
+         Whole("the archive holds no input"), Whole("the archive holds no input")),
 ]  # fmt: skip
 
 
@@ -331,6 +352,9 @@ def test_every_bad_input_has_a_clear_outcome(ws_a, import_files, tmp_path, setti
     assert c.status == expect.status, (c.status, c.error, c.report)
     # never our storage path, never a bare exception class: the file as uploaded
     assert str(tmp_path) not in c.error and "media/uploads" not in c.error, c.error
+    if isinstance(expect, Refused):
+        assert c.error.startswith(f"{case.shown}: "), c.error
+        assert expect.text in c.error and "skip-bad" not in c.error, c.error
     if isinstance(expect, Whole):
         assert c.error.startswith(f"{case.shown}: "), c.error
         assert expect.text in c.error, c.error
@@ -361,8 +385,35 @@ def test_every_bad_input_has_a_clear_outcome(ws_a, import_files, tmp_path, setti
         assert any(expect.note in note for note in c.report["notes"]), c.report["notes"]
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c.path for c in CASES])
+def test_a_validation_fails_where_every_import_fails_for_safety_and_reports_the_rest(
+    ws_a, import_files, tmp_path, settings, case
+):
+    """A validation reads as skip-bad does and stores nothing. An archive refused for safety (a link out of it, a
+    device or pipe) fails it with the importing path's error; anything else ends "validated" with the bad records
+    listed, a whole-file problem as one record naming the file (``test_ingest``'s
+    ``test_a_validation_reports_whole_file_problems_instead_of_failing``)."""
+    settings.SPREADWATCH_MAX_RECORD_BYTES = RECORD_LIMIT
+    upload = _upload_path(case, tmp_path)
+    checked = import_files(ws_a, [upload], validate_only=True)
+    assert _stored(ws_a) == NOTHING, "a validation stored something"
+    if isinstance(case.skip, Refused):
+        imported = import_files(ws_a, [upload], mode="strict")
+        assert imported.status == "failed" and imported.error.startswith(f"{case.shown}: ")
+        assert (checked.status, checked.error) == ("failed", imported.error), (checked.status, checked.report)
+        return
+    assert checked.status == "validated", (checked.status, checked.error)
+    shown = checked.report["read"]["shown"]
+    if isinstance(case.skip, Whole):
+        assert any(r["path"] == case.shown and case.skip.text in r["reason"] for r in shown), shown
+    elif isinstance(case.skip, Ok) and case.skip.n_bad:
+        assert (shown[0]["path"], shown[0]["line"], shown[0]["field"]) == (case.shown, case.skip.line, case.skip.field)
+
+
 def _outcome(case: Case, expect) -> str:
     """One cell of the README table: what ``expect`` promises, in words."""
+    if isinstance(expect, Refused):
+        return f"failed: `{case.shown}: …{expect.text}…`; refused in every mode"
     if isinstance(expect, Whole):
         skipped = " (skip-bad skipped it; nothing else to store)" if expect is case.skip else ""
         return f"failed: `{case.shown}: …{expect.text}…`{skipped}"
