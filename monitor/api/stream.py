@@ -7,6 +7,8 @@ an analyst's credential has no business being one). Answers (docs/live.md):
 * 202 ``{"accepted", "skipped", "tweets", "retweets", "follows", "first_id", "last_id"}``: every event of the
   body is committed (durably queued) and will be applied exactly once;
 * 400 ``{"detail", "line", "field", "reason"}``: the first bad line; nothing of the body was stored;
+* 411: a chunked body (``Transfer-Encoding: chunked``, no Content-Length) the server cannot read; nothing was
+  stored (gunicorn, the deployment's server, hands it over: it is read as any other body, up to the limit);
 * 413: the body is over the size or line limit; nothing was stored;
 * 429 with ``Retry-After``: the workspace's backlog is full; nothing was stored;
 * 401: no, an unknown, a revoked or a non-stream token.
@@ -25,6 +27,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from .. import security
+from ..middleware import body_limit, is_chunked_without_length
 from ..models import StreamToken
 from ..services.stream import BodyTooLarge, InputError, StreamRefused, stream_accept_body
 from ..services.stream.tokens import stream_token_for_key
@@ -84,8 +87,20 @@ _EXAMPLE = (
 )
 
 
+class LengthRequired(StreamRefused):
+    status = 411
+
+
 def _read_body(request) -> bytes:
-    """The raw body, read at most one byte past the limit (Django's own request size check is for forms)."""
+    """The raw body, read at most one byte past the limit (Django's own request size check is for forms).
+
+    A chunked body reaches here with its length: ``monitor.middleware.ChunkedBodyMiddleware`` read it (or
+    answered 411). Without that middleware Django would read nothing of it: refused, never taken for empty."""
+    if is_chunked_without_length(request._request):
+        raise LengthRequired(
+            "a chunked body (Transfer-Encoding: chunked) cannot be read here: send it with a Content-Length "
+            "header; nothing was stored"
+        )
     limit = settings.SPREADWATCH_STREAM_MAX_BODY_BYTES
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -99,6 +114,7 @@ def _read_body(request) -> bytes:
     return request._request.read(limit + 1)
 
 
+@body_limit("SPREADWATCH_STREAM_MAX_BODY_BYTES")
 @extend_schema(
     summary="Append records to the workspace's live stream (stream tokens only)",
     description=__doc__,
@@ -108,6 +124,7 @@ def _read_body(request) -> bytes:
         202: OpenApiResponse(OpenApiTypes.OBJECT, description="all records accepted (committed)"),
         400: OpenApiResponse(OpenApiTypes.OBJECT, description="a bad line; nothing stored"),
         401: OpenApiResponse(description="not a valid stream token"),
+        411: OpenApiResponse(OpenApiTypes.OBJECT, description="a chunked body this server cannot read; nothing stored"),
         413: OpenApiResponse(OpenApiTypes.OBJECT, description="body over the size or line limit; nothing stored"),
         429: OpenApiResponse(OpenApiTypes.OBJECT, description="backlog full; nothing stored; see Retry-After"),
     },
