@@ -1,4 +1,4 @@
-"""A body sent in chunks, which no view would see.
+"""Two edges of every request that no view sees: a body sent in chunks, and a method the URL does not take.
 
 :class:`ChunkedBodyMiddleware`: a body sent with ``Transfer-Encoding: chunked`` and no ``Content-Length``
 (``curl -T -``, an HTTP client streaming from a generator). Django reads ``CONTENT_LENGTH`` bytes of the body,
@@ -14,18 +14,26 @@ Never a view that sees nothing of a body that was sent.
 The limit: a view may name the setting that bounds its body (:func:`body_limit`); otherwise a multipart upload
 is bounded by ``SPREADWATCH_UPLOAD_MAX_BYTES`` and any other body by ``DATA_UPLOAD_MAX_MEMORY_SIZE``, the limits
 Django and the upload service apply to a body of known length.
+
+:class:`MethodNotAllowedPageMiddleware`: Django answers a method a view does not take (GET on a POST-only URL:
+cancel, retry, delete, log out...) with an empty 405. It gets a body here, the ``Allow`` header kept: the API's
+error shape (``{"detail": ...}``) under ``/api/``, elsewhere the site's page (``405.html``) saying which methods
+the URL takes, with a link back to the page the request came from (its Referer, when on this site) and home.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 
 _READ = 64 * 1024
 _API = "/api/"
@@ -133,3 +141,37 @@ def _copy(src, dst, most: int) -> int:
         dst.write(block)
         n += len(block)
     return n
+
+
+def _back(request: HttpRequest) -> str:
+    """The page the request came from (its Referer), when that is a page of this site other than this URL;
+    empty otherwise. Never built from the URL asked for: the page echoes nothing of it (another team's
+    workspace in a typed address must not show up in the answer)."""
+    ref = request.META.get("HTTP_REFERER", "")
+    if not ref or not url_has_allowed_host_and_scheme(ref, {request.get_host()}, request.is_secure()):
+        return ""
+    return "" if urlsplit(ref).path == request.path else ref
+
+
+class MethodNotAllowedPageMiddleware:
+    """Gives Django's empty 405 a body (see the module's docstring); placed last, so that the other middleware
+    (security headers, sessions, the user) see the answer as usual."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or request.method == "HEAD" or response.streaming or response.content:
+            return response
+        allowed = [m.strip() for m in response.get("Allow", "").split(",") if m.strip()]
+        if _is_api(request):
+            body = JsonResponse({"detail": f'Method "{request.method}" not allowed.', "allowed": allowed}).content
+            content_type = "application/json"
+        else:
+            context = {"method": request.method, "allowed": allowed, "back": _back(request)}
+            body = render_to_string("405.html", context, request=request).encode()
+            content_type = "text/html; charset=utf-8"
+        response.content = body
+        response["Content-Type"] = content_type
+        return response

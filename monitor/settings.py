@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "monitor.security.LoginRateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "monitor.middleware.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "monitor.urls"
