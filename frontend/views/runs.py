@@ -56,11 +56,14 @@ def _fact(name: str, v) -> str:
 
 
 def _cost(r: ComputeRun) -> dict | None:
-    """The run's estimate beside what it measured: worker seconds (its phases summed over its batches)."""
+    """The run's estimate beside what it measured: worker seconds (its batches' totals, and IMM's finish)."""
     e = r.estimate or {}
     if "seconds" not in e:
         return None
-    measured = sum(float(v) for v in (r.timings or {}).values() if isinstance(v, (int, float)))
+    t = r.timings or {}
+    measured = float(t.get("total_s", 0.0))  # every batch's, summed
+    if r.algorithm == "influence_max" and (r.params or {}).get("method") == "imm":
+        measured += sum(float(t.get(k, 0.0)) for k in ("merge_s", "select_s", "evaluate_s"))  # IMM's finish
     budget = e.get("budget") or {}
     return {
         "seconds": budgets.duration(e["seconds"]),

@@ -226,7 +226,7 @@ def _over_memory(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[
 
 
 def duration(seconds: float) -> str:
-    """``2.1 h``, ``30 min``, ``45 s``, ``0.2 s``."""
+    """``2.1 h``, ``30 min``, ``45 s``, ``1.5 s``, ``120 ms``, ``0.011 ms``."""
     s = float(seconds)
     if s >= 3600 * 48:
         return f"{s / 86400:,.1f} days"
@@ -236,16 +236,20 @@ def duration(seconds: float) -> str:
         return f"{s / 60:.0f} min"
     if s >= 10:
         return f"{s:.0f} s"
-    return f"{s:.1f} s"
+    if s >= 1:
+        return f"{s:.1f} s"
+    return f"{float(f'{s * 1000:.2g}'):g} ms"
 
 
 def size(nbytes: float) -> str:
-    """``2.0 GB``, ``512 MB``, ``3.1 TB``."""
+    """``2.0 GB``, ``512 MB``, ``3.1 TB``, ``40 KB``."""
     b = float(nbytes)
     for unit, f in (("PB", 1024**5), ("TB", 1024**4), ("GB", 1024**3)):
         if b >= f:
             return f"{b / f:,.1f} {unit}"
-    return f"{b / MB:,.0f} MB"
+    if b >= MB:
+        return f"{b / MB:,.0f} MB"
+    return f"{b / 1024:,.0f} KB" if b >= 1024 else f"{b:,.0f} B"
 
 
 def count(x: float) -> str:

@@ -58,12 +58,15 @@ def test_the_planner_shows_its_estimate_and_a_refusal_on_eps(page, login, loaded
     form.get_by_role("button", name="Plan").click()
     expect(page.locator(".errorlist").first).to_contain_text(re.compile(r"eps: 0\.01 with k \d+ needs about"))
     assert not ComputeRun.objects.filter(algorithm="influence_max").exists()
+    page.wait_for_load_state()  # the 400 page's styles applied before its width is measured
+    screenshot(page, f"budget-planner-refused-submitted-{width}")
     assert _overflow(page) <= 0
 
 
-def test_the_network_form_updates_its_estimate_with_samples(page, login, loaded):
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_network_form_updates_its_estimate_with_samples(page, login, loaded, width):
     login()
-    page.set_viewport_size({"width": 1440, "height": 900})
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"/w/{loaded.slug}/network/")
     form = page.get_by_role("form", name="Start a network run")
     text = form.locator("[data-estimate-text]")
@@ -72,4 +75,28 @@ def test_the_network_form_updates_its_estimate_with_samples(page, login, loaded)
     expect(text).to_contain_text("Estimated: about")
     field(form, "Samples").fill("-4")  # invalid: the endpoint's 400 is shown
     expect(form.locator("[data-estimate-errors]")).to_contain_text("samples: from 0 to")
-    screenshot(page, "budget-network-estimate")
+    screenshot(page, f"budget-network-estimate-{width}")
+    assert _overflow(page) <= 0
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_an_account_s_wtf_form_shows_its_estimate_and_the_run_page_estimate_beside_actual(page, login, loaded, width):
+    login()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"/w/{loaded.slug}/accounts/102/")
+    form = page.locator("form.wtf-start")
+    text = form.locator("[data-estimate-text]")
+    expect(text).to_contain_text("Estimated: about")
+    form.locator("summary", has_text="Parameters").click()
+    before = text.inner_text()
+    field(form, "Iteration cap").fill("1000")
+    expect(text).not_to_have_text(before)
+    field(form, "Iteration cap").fill("100")
+    form.get_by_role("button", name=re.compile("Compute look-alikes")).click()  # eager: computed in the request
+    run = ComputeRun.objects.get(algorithm="wtf")
+    assert run.status == ComputeRun.Status.DONE and run.estimate["drivers"]["seeds"] == 1
+    page.goto(f"/w/{loaded.slug}/runs/{run.pk}/")
+    expect(page.locator("[data-run-estimate]")).to_contain_text("of worker time on one CPU worker")
+    expect(page.locator("[data-run-measured]")).to_contain_text("of worker time (its batches")
+    screenshot(page, f"budget-run-page-{width}")
+    assert _overflow(page) <= 0

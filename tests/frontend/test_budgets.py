@@ -75,7 +75,7 @@ def test_the_run_page_shows_the_estimate_beside_the_measured_time(client, alice,
     body = client.get(reverse("run", kwargs={"ws": loaded.slug, "pk": run.pk})).content.decode()
     assert "Estimated cost" in body and "of worker time on one CPU worker" in body and "sources 6" in body
     assert "budget 30 min per run, 2.0 GB per batch" in body
-    assert "(its phases, summed over its batches)" in body
+    assert "(its batches, summed)" in body
 
 
 def test_an_influence_recompute_beyond_the_budget_says_why(client, alice, loaded, monkeypatch):
