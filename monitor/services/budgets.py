@@ -226,8 +226,10 @@ def _over_memory(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[
 
 
 def duration(seconds: float) -> str:
-    """``2.1 h``, ``30 min``, ``45 s``, ``1.5 s``, ``120 ms``, ``0.011 ms``."""
+    """``3 years``, ``2.5 days``, ``2.1 h``, ``30 min``, ``45 s``, ``1.5 s``, ``120 ms``, ``0.011 ms``."""
     s = float(seconds)
+    if s >= 86400 * 365 * 2:
+        return f"{s / (86400 * 365):,.0f} years"
     if s >= 3600 * 48:
         return f"{s / 86400:,.1f} days"
     if s >= 3600:

@@ -101,3 +101,12 @@ def test_the_estimate_endpoint_answers_before_a_run_starts(api, thesis):
     bad = api.get(url, {"algorithm": "influence_max", "publisher": "102", "k": "x"})
     assert bad.status_code == 400 and "k" in str(bad.json())
     assert not ComputeRun.objects.exclude(algorithm="influence").exists()  # the upload's run only
+
+
+def test_the_estimate_endpoint_is_in_the_api_schema(client):
+    import json
+
+    doc = json.loads(client.get("/api/v1/schema/", {"format": "json"}).content)
+    op = doc["paths"]["/api/v1/workspaces/{ws}/runs/estimate/"]["get"]
+    names = {p["name"] for p in op["parameters"]}
+    assert {"algorithm", "samples", "eps", "k", "max_iter", "accounts", "publisher"} <= names
