@@ -32,9 +32,8 @@ __all__ = [
 
 #: betweenness: seconds per source x (nodes + arcs of the undirected view), one Brandes pass from one source
 BTW_SECONDS_PER_UNIT = 3.0e-8
-#: the structural batch (degrees, components, cores, clustering, conversations): seconds per arc and per node
+#: the structural batch (degrees, components, cores, clustering, conversations): seconds per arc + edge
 STRUCT_SECONDS_PER_ARC = 2.0e-7
-STRUCT_SECONDS_PER_NODE = 4.0e-7
 #: peak bytes of a network batch beyond the graph and its undirected view — modelled from the arrays the batch
 #: holds, not measured (the benchmark's process reused memory it held, so its high-water mark did not move):
 #: per arc, the reverse CSR's int32 target and int64 position and clustering's oriented int64 copy (24 B); per
@@ -128,7 +127,7 @@ def betweenness_cost(*, nodes: int, edges: int, arcs: int, samples: int) -> Esti
     sources = n if exact else int(samples)
     stability = 0 if exact else 2 * int(samples)
     per_source = BTW_SECONDS_PER_UNIT * (n + a)
-    structure = STRUCT_SECONDS_PER_ARC * (a + m) + STRUCT_SECONDS_PER_NODE * n
+    structure = STRUCT_SECONDS_PER_ARC * (a + m)
     seconds = structure + per_source * (sources + stability)
     graph_bytes = 8 * (n + 1) * 2 + 4 * (m + a) + 8 * n
     peak = graph_bytes + NET_BYTES_PER_ARC * a + NET_BYTES_PER_NODE * n

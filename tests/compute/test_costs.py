@@ -117,3 +117,9 @@ def test_an_estimate_is_plain_json():
     est = costs.betweenness_cost(nodes=10, edges=20, arcs=30, samples=0)
     d = json.loads(json.dumps(est.as_dict()))
     assert d["algorithm"] == "network" and d["time_param"] == "samples" and d["drivers"]["sources"] == 10
+
+
+def test_the_wtf_block_is_the_engine_s():
+    from compute.algorithms.wtf import BATCH
+
+    assert costs.WTF_BLOCK == BATCH
