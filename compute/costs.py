@@ -164,17 +164,32 @@ class Pilot:
     cascade_edges: float
 
 
-def imm_pilot(model, *, k: int, seed: int, sets: int = 4000) -> Pilot:
-    """Measure ``sets`` RR sets of ``model`` on the CPU (milliseconds): their mean size and work, and the spread
-    of two candidate seed sets — greedy's k picks on the first half, and the k accounts with the most followers —
-    scored on the second half (a set is not scored on the sets that chose it, so neither score is inflated by the
-    choice); the better of the two stands for the spread IMM will find."""
-    from .algorithms import influence_max as engine
+#: the most work (edges looked at, or members) the pilot may do: on a model where one RR set reaches most of a big
+#: audience (p close to 1) it takes fewer sets, so that estimating a run never costs what the run would
+PILOT_WORK = 20_000_000
 
-    half = max(1, sets // 2)
-    a = engine.rr_sets(model, seed=seed, start=0, stop=half, backend="cpu")
-    b = engine.rr_sets(model, seed=seed, start=half, stop=2 * half, backend="cpu")
-    sizes = np.concatenate([np.diff(a.indptr), np.diff(b.indptr)])
+
+def imm_pilot(model, *, k: int, seed: int, sets: int = 4000) -> Pilot:
+    """Measure up to ``sets`` RR sets of ``model`` on the CPU (milliseconds; fewer sets where one set alone is
+    big, :data:`PILOT_WORK`): their mean size and work, and the spread of two candidate seed sets — greedy's k
+    picks on the first half, and the k accounts with the most followers — scored on the second half (a set is not
+    scored on the sets that chose it, so neither score is inflated by the choice); the better of the two stands
+    for the spread IMM will find."""
+    from .algorithms import influence_max as engine
+    from .influence_model import RRSets, merge_rr_sets
+
+    pieces, done, work, step = [], 0, 0, 16
+    while done < sets and (work < PILOT_WORK or done < 2):  # chunks doubling until the sets or the work are done
+        piece = engine.rr_sets(model, seed=seed, start=done, stop=min(int(sets), done + step), backend="cpu")
+        pieces.append(piece)
+        work += max(int(piece.edges_touched), len(piece.nodes))
+        done, step = piece.stop, step * 2
+    rr = merge_rr_sets(pieces) if len(pieces) > 1 else pieces[0]
+    half = rr.count // 2
+    cut = int(rr.indptr[half])
+    a = RRSets(rr.indptr[: half + 1], rr.nodes[:cut], rr.seed, rr.stream, 0)
+    b = RRSets(rr.indptr[half:] - cut, rr.nodes[cut:], rr.seed, rr.stream, half)
+    sizes = np.diff(rr.indptr)
     followers = np.asarray(model.graph.in_degree, np.int64)
     greedy = np.asarray(engine.select_seeds(model, a, k=k, backend="cpu").nodes, np.int64)
     popular = np.argsort(-followers, kind="stable")[:k]
@@ -192,7 +207,7 @@ def imm_pilot(model, *, k: int, seed: int, sets: int = 4000) -> Pilot:
     reached = spread / float(model.total_weight) * n if model.total_weight > 0 else 0.0
     mean_followers = model.n_edges / n
     cascade = float(followers[picks].sum()) + max(0.0, reached - len(picks)) * mean_followers
-    return Pilot(2 * half, float(sizes.mean()), float(a.edges_touched + b.edges_touched) / (2 * half), spread, cascade)
+    return Pilot(rr.count, float(sizes.mean()), float(rr.edges_touched) / rr.count, spread, cascade)
 
 
 def _imm_numbers(n: int, k: int, eps: float, ell: float, total_weight: float, lb_fallback: float, spread: float):

@@ -123,3 +123,10 @@ def test_the_wtf_block_is_the_engine_s():
     from compute.algorithms.wtf import BATCH
 
     assert costs.WTF_BLOCK == BATCH
+
+
+def test_the_pilot_takes_fewer_sets_where_one_set_reaches_most_of_the_audience(monkeypatch):
+    dense = ic_model(paper_graph("nethept", scale=0.2, seed=3), p=1.0)  # every edge live: a set is a reach
+    monkeypatch.setattr(costs, "PILOT_WORK", 50_000)
+    pilot = costs.imm_pilot(dense, k=5, seed=0)
+    assert 2 <= pilot.sets < 4000 and pilot.sets * pilot.mean_edges <= 3 * 50_000
