@@ -296,7 +296,17 @@ def preview(*, workspace: Workspace, algorithm: str, params: dict, collection=No
         from ..models import Tweet
 
         tweet_pks = list(Tweet.objects.filter(workspace=workspace).values_list("pk", flat=True))
-    plan = algo.plan(run=run, tweet_pks=tweet_pks)
+    if algo.name == "network":
+        # the estimate needs the graph only: the plan's lists of sources (one per account for exact betweenness)
+        # are not built for a form that asks again at each change
+        from ..models import Collection
+
+        coll = cleaned.get("collection")
+        if coll is not None and not Collection.objects.filter(workspace=workspace, pk=coll).exists():
+            raise ValidationError({"params": f"collection: no collection {coll} in this workspace"})
+        plan: list[PlannedBatch] = []
+    else:
+        plan = algo.plan(run=run, tweet_pks=tweet_pks)
     est = estimate(run=run, plan=plan)
     limits = workspace_limits(workspace)
     errors = problems(run, est, limits) if held_to_budget(run) else {}
