@@ -27,6 +27,7 @@ import numpy as np
 
 from .arrays import unique
 from .graphs import Graph, check_graph
+from .memory import OverMemory
 
 __all__ = [
     "BASELINE_RR_SETS",
@@ -42,6 +43,7 @@ __all__ = [
     "ICModel",
     "IMResult",
     "ImmSize",
+    "RRSetLimitExceeded",
     "RRSets",
     "Selection",
     "SpreadComparison",
@@ -55,6 +57,7 @@ __all__ = [
     "ic_model",
     "imm_sampling",
     "imm_theta",
+    "check_max_sets",
     "merge_rr_sets",
     "mix64",
     "normal_ci",
@@ -68,6 +71,8 @@ METHODS = ("imm", "imgpu", "degree", "influence", "random")
 
 #: RR sets (stream 0) behind the marginal gains reported for the degree, influence and random baselines
 BASELINE_RR_SETS = 100_000
+#: IMM's sampling phase generates its sets in chunks of at most this many, asking ``stop`` between two
+SAMPLING_CHUNK = 1 << 20
 
 #: random streams: node selection's RR sets, IMM's sampling phase (independent of selection: Chen 2018's fix
 #: of IMM's martingale argument), the Monte-Carlo evaluator, IMGPU's live-edge snapshots
@@ -376,6 +381,14 @@ class ImmSize:
     rounds: int
     eps: float
     ell: float
+    #: nodes listed by the sampling phase's sets, all together (0 where the engine did not count them)
+    sampling_entries: int = 0
+
+    @property
+    def mean_set_size(self) -> float:
+        """Nodes per RR set in the sampling phase (at least 1: a set holds its root), what a set of node selection
+        is expected to hold too."""
+        return max(1.0, self.sampling_entries / self.sampling_rr_sets) if self.sampling_rr_sets else 1.0
 
 
 @dataclass(eq=False)
@@ -505,18 +518,49 @@ def imm_theta(n: int, k: int, eps: float, ell: float, total_weight: float, lower
     return max(1, math.ceil(lam_star / lower_bound))
 
 
+class RRSetLimitExceeded(OverMemory):
+    """IMM would need more RR sets than ``max_sets`` allows: raised before they are generated."""
+
+    def __init__(self, needed: int, max_sets: int, k: int, eps: float, phase: str):
+        self.needed, self.max_sets, self.k, self.eps, self.phase = int(needed), int(max_sets), int(k), eps, phase
+        super().__init__(
+            f"IMM with k={k} and eps={eps:g} needs {_count(needed)} RR sets {phase}, more than the "
+            f"{_count(max_sets)} allowed (max_sets)"
+        )
+
+
+def _count(n: int) -> str:
+    return f"{n:,}" if n < 10**12 else f"{float(n):.3g}"
+
+
+def check_max_sets(max_sets) -> None:
+    if max_sets is not None and (not _is_int(max_sets) or max_sets < 1):
+        raise ValueError(f"max_sets must be an integer >= 1 or None, not {max_sets!r}")
+
+
 def imm_sampling(
     model: ICModel,
     k: int,
     eps: float,
     ell: float,
-    generate: Callable[[int, int], None],
+    generate: Callable[[int, int], int | None],
     covered: Callable[[int], int],
+    *,
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
+    chunk: int = SAMPLING_CHUNK,
 ) -> ImmSize:
     """IMM's sampling phase (Tang et al. 2015, Alg. 2) driving an engine: ``generate(a, b)`` adds sampling-stream
-    sets ``[a, b)`` to the engine's pool, ``covered(k)`` runs greedy on the pool and returns the sets its k picks
-    cover. ``ell`` is raised to ell (1 + ln 2 / ln n) first so the whole run succeeds with probability
-    1 - 1/n^ell. LB falls back to the k largest weights (a lower bound of OPT: seeds count themselves)."""
+    sets ``[a, b)`` to the engine's pool (and may return how many nodes they list), ``covered(k)`` runs greedy on
+    the pool and returns the sets its k picks cover. ``ell`` is raised to ell (1 + ln 2 / ln n) first so the whole
+    run succeeds with probability 1 - 1/n^ell. LB falls back to the k largest weights (a lower bound of OPT: seeds
+    count themselves).
+
+    Bounded: the sets are generated ``chunk`` at a time with ``stop()`` called between two chunks (it may raise,
+    e.g. a memory ceiling's check or a cancel); with ``max_sets``, a round that would need more sets, or a theta
+    for node selection above it, raises :class:`RRSetLimitExceeded` (naming k and eps) before anything of it is
+    allocated. Small eps makes both grow as 1/eps^2."""
+    check_max_sets(max_sets)
     n = model.n_nodes
     w_total = model.total_weight
     if n == 0 or w_total <= 0:
@@ -532,18 +576,27 @@ def imm_sampling(
         / eps_p**2
     )
     have = 0
+    entries = 0
     lb = float(np.sort(model.weights)[::-1][:k].sum())
     rounds = 0
     for i in range(1, max(2, math.ceil(math.log2(max(n, 2))))):
         x = w_total / 2.0**i
         theta_i = math.ceil(lam_p / x)
-        if theta_i > have:
-            generate(have, theta_i)
-            have = theta_i
+        if max_sets is not None and theta_i > max_sets:
+            raise RRSetLimitExceeded(theta_i, max_sets, k, eps, f"in round {i} of its sampling phase")
+        while have < theta_i:
+            if stop is not None and have:
+                stop()
+            b = min(theta_i, have + chunk)
+            got = generate(have, b)
+            entries += int(got or 0)
+            have = b
         rounds = i
         est = w_total * covered(k) / have
         if est >= (1.0 + eps_p) * x:
             lb = max(lb, est / (1.0 + eps_p))
             break
     theta = imm_theta(n, k, eps, ell, w_total, lb)
-    return ImmSize(theta, lb, have, rounds, eps, ell_in)
+    if max_sets is not None and theta > max_sets:
+        raise RRSetLimitExceeded(theta, max_sets, k, eps, "for node selection")
+    return ImmSize(theta, lb, have, rounds, eps, ell_in, entries)

@@ -300,6 +300,9 @@ SPREADWATCH_ANALYZE_MIN_ROWS = env_int("SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
 # SPREADWATCH_STALL_MAX_ATTEMPTS deliveries in all (then it fails, saying why, and its analyst gets a notice)
 SPREADWATCH_STALL_SECONDS = env_int("SPREADWATCH_STALL_SECONDS", 60)
 SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
+# poison messages: a compute batch or an import that a delivery finds still marked running after this many
+# deliveries that never ended (each ended its worker: killed, out of memory) is not run again; it fails, saying why
+SPREADWATCH_MAX_DELIVERIES = env_int("SPREADWATCH_MAX_DELIVERIES", 3)
 
 # --- cost budgets (issue 41; docs/reliability.md) -----------------------------------------------------------------
 # every analysis run is estimated before it is queued (monitor/services/budgets.py); one whose estimate exceeds its
@@ -308,6 +311,9 @@ SPREADWATCH_STALL_MAX_ATTEMPTS = env_int("SPREADWATCH_STALL_MAX_ATTEMPTS", 3)
 SPREADWATCH_BUDGET_RUN_SECONDS = env_int("SPREADWATCH_BUDGET_RUN_SECONDS", 1800)
 # MB: the estimated peak memory of one batch in its worker, and the ceiling a batch is held to while it runs
 SPREADWATCH_BUDGET_RUN_MEMORY_MB = env_int("SPREADWATCH_BUDGET_RUN_MEMORY_MB", 2048)
+# that ceiling's hard backstop on a CPU worker (Linux, compute/memory.py): RLIMIT_DATA while a batch runs, so one huge
+# allocation fails the batch with MemoryError instead of the OOM killer ending the worker (0: the soft check only)
+SPREADWATCH_MEMORY_HARD_LIMIT = env_bool("SPREADWATCH_MEMORY_HARD_LIMIT", True)
 # analysis runs of one workspace queued to workers at once; the rest wait, in order, until one ends
 SPREADWATCH_MAX_RUNS_IN_FLIGHT = env_int("SPREADWATCH_MAX_RUNS_IN_FLIGHT", 2)
 

@@ -27,15 +27,23 @@ RETRY_ON_DB_LOST = {
 }
 
 
-@shared_task(name=jobs.INGEST_COLLECTION, acks_late=True, **RETRY_ON_DB_LOST)
-def ingest_collection(collection_id: int) -> str:
-    c = services.collection_ingest(collection_id=collection_id)
+def after_error(task) -> bool:
+    """Whether this delivery is the task's own retry (after an error it raised: a lost database), not the broker
+    handing back a message whose worker never ended it (Redis marks those ``redelivered``). Only a delivery of the
+    second kind that finds its work still marked running counts towards a poison message (services.runs)."""
+    req = task.request
+    return bool(req.retries) and not (req.delivery_info or {}).get("redelivered")
+
+
+@shared_task(name=jobs.INGEST_COLLECTION, acks_late=True, bind=True, **RETRY_ON_DB_LOST)
+def ingest_collection(self, collection_id: int) -> str:
+    c = services.collection_ingest(collection_id=collection_id, after_error=after_error(self))
     return c.status
 
 
-@shared_task(name=jobs.COMPUTE_BATCH, acks_late=True, **RETRY_ON_DB_LOST)
-def compute_batch(batch_id: int) -> str:
-    b = services.compute_batch_run(batch_id=batch_id)
+@shared_task(name=jobs.COMPUTE_BATCH, acks_late=True, bind=True, **RETRY_ON_DB_LOST)
+def compute_batch(self, batch_id: int) -> str:
+    b = services.compute_batch_run(batch_id=batch_id, after_error=after_error(self))
     return b.status
 
 

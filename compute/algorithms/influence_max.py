@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..influence_model import (
     BASELINE_RR_SETS,
     METHODS,
     PROBABILITY_KINDS,
+    SAMPLING_CHUNK,
     STREAM_EVALUATE,
     STREAM_SAMPLING,
     STREAM_SELECTION,
@@ -40,12 +42,14 @@ from ..influence_model import (
     ICModel,
     ImmSize,
     IMResult,
+    RRSetLimitExceeded,
     RRSets,
     Selection,
     SpreadComparison,
     SpreadEstimate,
     base_key,
     check_k,
+    check_max_sets,
     check_range,
     check_seeds,
     edge_positions,
@@ -69,6 +73,7 @@ __all__ = [
     "ICModel",
     "IMResult",
     "ImmSize",
+    "RRSetLimitExceeded",
     "RRSets",
     "Selection",
     "SpreadComparison",
@@ -147,18 +152,29 @@ def select_seeds(model: ICModel, rr: RRSets, *, k: int = 50, backend: str = "aut
 
 
 def imm_sample_size(
-    model: ICModel, *, k: int = 50, eps: float = 0.1, ell: float = 1.0, seed: int = 0, backend: str = "auto"
+    model: ICModel,
+    *,
+    k: int = 50,
+    eps: float = 0.1,
+    ell: float = 1.0,
+    seed: int = 0,
+    backend: str = "auto",
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> ImmSize:
-    """IMM's sampling phase: the number of RR sets node selection needs (deterministic in the arguments)."""
+    """IMM's sampling phase: the number of RR sets node selection needs (deterministic in the arguments).
+    ``max_sets``: raise :class:`RRSetLimitExceeded` (naming k and eps) instead of sampling, or returning a theta,
+    beyond that many sets; ``stop`` is called between chunks of sampling (it may raise to end the phase)."""
     _check_model(model)
     check_k(k)
     _check_eps_ell(eps, ell)
     _check_seed(seed)
+    check_max_sets(max_sets)
     if resolve_backend(backend) != "gpu":
-        return imm_sample_size_cpu(model, k=k, eps=eps, ell=ell, seed=seed)
+        return imm_sample_size_cpu(model, k=k, eps=eps, ell=ell, seed=seed, max_sets=max_sets, stop=stop)
     from ..gpu.influence_max import imm_sample_size as twin
 
-    return twin(model, k=k, eps=eps, ell=ell, seed=seed, backend="gpu")
+    return twin(model, k=k, eps=eps, ell=ell, seed=seed, backend="gpu", max_sets=max_sets, stop=stop)
 
 
 def evaluate_spread(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, seed: int = 1, backend: str = "auto"):
@@ -208,12 +224,17 @@ def influence_max(
     scores: np.ndarray | None = None,
     snapshots: int = 200,
     backend: str = "auto",
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> IMResult:
-    """The K seeds of ``method`` (:data:`METHODS`) with each one's marginal gain (docs/influence_max.md)."""
+    """The K seeds of ``method`` (:data:`METHODS`) with each one's marginal gain (docs/influence_max.md).
+    ``max_sets`` and ``stop`` bound IMM's RR sets as in :func:`imm_sample_size` (``stop`` is also called between
+    chunks of node selection's sets, and between IMGPU's snapshots)."""
     _check_model(model)
     check_k(k)
     _check_eps_ell(eps, ell)
     _check_seed(seed)
+    check_max_sets(max_sets)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     if method == "influence":
@@ -222,13 +243,15 @@ def influence_max(
         raise ValueError(f"snapshots must be an integer >= 1, not {snapshots!r}")
     if resolve_backend(backend) != "gpu":
         return influence_max_cpu(
-            model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots
-        )
+            model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots,
+            max_sets=max_sets, stop=stop,
+        )  # fmt: skip
     from ..gpu.influence_max import influence_max as twin
 
     return twin(
-        model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots, backend="gpu"
-    )
+        model, k=k, method=method, eps=eps, ell=ell, seed=seed, scores=scores, snapshots=snapshots, backend="gpu",
+        max_sets=max_sets, stop=stop,
+    )  # fmt: skip
 
 
 def _check_scores(model: ICModel, scores) -> np.ndarray:
@@ -288,18 +311,41 @@ def select_seeds_cpu(model: ICModel, rr: RRSets, *, k: int = 50) -> Selection:
     return selection_from_counts(chosen, newly, rr.count, model.total_weight)
 
 
-def imm_sample_size_cpu(model: ICModel, *, k: int = 50, eps: float = 0.1, ell: float = 1.0, seed: int = 0) -> ImmSize:
+def imm_sample_size_cpu(
+    model: ICModel,
+    *,
+    k: int = 50,
+    eps: float = 0.1,
+    ell: float = 1.0,
+    seed: int = 0,
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
+) -> ImmSize:
     pool: list[RRSets] = []
 
-    def generate(a: int, b: int) -> None:
+    def generate(a: int, b: int) -> int:
         pool.append(rr_sets_cpu(model, seed=seed, start=a, stop=b, stream=STREAM_SAMPLING))
+        return len(pool[-1].nodes)
 
     def covered(kk: int) -> int:
         rr = merge_rr_sets(pool)
         pool[:] = [rr]
         return int(kern.greedy_cover(rr.indptr, rr.nodes, model.n_nodes, kk)[1].sum())
 
-    return imm_sampling(model, k, eps, ell, generate, covered)
+    return imm_sampling(model, k, eps, ell, generate, covered, max_sets=max_sets, stop=stop)
+
+
+def rr_sets_chunked_cpu(
+    model: ICModel, *, seed: int, start: int, stop: int, stream: int, guard: Callable[[], object] | None = None
+) -> RRSets:
+    """:func:`rr_sets_cpu` over ``[start, stop)`` in chunks of :data:`SAMPLING_CHUNK` sets, ``guard()`` called
+    between two (it may raise): the same sets as one call."""
+    parts = []
+    for a in range(start, max(stop, start + 1), SAMPLING_CHUNK):
+        if guard is not None and parts:
+            guard()
+        parts.append(rr_sets_cpu(model, seed=seed, start=a, stop=min(stop, a + SAMPLING_CHUNK), stream=stream))
+    return merge_rr_sets(parts) if len(parts) > 1 else parts[0]
 
 
 def evaluate_spread_cpu(model: ICModel, seeds: np.ndarray, *, runs: int = 20000, seed: int = 1) -> SpreadEstimate:
@@ -363,16 +409,18 @@ def influence_max_cpu(
     seed: int = 0,
     scores: np.ndarray | None = None,
     snapshots: int = 200,
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> IMResult:
     t0 = time.perf_counter()
     params = _params(model, k, method, eps, ell, seed, snapshots)
     if method == "imm":
-        size = imm_sample_size_cpu(model, k=k, eps=eps, ell=ell, seed=seed)
-        rr = rr_sets_cpu(model, seed=seed, start=0, stop=size.theta, stream=STREAM_SELECTION)
+        size = imm_sample_size_cpu(model, k=k, eps=eps, ell=ell, seed=seed, max_sets=max_sets, stop=stop)
+        rr = rr_sets_chunked_cpu(model, seed=seed, start=0, stop=size.theta, stream=STREAM_SELECTION, guard=stop)
         sel = select_seeds_cpu(model, rr, k=k)
         return _result(model, method, k, sel.nodes, sel.gains, t0, "cpu", params, rr_sets=size.theta, size=size)
     if method == "imgpu":
-        nodes, gains, notes = imgpu_cpu(model, k=k, snapshots=snapshots, seed=seed)
+        nodes, gains, notes = imgpu_cpu(model, k=k, snapshots=snapshots, seed=seed, stop=stop)
         res = _result(model, method, k, nodes, gains, t0, "cpu", params, snapshots=snapshots)
         res.notes.extend(notes)
         return res
@@ -436,12 +484,15 @@ def baseline_seeds(model: ICModel, *, k: int, method: str, seed: int, scores: np
 # --------------------------------------------------------------------------------------------------------------
 
 
-def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def imgpu_cpu(
+    model: ICModel, *, k: int, snapshots: int, seed: int, stop: Callable[[], object] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """IMGPU (Liu et al., Alg. 2): R live-edge snapshots, each condensed to a DAG of its strongly connected
     components (a component weighs the sum of its nodes' weights); then K rounds, each sweeping every snapshot
     bottom-up by level to get every node's marginal reach at once (eq. 1), picking the node with the largest
     mean over snapshots (ties: smallest index) and covering its reach. overlap() is exact (merged reach lists)
-    while a snapshot's lists fit :data:`EXACT_ENTRIES`, else the snapshot uses bottom-k sketches."""
+    while a snapshot's lists fit :data:`EXACT_ENTRIES`, else the snapshot uses bottom-k sketches. ``stop`` is
+    called between snapshots and between rounds (it may raise: the snapshots are held in memory together)."""
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
@@ -452,6 +503,8 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
     src = np.repeat(np.arange(n, dtype=np.int64), g.out_degree)  # the follower of each edge
     snaps = []
     for r in range(snapshots):
+        if stop is not None and r:
+            stop()
         key = np.uint64(mix64(base + (r + 1) * 0x9E3779B97F4A7C15))
         with np.errstate(over="ignore"):
             live = kern.live_mask(m, thr, model.uniform, key)
@@ -474,6 +527,8 @@ def imgpu_cpu(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.
     gains = []
     sketched = set()
     for _ in range(min(k, n)):
+        if stop is not None:
+            stop()
         total = np.zeros(n)
         for s in snaps:
             labels, cw, dag_ptr, dag_idx, order, covered, ranks, r = s

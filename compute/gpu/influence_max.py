@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import cupy as cp
 import numpy as np
@@ -53,6 +54,7 @@ from ..influence_model import (
     SpreadEstimate,
     base_key,
     check_k,
+    check_max_sets,
     check_range,
     check_seeds,
     imm_sampling,
@@ -287,12 +289,17 @@ def _rr_chunk(model: ICModel, dev: dict, base: int, start: int, count: int) -> t
     return keys, int(touched.get()[0])
 
 
-def _rr_device(model: ICModel, seed: int, start: int, stop: int, stream: int) -> tuple[cp.ndarray, cp.ndarray, int]:
-    """(indptr int64, nodes int32, edges touched) of sets [start, stop) on the device."""
+def _rr_device(
+    model: ICModel, seed: int, start: int, stop: int, stream: int, guard: Callable[[], object] | None = None
+) -> tuple[cp.ndarray, cp.ndarray, int]:
+    """(indptr int64, nodes int32, edges touched) of sets [start, stop) on the device; ``guard()`` is called between
+    two chunks (it may raise)."""
     dev = device_model(model)
     base = base_key(seed, stream)
     sizes, nodes, touched = [], [], 0
     for a in range(start, stop, CHUNK_SETS):
+        if guard is not None and sizes:
+            guard()
         count = min(CHUNK_SETS, stop - a)
         keys, t = _rr_chunk(model, dev, base, a, count)
         sizes.append(cp.bincount((keys >> 32).astype(cp.int64), minlength=count))
@@ -356,15 +363,25 @@ def select_seeds(model: ICModel, rr: RRSets, *, k: int = 50, backend: str = "aut
 
 
 def imm_sample_size(
-    model: ICModel, *, k: int = 50, eps: float = 0.1, ell: float = 1.0, seed: int = 0, backend: str = "auto"
+    model: ICModel,
+    *,
+    k: int = 50,
+    eps: float = 0.1,
+    ell: float = 1.0,
+    seed: int = 0,
+    backend: str = "auto",
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> ImmSize:
     _check_twin_backend(backend)
     check_k(k)
+    check_max_sets(max_sets)
     pool: list[tuple[cp.ndarray, cp.ndarray]] = []
 
-    def generate(a: int, b: int) -> None:
-        indptr, nodes, _ = _rr_device(model, seed, a, b, STREAM_SAMPLING)
+    def generate(a: int, b: int) -> int:
+        indptr, nodes, _ = _rr_device(model, seed, a, b, STREAM_SAMPLING, stop)
         pool.append((indptr, nodes))
+        return len(nodes)
 
     def covered(kk: int) -> int:
         if len(pool) > 1:
@@ -373,7 +390,7 @@ def imm_sample_size(
             pool[:] = [(cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(sizes)]), nodes)]
         return int(_greedy_device(pool[0][0], pool[0][1], model.n_nodes, kk)[1].sum())
 
-    return imm_sampling(model, k, eps, ell, generate, covered)
+    return imm_sampling(model, k, eps, ell, generate, covered, max_sets=max_sets, stop=stop)
 
 
 def evaluate_spread(
@@ -446,9 +463,12 @@ def influence_max(
     scores: np.ndarray | None = None,
     snapshots: int = 200,
     backend: str = "auto",
+    max_sets: int | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> IMResult:
     _check_twin_backend(backend)
     check_k(k)
+    check_max_sets(max_sets)
     t0 = time.perf_counter()
     params = {"method": method, "k": int(k), "seed": int(seed), "model": "ic", "probabilities": model.kind}
     if model.p is not None:
@@ -457,12 +477,12 @@ def influence_max(
     notes: list[str] = []
     if method == "imgpu":
         params["snapshots"] = int(snapshots)
-        chosen, gains, notes = imgpu_device(model, k=k, snapshots=snapshots, seed=seed)
+        chosen, gains, notes = imgpu_device(model, k=k, snapshots=snapshots, seed=seed, stop=stop)
         rr_count, sampling, lb = 0, 0, float("nan")
     elif method == "imm":
         params.update(eps=float(eps), ell=float(ell))
-        size = imm_sample_size(model, k=k, eps=eps, ell=ell, seed=seed, backend="gpu")
-        indptr, nodes, _ = _rr_device(model, seed, 0, size.theta, STREAM_SELECTION)
+        size = imm_sample_size(model, k=k, eps=eps, ell=ell, seed=seed, backend="gpu", max_sets=max_sets, stop=stop)
+        indptr, nodes, _ = _rr_device(model, seed, 0, size.theta, STREAM_SELECTION, stop)
         chosen, newly = _greedy_device(indptr, nodes, n, k)
         gains = newly * (model.total_weight / size.theta) if size.theta else newly * 0.0
         rr_count, sampling, lb = size.theta, size.sampling_rr_sets, size.lower_bound
@@ -808,9 +828,12 @@ def _cover_dev(s: dict, covered: cp.ndarray, start: cp.ndarray) -> None:
         frontier = cp.unique(ch)
 
 
-def imgpu_device(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[np.ndarray, np.ndarray, list]:
+def imgpu_device(
+    model: ICModel, *, k: int, snapshots: int, seed: int, stop: Callable[[], object] | None = None
+) -> tuple[np.ndarray, np.ndarray, list]:
     """IMGPU (Liu et al., Alg. 2) on the device, the reference's ``imgpu_cpu`` step for step: the same snapshots
-    (counter-based coins), the same canonical components, the same reach by level, the same picks."""
+    (counter-based coins), the same canonical components, the same reach by level, the same picks. ``stop`` is
+    called between rounds (it may raise)."""
     n = model.n_nodes
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0), [f"imgpu: {snapshots} live-edge snapshots of an empty graph"]
@@ -828,6 +851,8 @@ def imgpu_device(model: ICModel, *, k: int, snapshots: int, seed: int) -> tuple[
     chosen: list[int] = []
     gains: list[float] = []
     for _ in range(min(k, n)):
+        if stop is not None:
+            stop()
         reach = cp.zeros(nc, dtype=cp.float64)
         exact = [r for r in range(snapshots) if r not in sketched]
         groups: list[list[int]] = []

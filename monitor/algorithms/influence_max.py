@@ -38,10 +38,12 @@ from django.db import connection
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
+from compute import memory
 from compute.algorithms import influence_max as engine
 from compute.arrays import unique
 from compute.backends import resolve_backend
 from compute.graphs import Graph, subgraph, transpose
+from compute.influence_model import RRSetLimitExceeded
 
 from ..models import (
     Account,
@@ -75,6 +77,10 @@ K_MAX = 500  # a counter-campaign reaches tens of accounts; the page lists them 
 EVALUATE_MAX = 1_000_000
 BATCHES_MAX = 64
 RR_CHUNK = 250_000  # RR sets sampled between two safe points (a cancel is noticed within one chunk)
+# what one RR set costs in memory: its offset (int64) and 4 bytes (int32) per node it lists; the batch that
+# finishes the run holds the parts as read from the database, as RRSets, merged, and greedy's inverted index
+SET_BYTES, ENTRY_BYTES, RR_COPIES = 8, 4, 3
+MEMORY_HINT = "lower k or raise eps"
 
 
 class ModelChanged(RuntimeError):
@@ -258,17 +264,46 @@ def _fingerprint(model: engine.ICModel) -> str:
     return h.hexdigest()
 
 
-def imm_size(aud: Audience, params: dict, backend: str) -> engine.ImmSize:
+def imm_size(aud: Audience, params: dict, backend: str, ceiling: int | None = None, stop=None) -> engine.ImmSize:
     """IMM's sampling phase for this model and run (deterministic: every batch finds the same theta); a process
-    keeps the newest few, so a worker that runs several batches of a run samples it once."""
+    keeps the newest few, so a worker that runs several batches of a run samples it once.
+
+    ``ceiling`` (bytes: the workspace's memory ceiling) bounds the RR sets: the sampling phase may hold no more
+    sets than fit it at one node each, and the sets of node selection (theta of them, of the sampling phase's
+    mean size) must fit it too, in the copies the finishing batch holds; otherwise :class:`memory.OverMemory`
+    says so, naming k and eps, before they are sampled. ``stop`` is called between chunks of sampling."""
     key = (aud.fingerprint, params["k"], params["eps"], params["seed"])
     hit = _SIZES.get(key)
     if hit is None:
-        hit = engine.imm_sample_size(aud.model, k=params["k"], eps=params["eps"], seed=params["seed"], backend=backend)
+        max_sets = None if ceiling is None else max(1, ceiling // (RR_COPIES * (SET_BYTES + ENTRY_BYTES)))
+        try:
+            hit = engine.imm_sample_size(
+                aud.model, k=params["k"], eps=params["eps"], seed=params["seed"], backend=backend, max_sets=max_sets,
+                stop=stop,
+            )  # fmt: skip
+        except RRSetLimitExceeded as exc:
+            raise memory.OverMemory(_too_many(exc.needed, exc.max_sets, params, ceiling, exc.phase)) from None
         _SIZES[key] = hit
         while len(_SIZES) > 4:
             _SIZES.popitem(last=False)
+    if ceiling is not None:
+        per_set = RR_COPIES * (SET_BYTES + ENTRY_BYTES * hit.mean_set_size)
+        fits = max(1, int(ceiling // per_set))
+        if hit.theta > fits:
+            raise memory.OverMemory(
+                _too_many(hit.theta, fits, params, ceiling, f"for node selection ({hit.mean_set_size:.3g} nodes each)")
+            )
     return hit
+
+
+def _too_many(needed: int, fits: int, params: dict, ceiling: int, phase: str) -> str:
+    def count(n: int) -> str:
+        return f"{n:,}" if n < 10**12 else f"{float(n):.3g}"
+
+    return (
+        f"IMM with k={params['k']} and eps={params['eps']:g} needs {count(needed)} RR sets {phase}, more than the "
+        f"{count(fits)} that this workspace's memory ceiling of {ceiling // memory.MB:,} MB holds; {MEMORY_HINT}"
+    )
 
 
 def share(theta: int, part: int, parts: int) -> tuple[int, int]:
@@ -455,6 +490,7 @@ class InfluenceMax(Algorithm):
 
     name = "influence_max"
     label = "Counter-campaign planner"
+    memory_hint = MEMORY_HINT  # what the runner's message for a batch over its memory ceiling suggests
 
     def clean_params(self, params: dict) -> dict:
         unknown = sorted(set(params) - set(PARAMS))
@@ -512,11 +548,12 @@ class InfluenceMax(Algorithm):
             )
         res.n_edges = aud.model.n_edges if res.part == 0 else 0
         _check(stop)
+        ceiling = _ceiling(run)
         if params["method"] != "imm":
             scores = aud.scores if params["method"] == "influence" else None
             r = engine.influence_max(
                 aud.model, k=params["k"], method=params["method"], eps=params["eps"], seed=params["seed"],
-                scores=scores, backend=backend,
+                scores=scores, backend=backend, stop=lambda: _check(stop),
             )  # fmt: skip
             t = res.tick("select_s", t)
             _check(stop)
@@ -527,7 +564,7 @@ class InfluenceMax(Algorithm):
             res.conclusion = conclude(run.workspace_id, aud, params, chosen, backend, stop)
             res.tick("evaluate_s", t)
             return res
-        size = imm_size(aud, params, backend)
+        size = imm_size(aud, params, backend, ceiling, stop=lambda: _check(stop))
         t = res.tick("sampling_phase_s", t)
         res.facts = {
             "theta": int(size.theta),
@@ -567,6 +604,13 @@ class InfluenceMax(Algorithm):
             _finish_imm(run)
 
 
+def _ceiling(run: ComputeRun) -> int:
+    """The run's memory ceiling in bytes (its workspace's; services.budgets)."""
+    from ..services.budgets import workspace_limits
+
+    return workspace_limits(run.workspace).run_memory_bytes
+
+
 def _finite(x) -> float | None:
     return float(x) if x is not None and math.isfinite(float(x)) else None
 
@@ -584,14 +628,24 @@ def _finish_imm(run: ComputeRun) -> None:
     aud = load_audience(run.workspace, params)
     if aud.fingerprint != run.batches.get(index=0).params["fingerprint"]:
         raise ModelChanged("the publisher's audience changed while the run was going: start a new run")
-    pieces = [engine.RRSets.from_bytes(bytes(p.sets)) for p in parts if p.stop > p.start]
+    touched = sum(p.edges_touched for p in parts)
+    pieces = []
+    for p in parts:  # the batch's memory ceiling is checked between parts (the runner holds the batch to it)
+        if p.stop > p.start:
+            pieces.append(engine.RRSets.from_bytes(bytes(p.sets)))
+            p.sets = b""  # read: its copy need not stay
+            memory.check_active()
     rr = engine.merge_rr_sets(pieces)
+    del pieces
+    memory.check_active()
     if rr.start != 0 or rr.count != facts["theta"]:
         raise RuntimeError(f"influence_max run {run.pk}: {rr.count} RR sets merged, theta is {facts['theta']}")
     # the worker finishing the run decides the backend as the runner does for a batch
     backend = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
     t = _tick(run, "merge_s", t)
     sel = engine.select_seeds(aud.model, rr, k=params["k"], backend=backend)
+    del rr
+    memory.check_active()
     t = _tick(run, "select_s", t)
     chosen = Chosen(
         sel.nodes,
@@ -600,7 +654,7 @@ def _finish_imm(run: ComputeRun) -> None:
         rr_sets=facts["theta"],
         sampling_rr_sets=facts["sampling_rr_sets"],
         lower_bound=facts["lower_bound"],
-        edges_touched=sum(p.edges_touched for p in parts),
+        edges_touched=touched,
     )
     _store_conclusion(run, conclude(run.workspace_id, aud, params, chosen, backend))
     _tick(run, "evaluate_s", t)

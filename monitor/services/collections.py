@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import connection, transaction
 from django.db.models import F
+from django.urls import reverse
 from django.utils import timezone
 
 from compute.formats import InputError
@@ -22,7 +23,7 @@ from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
 from ..progress import import_percent, progress_key
 from .ingest import IngestResult, load_files
-from .recovery import holding
+from .recovery import holding, notice_create
 from .runs import compute_run_start
 from .uploads import Upload, UploadError
 
@@ -183,11 +184,16 @@ def collection_create(
     return collection
 
 
-def collection_ingest(*, collection_id: int) -> Collection:
+def collection_ingest(*, collection_id: int, after_error: bool = False) -> Collection:
     """Import a queued collection. Idempotent: a collection that is no longer queued or importing is left
-    alone, and a retried import merges the same rows (natural ids)."""
+    alone, and a retried import merges the same rows (natural ids). A delivery that finds the import still
+    importing after ``SPREADWATCH_MAX_DELIVERIES`` deliveries that never ended (each ended its worker: a poison
+    message) fails it instead (``after_error``: this delivery is the task's retry after an error it raised)."""
     c = Collection.objects.select_related("workspace").get(pk=collection_id)
     if c.status not in (Collection.Status.QUEUED, Collection.Status.INGESTING):
+        return c
+    if c.status == Collection.Status.INGESTING and not after_error and _poisoned(c):
+        c.refresh_from_db()
         return c
     if not _mark_ingesting(c):
         c.refresh_from_db()
@@ -231,6 +237,32 @@ def collection_ingest(*, collection_id: int) -> Collection:
     if c.validate_only:
         _finish_validation(c)
     return c
+
+
+def _poisoned(c: Collection) -> bool:
+    """Fail an import whose ``SPREADWATCH_MAX_DELIVERIES`` deliveries all ended their worker; True if it did.
+    A live import holds its row lock: this waits for it, and then finds it no longer importing."""
+    n = max(1, int(getattr(settings, "SPREADWATCH_MAX_DELIVERIES", 3)))
+    if c.attempts < n:
+        return False
+    error = (
+        f"this import ended its worker {c.attempts} times (killed, or out of memory) without finishing: not run "
+        "again; nothing of it was stored. Split the files into smaller uploads, or retry it once the ingest "
+        "workers have more memory."
+    )
+    failed = Collection.objects.filter(pk=c.pk, status=Collection.Status.INGESTING, attempts=c.attempts).update(
+        status=Collection.Status.FAILED, error=error, finished_at=timezone.now()
+    )
+    if failed:
+        Lease.objects.filter(kind=Lease.Kind.IMPORT, object_id=c.pk).delete()
+        log.error("import of collection %s: %s", c.pk, error)
+        notice_create(
+            workspace_id=c.workspace_id,
+            user_id=c.uploaded_by_id,
+            message=f"The import of {c.name} failed: {error}",
+            url=reverse("collection", kwargs={"ws": c.workspace.slug, "pk": c.pk}),
+        )
+    return bool(failed)
 
 
 def _mark_ingesting(c: Collection) -> bool:

@@ -11,6 +11,13 @@ batch in, so the batches of a run store side by side. A run can be cancelled (:f
 batches that finished keep their rows (they are correct, and the aggregates they touched were refreshed with
 them), a batch still running stores nothing, batches not yet started do nothing; :func:`compute_run_retry`
 queues the unfinished batches again.
+
+Workers survive any run (docs/reliability.md): a batch runs under its workspace's memory ceiling
+(:func:`~monitor.services.budgets.workspace_limits`, ``compute.memory``), checked at the algorithm's safe points
+and, on a CPU worker, backed by a hard limit on the process's data size; a batch over it stops, fails saying why,
+and the worker process takes its next task. A batch whose deliveries ended their worker again and again (a poison
+message: killed by the OOM killer, a crash in native code) is not run again after ``SPREADWATCH_MAX_DELIVERIES``:
+the delivery that finds it still marked running from those fails it and its run, without computing.
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
+from django.urls import reverse
 from django.utils import timezone
 
 from compute.backends import device_name, resolve_backend
+from compute.memory import MB, Ceiling, MemoryCeilingExceeded, OverMemory, describe_bytes, release
 
 from .. import algorithms, jobs
 from ..algorithms import BatchOutcome, RunCancelled
@@ -36,14 +45,17 @@ from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
 from ..progress import run_progress_key
 from . import budgets
-from .recovery import holding
+from .recovery import holding, notice_create
 from .warmup import read_cache_warm, warm_rest_on_commit
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "DB_LOST",
+    "POISON",
+    "OVER_MEMORY",
     "compute_batch_run",
+    "failure_kind",
     "compute_run_cancel",
     "compute_run_retry",
     "compute_run_start",
@@ -52,6 +64,12 @@ __all__ = [
 # a lost database connection (a restart, a failover) is not the batch's fault: the task retries it later
 DB_LOST = (OperationalError, InterfaceError)
 RUNNABLE = (ComputeBatch.Status.QUEUED, ComputeBatch.Status.RUNNING, ComputeBatch.Status.FAILED)
+
+# how the two failures of this module that the run page explains begin (failure_kind tells them by it)
+OVER_MEMORY = "stopped: "
+POISON = "this batch ended its worker "
+#: what an analyst can change when an algorithm does not say (an algorithm may set ``memory_hint``)
+MEMORY_HINT = "run it on less data, or ask an admin to raise the workspace's memory ceiling"
 
 
 # --- a run -------------------------------------------------------------------------------------------------------
@@ -187,26 +205,38 @@ def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
 # --- one batch ---------------------------------------------------------------------------------------------------
 
 
-def compute_batch_run(*, batch_id: int) -> ComputeBatch:
+def compute_batch_run(*, batch_id: int, after_error: bool = False) -> ComputeBatch:
     """Compute one batch with its run's algorithm and store its results (the body of the ``compute_batch`` task).
 
     Safe to deliver any number of times, at once or after a worker died mid-batch: a batch that is done or
     cancelled is left alone; results are stored under the batch's advisory lock, counted in under row locks on
     the run and the batch (taken in that order, as :func:`compute_run_cancel` does), and kept only for the first
-    delivery to get there while neither the batch nor the run is cancelled."""
+    delivery to get there while neither the batch nor the run is cancelled.
+
+    Bounded (see the module): the batch runs under its workspace's memory ceiling and fails, saying why, above it
+    (the worker lives on); a delivery that finds the batch still running from ``SPREADWATCH_MAX_DELIVERIES``
+    deliveries that never ended fails it without computing (:data:`POISON`). ``after_error``: this delivery is
+    the task's own retry after the previous one ended with an error it could not record (a lost database), so
+    the batch's running mark is no sign of a crash."""
     batch = ComputeBatch.objects.select_related("run", "run__workspace").get(pk=batch_id)
     run = batch.run
     if batch.status in (ComputeBatch.Status.DONE, ComputeBatch.Status.CANCELLED):
         if batch.status == ComputeBatch.Status.CANCELLED:
             log.info("compute batch %s of run %s skipped: the run was cancelled", batch.pk, run.pk)
         return batch
+    if _poisoned(batch, run, after_error=after_error):
+        batch.refresh_from_db()
+        return batch
     if not _claim(batch, run):
         batch.refresh_from_db()
         return batch
+    # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
+    used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
+    ceiling = _ceiling(run, used)
     try:
         # a heartbeat while it runs: the stalled-work sweep queues it again if this worker dies (recovery.py)
-        with holding(Lease.Kind.BATCH, batch.pk):
-            return _compute_and_store(batch, run)
+        with holding(Lease.Kind.BATCH, batch.pk), ceiling:
+            return _compute_and_store(batch, run, used, ceiling)
     except RunCancelled:
         log.info("compute batch %s of run %s stopped: the run was cancelled; nothing was stored", batch.pk, run.pk)
         ComputeBatch.objects.filter(pk=batch.pk).exclude(status=ComputeBatch.Status.DONE).update(
@@ -220,9 +250,109 @@ def compute_batch_run(*, batch_id: int) -> ComputeBatch:
         log.warning("compute batch %s of run %s lost its database connection", batch.pk, run.pk, exc_info=True)
         raise
     except Exception as exc:
-        log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
-        _batch_failed(batch, run, f"{exc.__class__.__name__}: {exc}")
-        raise
+        if not _over_memory(exc):
+            log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
+            _batch_failed(batch, run, f"{exc.__class__.__name__}: {exc}")
+            raise
+        msg = _memory_message(run, exc, ceiling)
+    # over its memory: not raised on, so that nothing (Celery's record of a failure) keeps the exception's frames and
+    # the arrays they hold; the process gives the memory back and takes its next task
+    log.warning("compute batch %s of run %s %s", batch.pk, run.pk, msg)
+    _batch_failed(batch, run, msg)
+    release()
+    batch.refresh_from_db()
+    return batch
+
+
+def max_deliveries() -> int:
+    return max(1, int(getattr(settings, "SPREADWATCH_MAX_DELIVERIES", 3)))
+
+
+def _poisoned(batch: ComputeBatch, run: ComputeRun, *, after_error: bool) -> bool:
+    """True when this delivery must not compute the batch: it is still marked running from
+    ``SPREADWATCH_MAX_DELIVERIES`` deliveries that never ended (each ended its worker), or it failed after that
+    many (left failed). The first case fails the batch and its run, saying why, and tells the analyst."""
+    n = max_deliveries()
+    if batch.attempts < n:
+        return False
+    if batch.status == ComputeBatch.Status.FAILED:
+        log.warning("compute batch %s of run %s not run again: it failed after %d attempts", batch.pk, run.pk, n)
+        return True
+    if batch.status != ComputeBatch.Status.RUNNING or after_error:
+        return False
+    msg = (
+        f"{POISON}{batch.attempts} times (killed, or out of memory) without finishing: not run again; "
+        "nothing of it was stored"
+    )
+    # conditional: only when no other delivery claimed, finished or cancelled it in between
+    now = timezone.now()
+    failed = ComputeBatch.objects.filter(
+        pk=batch.pk, status=ComputeBatch.Status.RUNNING, attempts=batch.attempts
+    ).update(status=ComputeBatch.Status.FAILED, error=msg, finished_at=now)
+    if not failed:
+        return False
+    Lease.objects.filter(kind=Lease.Kind.BATCH, object_id=batch.pk).delete()
+    log.error("compute batch %s of run %s: %s", batch.pk, run.pk, msg)
+    ended = ComputeRun.objects.filter(
+        pk=run.pk, status__in=(ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
+    ).update(status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=now)
+    if ended:
+        if run.collection_id:
+            _collection_finished(run.collection_id)
+        notice_create(
+            workspace_id=run.workspace_id,
+            user_id=run.created_by_id,
+            message=f"Compute run {run.pk} failed: batch {batch.index}: {msg}. Its page says what to do.",
+            url=reverse("run", kwargs={"ws": run.workspace.slug, "pk": run.pk}),
+        )
+    return True
+
+
+def _ceiling(run: ComputeRun, backend: str) -> Ceiling:
+    """The batch's memory ceiling: its workspace's limit; the hard backstop only on a CPU worker (a CUDA process's
+    host mappings count in the data size, and a refused one is no clean error)."""
+    limit = budgets.workspace_limits(run.workspace).run_memory_bytes
+    hard = bool(getattr(settings, "SPREADWATCH_MEMORY_HARD_LIMIT", True)) and backend != "gpu"
+    return Ceiling(limit, hard=hard)
+
+
+def _over_memory(exc: BaseException) -> bool:
+    """Whether ``exc``, or what caused it, is a refused allocation (numba's parallel loops wrap a MemoryError in a
+    SystemError)."""
+    seen = 0
+    e: BaseException | None = exc
+    while e is not None and seen < 8:
+        if isinstance(e, MemoryError):
+            return True
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return False
+
+
+def _memory_message(run: ComputeRun, exc: BaseException, ceiling: Ceiling) -> str:
+    """What the run page says of a batch stopped for its memory: how much, the workspace's ceiling, what to change."""
+    hint = getattr(algorithms.get(run.algorithm), "memory_hint", "") or MEMORY_HINT
+    limit = f"this workspace's ceiling of {ceiling.limit // MB:,} MB"
+    if isinstance(exc, MemoryCeilingExceeded):
+        return f"{OVER_MEMORY}its memory reached {describe_bytes(exc.used)}, above {limit}; {hint}"
+    if isinstance(exc, OverMemory):  # the algorithm said why, before allocating
+        return f"{OVER_MEMORY}{exc}"
+    held = describe_bytes(max(ceiling.used(), 0))
+    if ceiling.hard_set:
+        why = f"an allocation would have taken its memory above {limit} (it held {held})"
+    else:
+        why = f"an allocation was refused: the worker ran out of memory (it held {held}; {limit})"
+    return f"{OVER_MEMORY}{why}; {hint}"
+
+
+def failure_kind(error: str) -> str:
+    """``"memory"`` or ``"poison"`` for a batch's (or run's, ``batch N: ...``) error written here, else ``""``."""
+    text = error.split(": ", 1)[1] if error.startswith("batch ") and ": " in error else error
+    if text.startswith(OVER_MEMORY):
+        return "memory"
+    if text.startswith(POISON):
+        return "poison"
+    return ""
 
 
 def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
@@ -256,23 +386,27 @@ def _phase(run: ComputeRun, batch: ComputeBatch, phase: str) -> None:
     )
 
 
-def _compute_and_store(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
+def _compute_and_store(batch: ComputeBatch, run: ComputeRun, used: str, ceiling: Ceiling) -> ComputeBatch:
     """The algorithm's load -> compute, then its store under the batch's lock; raises RunCancelled when the run
     was cancelled before the store was counted in (the store is then undone with its transaction)."""
     token = _phase_reporter.set(lambda phase: _phase(run, batch, phase))
     try:
-        return _compute_and_store_phases(batch, run)
+        return _compute_and_store_phases(batch, run, used, ceiling)
     finally:
         _phase_reporter.reset(token)
 
 
-def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun) -> ComputeBatch:
+def _compute_and_store_phases(batch: ComputeBatch, run: ComputeRun, used: str, ceiling: Ceiling) -> ComputeBatch:
     algo = algorithms.get(run.algorithm)
     _phase(run, batch, "computing")
     t0 = time.perf_counter()
-    # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
-    used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
-    res = algo.compute(run=run, batch=batch, backend=used, stop=lambda: _cancelled(batch.pk))
+
+    def stop() -> bool:  # the algorithm's safe points: the memory ceiling (raises), then a cancel
+        ceiling.check()
+        return _cancelled(batch.pk)
+
+    res = algo.compute(run=run, batch=batch, backend=used, stop=stop)
+    ceiling.check()
     t1 = time.perf_counter()
     warmed: list[str] = []  # read-cache keys the last batch warmed for the version this transaction commits
     with _forgotten_unless_committed(warmed), transaction.atomic():

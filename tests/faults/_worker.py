@@ -22,6 +22,10 @@ worker hanging), and never pauses at the same marker twice.
 * ``FAULTS_HOLD_CONNECTION=1``: at that pause, the worker also starts a process that holds a copy of the import's
   database socket and outlives the worker (its pid in the file ``holder``): what any process that inherited the
   connection and does not die with its parent leaves behind.
+* ``FAULTS_PAUSE_EACH_DELIVERY=1``: every delivery of a batch pauses before it computes, at the marker
+  ``compute-<batch pk>-<attempts>`` (its claims so far, this one included), so a test can kill it each time.
+* ``FAULTS_MARK_BATCHES=1``: a batch's task, however it ends, leaves the marker ``ran-<batch pk>`` holding the pid of
+  the process that ran it.
 * ``FAULTS_FAKE_GPU_NODES=n``: the worker resolves every backend to ``gpu`` and computes on the CPU reference,
   but any forward or backward phase over more than n participants raises CUDA's out-of-memory error first.
 """
@@ -97,6 +101,29 @@ def install() -> None:
             _pause(f"store-{batch.pk}")
 
     influence._compute_batch, influence._store = compute_batch, store
+
+    if os.environ.get("FAULTS_PAUSE_EACH_DELIVERY") == "1":
+        real_each = influence._compute_batch
+
+        def compute_each(batch, run, backend, stop):
+            batch.refresh_from_db(fields=["attempts"])
+            _pause(f"compute-{batch.pk}-{batch.attempts}")
+            return real_each(batch, run, backend, stop)
+
+        influence._compute_batch = compute_each
+
+    if os.environ.get("FAULTS_MARK_BATCHES") == "1":
+        import monitor.services as services_pkg
+
+        real_run = services_pkg.compute_batch_run
+
+        def compute_batch_run(*args, **kwargs):
+            try:
+                return real_run(*args, **kwargs)
+            finally:
+                _mark(f"ran-{kwargs['batch_id']}")
+
+        services_pkg.compute_batch_run = compute_batch_run
 
     pause_ingest = {int(k) for k in os.environ.get("FAULTS_PAUSE_INGEST", "").split(",") if k}
     if pause_ingest:

@@ -223,6 +223,51 @@ class Beat(Worker):
         return self
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(x) for x in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+@contextlib.contextmanager
+def oom_killer(worker: Worker, limit_mb: int):
+    """A stand-in for the kernel's OOM killer on a machine with little memory: every 20 ms, a process of
+    ``worker`` (its pool processes, or itself) whose resident memory is above ``limit_mb`` is killed with SIGKILL,
+    as the kernel would. Yields the list of (pid, MB) it killed. Linux only (/proc)."""
+    import threading
+
+    killed: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(0.02):
+            main = worker.proc.pid
+            for pid in [main, *_children(main)]:
+                rss = _rss_bytes(pid)
+                if rss > limit_mb * 2**20:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append((pid, rss // 2**20))
+
+    t = threading.Thread(target=watch, name="fake-oom-killer", daemon=True)
+    t.start()
+    try:
+        yield killed
+    finally:
+        done.set()
+        t.join(timeout=5)
+
+
 def stop_all(workers: list[Worker]) -> None:
     """Cold shutdown (SIGQUIT) of every worker at once: the tests are over, nothing they run matters any more,
     and a warm one costs a second or two each. Killed if that takes over 30 s."""

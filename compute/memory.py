@@ -1,0 +1,199 @@
+"""How much memory this process holds, and a ceiling on how much a piece of work may add to it.
+
+A worker process runs one batch after another; a batch that takes more memory than its machine has gets the whole
+process killed by the kernel's OOM killer, and with it every batch it would have run after. :class:`Ceiling` holds
+a block of work to ``limit`` bytes over what the process held when the block began, two ways:
+
+* **soft**: :meth:`Ceiling.check`, called by the work at its safe points (between chunks of sampling, between
+  groups of cascades: where an analysis already asks whether it was cancelled), compares the resident memory's
+  growth with the limit and raises :class:`MemoryCeilingExceeded`;
+* **hard** (Linux): while the block runs, the soft limit of ``RLIMIT_DATA`` is set to the process's data size at
+  the start plus ``limit`` plus a margin. Since Linux 4.7 that limit covers private anonymous mappings too, so an
+  allocation that would cross it (NumPy's, Python's, numba's) fails with :class:`MemoryError` in the process
+  instead of the kernel killing it. Restored when the block ends. Not for a process that uses CUDA: the driver's
+  host mappings count there too, and a refused one is no clean error (the caller leaves ``hard`` off).
+
+Both raise a :class:`MemoryError` (:class:`OverMemory` for the ones that say why), which unwinds the work and
+frees what it held: the process lives on. :func:`release` hands freed memory back to the system afterwards.
+
+Linux reads ``/proc/self``; elsewhere the soft check uses the peak resident size (``getrusage``) and there is no
+hard limit. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import ctypes
+import gc
+import os
+import sys
+
+__all__ = [
+    "MB",
+    "Ceiling",
+    "MemoryCeilingExceeded",
+    "OverMemory",
+    "check_active",
+    "data_bytes",
+    "describe_bytes",
+    "release",
+    "rss_bytes",
+]
+
+MB = 1024**2
+#: the hard limit sits this far above the soft one (at least): thread stacks, malloc's arenas and address space
+#: reserved but never touched count in the data size and not in the resident size
+HARD_MARGIN = 256 * MB
+
+
+class OverMemory(MemoryError):
+    """Work that stopped because it would not fit its memory; ``str()`` says why in a sentence for the reader."""
+
+
+class MemoryCeilingExceeded(OverMemory):
+    """The work's memory grew ``used`` bytes over its start, above its ``limit``."""
+
+    def __init__(self, used: int, limit: int):
+        self.used, self.limit = int(used), int(limit)
+        super().__init__(
+            f"its memory reached {describe_bytes(self.used)}, above its ceiling of {self.limit // MB:,} MB"
+        )
+
+
+def describe_bytes(n: int) -> str:
+    """``2.1 GB``, ``340 MB``: for messages."""
+    if n >= 1024**3:
+        return f"{n / 1024**3:.1f} GB"
+    return f"{max(n, 0) / MB:,.0f} MB"
+
+
+def _page() -> int:
+    return os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_bytes() -> int:
+    """The process's resident memory now (Linux), else its peak so far."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _page()
+    except (OSError, IndexError, ValueError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def data_bytes() -> int | None:
+    """The process's data size as ``RLIMIT_DATA`` counts it (``VmData``: heap and private writable mappings);
+    ``None`` where it cannot be read."""
+    return _status_kb("VmData")
+
+
+def _reset_peak() -> bool:
+    """Start the peak resident size (``VmHWM``) again from now (Linux 4.0+)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def release() -> None:
+    """Collect garbage and hand free heap pages back to the system (glibc's ``malloc_trim``), so a process that
+    freed a large batch's memory shows it freed."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+_active: contextvars.ContextVar[Ceiling | None] = contextvars.ContextVar("compute_memory_ceiling", default=None)
+
+
+def check_active() -> None:
+    """:meth:`Ceiling.check` of the ceiling the calling work runs under, if any (a safe point for code that has no
+    ``stop`` callback of its own)."""
+    c = _active.get()
+    if c is not None:
+        c.check()
+
+
+class Ceiling:
+    """Hold the block it guards to ``limit`` bytes over the process's memory at its start (see the module).
+
+    ``with Ceiling(limit) as c: ... c.check() ...``; ``hard=False`` leaves ``RLIMIT_DATA`` alone (a CUDA process,
+    or where the operator turned it off). :attr:`hard_set` says whether the hard limit is in force."""
+
+    def __init__(self, limit: int, *, hard: bool = True):
+        if int(limit) <= 0:
+            raise ValueError(f"limit must be a positive number of bytes, not {limit!r}")
+        self.limit = int(limit)
+        self.hard = hard
+        self.hard_set = False
+        self.baseline = 0
+        self._peak_reset = False
+        self._saved: tuple[int, int] | None = None
+        self._token = None
+
+    def __enter__(self) -> Ceiling:
+        release()  # what the last batch freed is not this one's
+        self.baseline = rss_bytes()
+        self._peak_reset = _reset_peak()
+        if self.hard:
+            self._set_hard()
+        self._token = _active.set(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._token is not None:
+            _active.reset(self._token)
+            self._token = None
+        self._restore()
+
+    def _set_hard(self) -> None:
+        data = data_bytes()
+        if data is None or not sys.platform.startswith("linux"):
+            return
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        want = data + self.limit + max(HARD_MARGIN, self.limit // 2)
+        if soft != resource.RLIM_INFINITY and soft <= want:
+            return  # a lower limit was set by the operator: it stays
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+        self._saved = (soft, hard)
+        self.hard_set = True
+
+    def _restore(self) -> None:
+        if self._saved is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_DATA, self._saved)
+            self._saved = None
+            self.hard_set = False
+
+    def used(self) -> int:
+        """Bytes the block added over its start: the peak where the system keeps one per block, else now."""
+        now = rss_bytes()
+        peak = _status_kb("VmHWM") if self._peak_reset else None
+        return max(now, peak or 0) - self.baseline
+
+    def check(self) -> None:
+        """Raise :class:`MemoryCeilingExceeded` when the block's resident memory grew above the limit."""
+        grown = rss_bytes() - self.baseline
+        if grown > self.limit:
+            raise MemoryCeilingExceeded(grown, self.limit)
