@@ -134,7 +134,8 @@ class Ceiling:
     """Hold the block it guards to ``limit`` bytes over the process's memory at its start (see the module).
 
     ``with Ceiling(limit) as c: ... c.check() ...``; ``hard=False`` leaves ``RLIMIT_DATA`` alone (a CUDA process,
-    or where the operator turned it off). :attr:`hard_set` says whether the hard limit is in force."""
+    or where the operator turned it off). :attr:`hard_set` says whether the hard limit is in force now,
+    :attr:`hard_used` whether it was at any time (after the block: for the message of a refused allocation)."""
 
     def __init__(self, limit: int, *, hard: bool = True):
         if int(limit) <= 0:
@@ -142,6 +143,7 @@ class Ceiling:
         self.limit = int(limit)
         self.hard = hard
         self.hard_set = False
+        self.hard_used = False  # stays True after the block: whether the hard limit was in force in it
         self.baseline = 0
         self._peak_reset = False
         self._saved: tuple[int, int] | None = None
@@ -176,7 +178,7 @@ class Ceiling:
             want = min(want, hard)
         resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
         self._saved = (soft, hard)
-        self.hard_set = True
+        self.hard_set = self.hard_used = True
 
     def _restore(self) -> None:
         if self._saved is not None:

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from monitor import selectors, services
 from monitor.models import ComputeRun
 from monitor.services import budgets, compute_run_cancel, compute_run_retry
+from monitor.services.runs import failure_kind
 
 from ..forms import RecomputeForm
 from .base import PAGE, workspace_context
@@ -43,6 +44,9 @@ def run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
         batches=selectors.run_batches(r),
         stalled=selectors.stalled_work(batches=r.batches),
         cost=_cost(r),
+        # a batch stopped for its memory, or not run again after it ended its worker: the page says what to do
+        failure=failure_kind(r.error) if r.status == ComputeRun.Status.FAILED else "",
+        ceiling_mb=budgets.workspace_limits(workspace).run_memory_mb,
     )
     return render(request, "frontend/run.html", ctx)
 

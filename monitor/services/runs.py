@@ -338,7 +338,7 @@ def _memory_message(run: ComputeRun, exc: BaseException, ceiling: Ceiling) -> st
     if isinstance(exc, OverMemory):  # the algorithm said why, before allocating
         return f"{OVER_MEMORY}{exc}"
     held = describe_bytes(max(ceiling.used(), 0))
-    if ceiling.hard_set:
+    if ceiling.hard_used:
         why = f"an allocation would have taken its memory above {limit} (it held {held})"
     else:
         why = f"an allocation was refused: the worker ran out of memory (it held {held}; {limit})"

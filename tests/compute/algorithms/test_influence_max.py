@@ -351,3 +351,94 @@ def test_k_above_n_takes_every_node():
     g = graph_from_edges([1, 2], [2, 3])
     res = im.influence_max(im.ic_model(g, p=0.5), k=10, eps=0.3, backend="cpu")
     assert sorted(res.nodes.tolist()) == [0, 1, 2] and res.curve[-1] == pytest.approx(3.0)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bounds: IMM's RR sets in chunks, a cap on their count, a stop between chunks
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_a_cap_on_rr_sets_refuses_an_astronomical_eps_naming_k_and_eps_before_sampling():
+    from compute.influence_model import imm_sampling
+
+    model = im.ic_model(random_graph(5), p=0.05)
+    generated = []
+    with pytest.raises(im.RRSetLimitExceeded, match=r"IMM with k=500 and eps=1e-09 needs .* RR sets in round 1"):
+        imm_sampling(model, 500, 1e-9, 1.0, lambda a, b: generated.append((a, b)), lambda k: 0, max_sets=1_000_000)
+    assert generated == []  # refused before any set was generated
+    with pytest.raises(MemoryError, match="max_sets"):  # a MemoryError: the runner tells it by that
+        im.imm_sample_size(model, k=500, eps=1e-9, seed=1, max_sets=1_000_000, backend="cpu")
+
+
+def test_a_cap_below_node_selection_s_theta_refuses_it_after_sampling():
+    model = im.ic_model(random_graph(5), p=0.05)
+    size = im.imm_sample_size(model, k=10, eps=0.3, seed=4, backend="cpu")
+    assert size.sampling_rr_sets < size.theta
+    with pytest.raises(im.RRSetLimitExceeded, match=r"k=10 and eps=0.3 needs .* RR sets for node selection") as err:
+        im.imm_sample_size(model, k=10, eps=0.3, seed=4, backend="cpu", max_sets=size.theta - 1)
+    assert err.value.needed == size.theta
+    assert im.imm_sample_size(model, k=10, eps=0.3, seed=4, backend="cpu", max_sets=size.theta).theta == size.theta
+    with pytest.raises(ValueError, match="max_sets must be an integer >= 1"):
+        im.imm_sample_size(model, k=10, eps=0.3, seed=4, backend="cpu", max_sets=0)
+
+
+def test_sampling_in_chunks_gives_the_same_size_and_asks_stop_between_chunks():
+    from compute.influence_model import imm_sampling
+
+    model = im.ic_model(random_graph(6), p=0.05)
+    whole = im.imm_sample_size(model, k=5, eps=0.3, seed=2, backend="cpu")
+    assert whole.sampling_entries >= whole.sampling_rr_sets and whole.mean_set_size >= 1.0
+    pool, calls, stops = [], [], []
+
+    def generate(a, b):
+        calls.append((a, b))
+        pool.append(im.rr_sets(model, seed=2, start=a, stop=b, stream=1, backend="cpu"))
+        return len(pool[-1].nodes)
+
+    def covered(k):
+        rr = im.merge_rr_sets(pool)
+        return int(kern.greedy_cover(rr.indptr, rr.nodes, model.n_nodes, k)[1].sum())
+
+    chunked = imm_sampling(model, 5, 0.3, 1.0, generate, covered, chunk=997, stop=lambda: stops.append(1))
+    assert (chunked.theta, chunked.lower_bound, chunked.sampling_rr_sets, chunked.sampling_entries) == (
+        whole.theta, whole.lower_bound, whole.sampling_rr_sets, whole.sampling_entries,
+    )  # fmt: skip
+    assert max(b - a for a, b in calls) <= 997 and len(stops) == len(calls) - 1
+
+
+def test_a_stop_that_raises_ends_the_sampling_and_the_selection_of_a_one_call_imm(monkeypatch):
+    import compute.influence_model as shared
+
+    monkeypatch.setattr(shared, "SAMPLING_CHUNK", 500)
+    monkeypatch.setattr(im, "SAMPLING_CHUNK", 500)
+    model = im.ic_model(random_graph(7), p=0.05)
+    seen = []
+
+    class Enough(Exception):
+        pass
+
+    def stop():
+        seen.append(1)
+        if len(seen) >= 3:
+            raise Enough()
+
+    with pytest.raises(Enough):
+        im.influence_max(model, k=5, eps=0.3, seed=1, backend="cpu", stop=stop)
+    # the same seeds as without the chunks and the stop
+    monkeypatch.setattr(shared, "SAMPLING_CHUNK", 1 << 20)
+    monkeypatch.setattr(im, "SAMPLING_CHUNK", 1 << 20)
+    want = im.influence_max(model, k=5, eps=0.3, seed=1, backend="cpu")
+    monkeypatch.setattr(im, "SAMPLING_CHUNK", 500)
+    got = im.influence_max(model, k=5, eps=0.3, seed=1, backend="cpu", stop=lambda: None)
+    assert got.nodes.tolist() == want.nodes.tolist() and got.rr_sets == want.rr_sets
+
+
+def test_imgpu_asks_stop_between_snapshots_and_rounds():
+    model = im.ic_model(random_graph(8, n=120, m=600), p=0.1)
+    calls = []
+    res = im.influence_max(model, k=3, method="imgpu", snapshots=5, seed=2, backend="cpu", stop=lambda: calls.append(1))
+    assert len(calls) == 4 + 3  # between the 5 snapshots, before each of the 3 rounds
+    assert (
+        res.nodes.tolist()
+        == im.influence_max(model, k=3, method="imgpu", snapshots=5, seed=2, backend="cpu").nodes.tolist()
+    )

@@ -144,3 +144,33 @@ def test_imgpu_strong_components_are_scipys():
     smallest = np.full(nc, size)
     np.minimum.at(smallest, canon, np.arange(size))
     assert np.array_equal(label, smallest[canon])
+
+
+def test_the_twin_keeps_the_cpus_cap_on_rr_sets_and_asks_stop_between_chunks(monkeypatch):
+    import compute.gpu.influence_max as twin
+
+    model = fresh_model(9, 2000, 12000, 0.05)
+    with pytest.raises(im.RRSetLimitExceeded, match=r"IMM with k=500 and eps=1e-09 needs .* RR sets in round 1"):
+        im.imm_sample_size(model, k=500, eps=1e-9, seed=1, backend="gpu", max_sets=10**6)
+    cpu = im.imm_sample_size(model, k=5, eps=0.3, seed=2, backend="cpu")
+    monkeypatch.setattr(twin, "CHUNK_SETS", 1000)
+    calls = []
+    gpu = im.imm_sample_size(model, k=5, eps=0.3, seed=2, backend="gpu", stop=lambda: calls.append(1))
+    assert (gpu.theta, gpu.sampling_rr_sets, gpu.sampling_entries, gpu.lower_bound) == (
+        cpu.theta, cpu.sampling_rr_sets, cpu.sampling_entries, cpu.lower_bound,
+    )  # fmt: skip
+    assert len(calls) >= cpu.sampling_rr_sets // 1000 - 1
+    with pytest.raises(im.RRSetLimitExceeded, match=r"k=5 and eps=0.3 needs .* RR sets for node selection"):
+        im.influence_max(model, k=5, eps=0.3, seed=2, backend="gpu", max_sets=cpu.theta - 1)
+
+    class Enough(Exception):
+        pass
+
+    def stop():
+        raise Enough()
+
+    with pytest.raises(Enough):  # node selection's sets: the stop between their chunks ends it
+        im.influence_max(model, k=5, eps=0.3, seed=2, backend="gpu", stop=stop)
+    rounds = []
+    im.influence_max(model, k=3, method="imgpu", snapshots=4, seed=2, backend="gpu", stop=lambda: rounds.append(1))
+    assert len(rounds) == 3  # before each round
