@@ -37,7 +37,9 @@ __all__ = [
     "check_active",
     "data_bytes",
     "describe_bytes",
+    "peak_rss_bytes",
     "release",
+    "reset_peak",
     "rss_bytes",
 ]
 
@@ -101,8 +103,13 @@ def data_bytes() -> int | None:
     return _status_kb("VmData")
 
 
-def _reset_peak() -> bool:
-    """Start the peak resident size (``VmHWM``) again from now (Linux 4.0+)."""
+def peak_rss_bytes() -> int | None:
+    """The process's peak resident size since it began, or since :func:`reset_peak` (``VmHWM``; Linux)."""
+    return _status_kb("VmHWM")
+
+
+def reset_peak() -> bool:
+    """Start the peak resident size (``VmHWM``) again from now (Linux 4.0+); False where it cannot."""
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
@@ -152,7 +159,7 @@ class Ceiling:
     def __enter__(self) -> Ceiling:
         release()  # what the last batch freed is not this one's
         self.baseline = rss_bytes()
-        self._peak_reset = _reset_peak()
+        self._peak_reset = reset_peak()
         if self.hard:
             self._set_hard()
         self._token = _active.set(self)
@@ -191,7 +198,7 @@ class Ceiling:
     def used(self) -> int:
         """Bytes the block added over its start: the peak where the system keeps one per block, else now."""
         now = rss_bytes()
-        peak = _status_kb("VmHWM") if self._peak_reset else None
+        peak = peak_rss_bytes() if self._peak_reset else None
         return max(now, peak or 0) - self.baseline
 
     def check(self) -> None:

@@ -136,3 +136,20 @@ def test_the_twins_imgpu_sweeps_snapshots_in_groups_that_fit_its_memory(twin, mo
     nodes, gains, notes = im.imgpu_cpu(model, k=5, snapshots=10, seed=1)
     res = twin.influence_max(model, k=5, method="imgpu", snapshots=10, seed=1)
     assert res.nodes.tolist() == nodes.tolist() and np.array_equal(res.gains, gains) and res.notes == notes
+
+
+def test_the_twins_cap_on_rr_sets_and_its_stop_between_chunks_are_the_cpus(twin, monkeypatch):
+    monkeypatch.setattr(twin, "CHUNK_SETS", 300)
+    model = model_for(3, 0.1)
+    with pytest.raises(im.RRSetLimitExceeded, match=r"IMM with k=500 and eps=1e-09 needs .* RR sets in round 1"):
+        twin.imm_sample_size(model, k=500, eps=1e-9, seed=1, max_sets=10**6)
+    cpu = im.imm_sample_size_cpu(model, k=4, eps=0.5, seed=3)
+    assert cpu.sampling_rr_sets > 600
+    calls = []
+    gpu = twin.imm_sample_size(model, k=4, eps=0.5, seed=3, stop=lambda: calls.append(1))
+    assert (gpu.theta, gpu.sampling_rr_sets, gpu.sampling_entries, gpu.lower_bound) == (
+        cpu.theta, cpu.sampling_rr_sets, cpu.sampling_entries, cpu.lower_bound,
+    )  # fmt: skip
+    assert len(calls) >= cpu.sampling_rr_sets // 300 - cpu.rounds - 1  # between the device's chunks
+    with pytest.raises(im.RRSetLimitExceeded, match=r"k=4 and eps=0.5 needs .* RR sets for node selection"):
+        twin.influence_max(model, k=4, eps=0.5, seed=3, max_sets=cpu.theta - 1)
