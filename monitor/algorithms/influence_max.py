@@ -38,7 +38,7 @@ from django.db import connection
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
-from compute import memory
+from compute import costs, memory
 from compute.algorithms import influence_max as engine
 from compute.arrays import unique
 from compute.backends import resolve_backend
@@ -77,10 +77,10 @@ K_MAX = 500  # a counter-campaign reaches tens of accounts; the page lists them 
 EVALUATE_MAX = 1_000_000
 BATCHES_MAX = 64
 RR_CHUNK = 250_000  # RR sets sampled between two safe points (a cancel is noticed within one chunk)
-# what one RR set costs in memory: its offset (int64) and 4 bytes (int32) per node it lists. The batch that finishes
-# the run holds the parts as read from the database (one copy), then as RRSets, merged, and greedy's inverted index:
-# measured 3.1 to 4.4 copies at their peak (benchmarks/imm_finish_memory.py: theta 0.2M to 1.3M, 1.6 to 35 nodes a set)
-SET_BYTES, ENTRY_BYTES, RR_COPIES = 8, 4, 6
+# what one RR set costs in memory, and the copies of them the run's finishing batch holds: the cost estimate's numbers
+# (compute/costs.py), so that a run its estimate let through is not refused here for the same sets.
+# benchmarks/imm_finish_memory.py measured 3.1 to 4.4 copies at the peak of merge + greedy, plus the parts as read
+SET_BYTES, ENTRY_BYTES, RR_COPIES = costs.RR_BYTES_PER_SET, costs.RR_BYTES_PER_MEMBER, costs.RR_COPIES_AT_FINISH
 MEMORY_HINT = "lower k or raise eps"
 
 

@@ -48,15 +48,14 @@ def test_an_imm_run_beyond_its_workspace_s_memory_ceiling_fails_saying_why_and_i
     w = faults.worker("w", pool="prefork", FAULTS_MARK_BATCHES="1").wait_ready()
     publisher = Account.objects.get(workspace=ws_a, twitter_id=102).pk
     with oom_killer(w, 1536) as killed:
-        # queued as after an admin raised the budgets; the ceiling is lowered before its batch is sent (at commit),
-        # as when an estimate was wrong: the batch meets the ceiling while it runs
+        # an estimate that was wrong: the run's cost estimate let it through (planned with eps = 0.5), and its
+        # batch meets eps = 1e-9 and a ceiling of 256 MB when it runs (both set before its task is sent, at commit)
         with transaction.atomic():
-            Workspace.objects.filter(pk=ws_a.pk).update(budget_run_seconds=10**9, budget_run_memory_mb=10**6)
-            ws_a.refresh_from_db()
             run = compute_run_start(
                 workspace=ws_a, backend="cpu", algorithm="influence_max",
-                params={"publisher": publisher, "k": 500, "eps": 1e-9, "batches": 1, "evaluate": 100},
+                params={"publisher": publisher, "k": 500, "eps": 0.5, "batches": 1, "evaluate": 100},
             )  # fmt: skip
+            ComputeRun.objects.filter(pk=run.pk).update(params={**run.params, "eps": 1e-9})
             Workspace.objects.filter(pk=ws_a.pk).update(budget_run_memory_mb=256)
         wait_for(lambda: run_ended(run.pk), "the run to end", WAIT_S, logs=[w])
         run.refresh_from_db()

@@ -112,19 +112,25 @@ def thesis(ws_a, import_files):
     return ws_a
 
 
-def test_an_imm_run_whose_rr_sets_would_not_fit_its_ceiling_fails_naming_k_eps_and_the_ceiling(thesis, run_tasks):
-    Workspace.objects.filter(pk=thesis.pk).update(budget_run_memory_mb=256)
-    thesis.refresh_from_db()
+def test_an_imm_run_whose_rr_sets_would_not_fit_its_ceiling_fails_naming_k_eps_and_the_ceiling(
+    thesis, django_capture_on_commit_callbacks
+):
     b = thesis.accounts.get(twitter_id=102).pk
-    run = run_tasks(
-        services.compute_run_start, workspace=thesis, backend="cpu", algorithm="influence_max",
-        params={"publisher": b, "k": 500, "eps": 1e-9, "batches": 2, "evaluate": 100},
-    )  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=False):  # planned and estimated with eps = 0.5: let through
+        run = services.compute_run_start(
+            workspace=thesis, backend="cpu", algorithm="influence_max",
+            params={"publisher": b, "k": 500, "eps": 0.5, "batches": 2, "evaluate": 100},
+        )  # fmt: skip
+    # an estimate that was wrong: its batches meet eps = 1e-9 and a ceiling of 256 MB
+    ComputeRun.objects.filter(pk=run.pk).update(params={**run.params, "eps": 1e-9})
+    Workspace.objects.filter(pk=thesis.pk).update(budget_run_memory_mb=256)
+    for batch in run.batches.all():
+        services.compute_batch_run(batch_id=batch.pk)
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.FAILED
     assert re.match(r"batch [01]: stopped: IMM with k=500 and eps=1e-09 needs ", run.error), run.error
     assert all(b.error.startswith("stopped: IMM with k=500") for b in run.batches.all())  # each, before sampling
-    assert "RR sets in round 1 of its sampling phase, more than the 3,728,270 that this workspace's memory " in (
+    assert "RR sets in round 1 of its sampling phase, more than the 7,456,540 that this workspace's memory " in (
         run.error
     )
     assert run.error.endswith("ceiling of 256 MB holds; lower k or raise eps") and failure_kind(run.error) == "memory"
