@@ -230,10 +230,11 @@ def compute_batch_run(*, batch_id: int, after_error: bool = False) -> ComputeBat
     if not _claim(batch, run):
         batch.refresh_from_db()
         return batch
-    # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
-    used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
-    ceiling = _ceiling(run, used)
+    ceiling: Ceiling | None = None
     try:
+        # "auto" is decided by the worker that runs the batch (a GPU worker says SPREADWATCH_BACKEND=gpu)
+        used = resolve_backend(settings.SPREADWATCH_BACKEND if run.backend == "auto" else run.backend)
+        ceiling = _ceiling(run, used)
         # a heartbeat while it runs: the stalled-work sweep queues it again if this worker dies (recovery.py)
         with holding(Lease.Kind.BATCH, batch.pk), ceiling:
             return _compute_and_store(batch, run, used, ceiling)
@@ -250,7 +251,7 @@ def compute_batch_run(*, batch_id: int, after_error: bool = False) -> ComputeBat
         log.warning("compute batch %s of run %s lost its database connection", batch.pk, run.pk, exc_info=True)
         raise
     except Exception as exc:
-        if not _over_memory(exc):
+        if ceiling is None or not _over_memory(exc):
             log.exception("compute batch %s of run %s failed", batch.pk, run.pk)
             _batch_failed(batch, run, f"{exc.__class__.__name__}: {exc}")
             raise
