@@ -47,6 +47,7 @@ def run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
         # a batch stopped for its memory, or not run again after it ended its worker: the page says what to do
         failure=failure_kind(r.error) if r.status == ComputeRun.Status.FAILED else "",
         ceiling_mb=budgets.workspace_limits(workspace).run_memory_mb,
+        waiting=selectors.run_waiting(r),
     )
     return render(request, "frontend/run.html", ctx)
 
@@ -99,7 +100,14 @@ def recompute(request: HttpRequest, ws: str) -> HttpResponse:
     except ValidationError as exc:  # beyond the workspace's cost budget (monitor.services.budgets)
         messages.error(request, " ".join(exc.messages))
         return redirect("runs", ws=workspace.slug)
-    messages.success(request, f"Run {r.pk} queued: {r.n_cascades:,} cascades in {r.n_batches} batch(es).")
+    if r.status == ComputeRun.Status.WAITING:
+        messages.success(
+            request,
+            f"Run {r.pk} waits for the workspace's earlier runs: {r.n_cascades:,} cascades in {r.n_batches} "
+            "batch(es), queued as soon as one of them ends.",
+        )
+    else:
+        messages.success(request, f"Run {r.pk} queued: {r.n_cascades:,} cascades in {r.n_batches} batch(es).")
     return redirect(reverse("run", kwargs={"ws": workspace.slug, "pk": r.pk}))
 
 

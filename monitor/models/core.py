@@ -356,9 +356,13 @@ class ComputeRun(models.Model):
 
     Each batch commits its cascades' rows and the aggregates they touch in one transaction, so whatever state a
     run ends in (done, failed, cancelled) the stored rows are whole batches and the aggregates agree with them.
-    A failed or cancelled run can be retried: its unfinished batches are queued again."""
+    A failed or cancelled run can be retried: its unfinished batches are queued again. An analysis run started
+    while its workspace already has its limit of runs in flight waits (its batches not sent to workers) until one
+    of them ends (``services.runs``)."""
 
     class Status(models.TextChoices):
+        # held back: the workspace has its limit of runs in flight; released, in order, as they end
+        WAITING = "waiting", "Waiting for the workspace's earlier runs"
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
@@ -437,7 +441,13 @@ class ComputeRun(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+        return self.status in (self.Status.WAITING, self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def counts_in_flight(self) -> bool:
+        """Whether the run counts toward its workspace's runs in flight: every run but an upload's own (an
+        upload's influence run is never held back behind the workspace's analyses)."""
+        return self.collection_id is None
 
 
 class ComputeBatch(models.Model):

@@ -97,7 +97,7 @@ from .overview import overview_page, publishers_summary, workspace_counts
 from .provenance import InferredGraph, follower_graph_inferred, run_graph_inferred
 from .ranking_page import RANKING_PAGE_SIZE, RANKING_TOP, RankingPageData, ranking_page, ranking_page_view
 from .rankings import AGGREGATES, SORTS, RankingPage, all_time_prime, ranking, reach_by_label, top_spreaders
-from .runs import RunDescription, run_batches, run_description, runs_list
+from .runs import RunDescription, Waiting, run_batches, run_description, run_waiting, runs_list
 from .search import SearchResult, account_by_screen_name, search
 from .stalls import stalled_work
 from .windows import BUCKETS, PRESET_DAYS, Window, bucket_for, data_span, window_for_preset
@@ -135,6 +135,7 @@ __all__ = [
     "TIMELINE_POINTS",
     "RankingPage",
     "RunDescription",
+    "Waiting",
     "RankingPageData",
     "Subgraph",
     "SearchResult",
@@ -196,6 +197,7 @@ __all__ = [
     "run_get",
     "run_description",
     "runs_list",
+    "run_waiting",
     "stalled_work",
     "search",
     "top_spreaders",

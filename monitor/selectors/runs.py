@@ -6,11 +6,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import Q
+
 from ..models import Account, Collection, ComputeRun, Workspace
 
 
 def runs_list(ws: Workspace, *, limit: int = 100):
     return ComputeRun.objects.filter(workspace=ws).select_related("collection", "created_by").order_by("-pk")[:limit]
+
+
+@dataclass
+class Waiting:
+    """What a waiting run waits for: the workspace's runs in flight (``in_flight``, oldest first), how many
+    waiting runs are ahead of it (``ahead``) and the workspace's limit of runs in flight (``limit``)."""
+
+    in_flight: list[ComputeRun]
+    ahead: int
+    limit: int
+
+
+def run_waiting(run: ComputeRun) -> Waiting | None:
+    """For a run that waits for its turn (``services.runs``: an upload's own runs never wait), what it waits
+    behind; ``None`` for a run that does not wait."""
+    from ..services.budgets import workspace_limits
+
+    if run.status != ComputeRun.Status.WAITING:
+        return None
+    counted = ComputeRun.objects.filter(workspace_id=run.workspace_id, collection__isnull=True)
+    in_flight = counted.filter(status__in=(ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)).order_by("pk")
+    ahead = counted.filter(status=ComputeRun.Status.WAITING).filter(
+        Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, pk__lt=run.pk)
+    )
+    return Waiting(
+        in_flight=list(in_flight.only("pk", "algorithm", "status")),
+        ahead=ahead.count(),
+        limit=workspace_limits(run.workspace).runs_in_flight,
+    )
 
 
 def run_batches(run: ComputeRun):

@@ -184,6 +184,7 @@ _OUTCOMES = (
     "imports_failed",
     "batches_resent",
     "imports_resent",
+    "runs_released",
 )
 
 
@@ -218,6 +219,10 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
         if outcome:
             out[f"imports_{outcome}"] += 1
     out["batches_resent"], out["imports_resent"] = _resend_lost(cutoff, now)
+    from .runs import runs_release_waiting  # runs imports this module
+
+    # waiting runs with a free place (an end that did not release them, a limit an admin raised)
+    out["runs_released"] = runs_release_waiting()
     if any(out.values()):
         log.warning("stalled work: %s", out)
     return out

@@ -18,6 +18,15 @@ and, on a CPU worker, backed by a hard limit on the process's data size; a batch
 and the worker process takes its next task. A batch whose deliveries ended their worker again and again (a poison
 message: killed by the OOM killer, a crash in native code) is not run again after ``SPREADWATCH_MAX_DELIVERIES``:
 the delivery that finds it still marked running from those fails it and its run, without computing.
+
+Runs in flight (docs/reliability.md, "Fairness"): at most ``workspace_limits(ws).runs_in_flight`` runs of a
+workspace are queued or running at once; a run started (or retried) beyond that is ``waiting``: its batches exist
+but are not sent to the broker. When a run ends (done, failed, cancelled) the transaction that ends it releases
+the workspace's oldest waiting runs into the free places (their batches are sent once it commits); the
+stalled-work sweep does the same as a safety net (:func:`runs_release_waiting`). The count and the release take
+the workspace's queue lock (a transaction-scoped advisory lock), so two runs started at once never both see a
+free place. An upload's own influence run is not counted and never waits: an upload is never held behind its
+workspace's long analyses.
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ __all__ = [
     "compute_run_cancel",
     "compute_run_retry",
     "compute_run_start",
+    "runs_release_waiting",
 ]
 
 # a lost database connection (a restart, a failover) is not the batch's fault: the task retries it later
@@ -118,22 +128,108 @@ def compute_run_start(
     if not plan:
         run.status = ComputeRun.Status.DONE
         run.started_at = run.finished_at = timezone.now()
-    run.save()
-    ComputeBatch.objects.bulk_create(
-        ComputeBatch(
-            run=run, index=i, tweet_pks=b.tweet_pks, params=b.params, n_cascades=b.n_cascades, n_nodes=b.n_nodes
+    with transaction.atomic():
+        if plan and run.counts_in_flight:
+            # held to the end of the caller's transaction: a run started at the same time counts this one
+            _lock_queue(workspace.pk)
+            if _must_wait(workspace):
+                run.status = ComputeRun.Status.WAITING
+        run.save()
+        ComputeBatch.objects.bulk_create(
+            ComputeBatch(
+                run=run, index=i, tweet_pks=b.tweet_pks, params=b.params, n_cascades=b.n_cascades, n_nodes=b.n_nodes
+            )
+            for i, b in enumerate(plan)
         )
-        for i, b in enumerate(plan)
-    )
-    if not plan and collection is not None:
-        _collection_finished(collection.pk)
-    _queue_batches(list(run.batches.values_list("pk", flat=True)))
+        if not plan and collection is not None:
+            _collection_finished(collection.pk)
+        if run.status == ComputeRun.Status.WAITING:
+            log.info("compute run %s waits: workspace %s has its limit of runs in flight", run.pk, workspace.pk)
+        else:
+            _queue_batches(list(run.batches.values_list("pk", flat=True)))
     return run
 
 
 def _queue_batches(ids: list[int]) -> None:
     for b in ids:
         jobs.enqueue_on_commit(jobs.COMPUTE_BATCH, b)
+
+
+# --- runs in flight ----------------------------------------------------------------------------------------------
+
+# the class of a workspace's queue lock (two-int key space, beside the batches' and the aggregates' classes)
+QUEUE_LOCK_CLASS = 20_004
+IN_FLIGHT = (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
+
+
+def _lock_queue(workspace_pk: int) -> None:
+    """Hold the workspace's queue lock to the end of the transaction (PostgreSQL; SQLite has one writer). Taken
+    after any run row lock the caller holds, and never while waiting for one: waiting runs are locked with
+    ``skip_locked`` below, so it cannot close a cycle."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [QUEUE_LOCK_CLASS, workspace_pk % 2**31])
+
+
+def _counted(workspace_pk: int):
+    return ComputeRun.objects.filter(workspace_id=workspace_pk, collection__isnull=True)
+
+
+def _must_wait(workspace: Workspace) -> bool:
+    """Whether a new (or retried) counted run of ``workspace`` waits: its places are taken, or earlier runs wait
+    already (first come, first served). The caller holds the queue lock."""
+    from .budgets import workspace_limits
+
+    runs = _counted(workspace.pk)
+    if runs.filter(status=ComputeRun.Status.WAITING).exists():
+        return True
+    return runs.filter(status__in=IN_FLIGHT).count() >= workspace_limits(workspace).runs_in_flight
+
+
+def _release(workspace_pk: int) -> list[int]:
+    """Move the workspace's oldest waiting runs into its free places (in the caller's transaction) and send their
+    unfinished batches once it commits; the ids released. Takes the queue lock."""
+    from .budgets import workspace_limits
+
+    _lock_queue(workspace_pk)
+    workspace = Workspace.objects.get(pk=workspace_pk)
+    runs = _counted(workspace_pk)
+    free = workspace_limits(workspace).runs_in_flight - runs.filter(status__in=IN_FLIGHT).count()
+    if free <= 0:
+        return []
+    # skip_locked: a waiting run that is being cancelled right now (its row locked) is not released
+    waiting = list(
+        runs.select_for_update(skip_locked=True)
+        .filter(status=ComputeRun.Status.WAITING)
+        .order_by("created_at", "pk")[:free]
+    )
+    for run in waiting:
+        run.status = ComputeRun.Status.RUNNING if run.batches_done else ComputeRun.Status.QUEUED
+        run.save(update_fields=["status"])
+        _queue_batches(list(run.batches.exclude(status=ComputeBatch.Status.DONE).values_list("pk", flat=True)))
+        log.info("compute run %s released: workspace %s has a free place", run.pk, workspace_pk)
+    return [r.pk for r in waiting]
+
+
+def runs_release_waiting(*, workspace_id: int | None = None) -> int:
+    """Release the waiting runs that have a free place, in ``workspace_id`` or in every workspace with waiting
+    runs (the stalled-work sweep's safety net: an end that did not release, a limit an admin raised). Returns
+    how many were released."""
+    ids = (
+        [workspace_id]
+        if workspace_id is not None
+        else list(
+            ComputeRun.objects.filter(status=ComputeRun.Status.WAITING)
+            .values_list("workspace_id", flat=True)
+            .distinct()
+            .order_by()
+        )
+    )
+    n = 0
+    for pk in ids:
+        with transaction.atomic():
+            n += len(_release(pk))
+    return n
 
 
 def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
@@ -149,8 +245,9 @@ def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
     with transaction.atomic():
         # lock order everywhere: the run, then its batches (see compute_batch_run)
         locked = ComputeRun.objects.select_for_update().get(pk=run.pk)
-        if locked.status not in (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING):
+        if not locked.is_active:
             raise ValidationError(f"a run that is {locked.get_status_display().lower()} cannot be cancelled")
+        was_in_flight = locked.status in IN_FLIGHT
         now = timezone.now()
         n = locked.batches.exclude(status=ComputeBatch.Status.DONE).update(
             status=ComputeBatch.Status.CANCELLED, finished_at=now, error=""
@@ -165,6 +262,8 @@ def compute_run_cancel(*, run: ComputeRun, user=None) -> ComputeRun:
         locked.save(update_fields=["status", "finished_at", "error"])
         if locked.collection_id:
             _collection_finished(locked.collection_id)  # the import itself is stored: it is done
+        if was_in_flight and locked.counts_in_flight:
+            _release(locked.workspace_id)  # its place goes to the oldest waiting run
     log.info("compute run %s cancelled%s (%d batches stopped)", locked.pk, who, n)
     run.refresh_from_db()
     return run
@@ -184,8 +283,15 @@ def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
         )
         locked.batches_done = locked.batches.filter(status=ComputeBatch.Status.DONE).count()
         locked.error = ""
+        wait = False
         if todo:
-            locked.status = ComputeRun.Status.RUNNING if locked.batches_done else ComputeRun.Status.QUEUED
+            if locked.counts_in_flight:
+                _lock_queue(locked.workspace_id)  # a retried run takes its turn like a new one
+                wait = _must_wait(locked.workspace)
+            if wait:
+                locked.status = ComputeRun.Status.WAITING
+            else:
+                locked.status = ComputeRun.Status.RUNNING if locked.batches_done else ComputeRun.Status.QUEUED
             locked.finished_at = None
             if locked.collection_id:
                 Collection.objects.filter(pk=locked.collection_id, status=Collection.Status.DONE).update(
@@ -197,7 +303,8 @@ def compute_run_retry(*, run: ComputeRun) -> ComputeRun:
             locked.status = ComputeRun.Status.DONE
             locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "batches_done", "error", "finished_at", "timings", "notes"])
-        _queue_batches(todo)
+        if not wait:
+            _queue_batches(todo)
     run.refresh_from_db()
     return run
 
@@ -300,6 +407,8 @@ def _poisoned(batch: ComputeBatch, run: ComputeRun, *, after_error: bool) -> boo
     if ended:
         if run.collection_id:
             _collection_finished(run.collection_id)
+        if run.counts_in_flight:
+            runs_release_waiting(workspace_id=run.workspace_id)  # its place goes to the oldest waiting run
         notice_create(
             workspace_id=run.workspace_id,
             user_id=run.created_by_id,
@@ -360,6 +469,10 @@ def _claim(batch: ComputeBatch, run: ComputeRun) -> bool:
     """Mark the batch running (and its run started); False when another delivery finished it, or a cancel
     came, in between."""
     now = timezone.now()
+    if ComputeRun.objects.filter(pk=run.pk, status=ComputeRun.Status.WAITING).exists():
+        # a stray message (sent before the run was retried into the wait): its batches are sent on release
+        log.info("compute batch %s of run %s left queued: the run waits for its turn", batch.pk, run.pk)
+        return False
     # conditional: a duplicate delivery that finished (or a cancel) in between must not be overwritten
     started = ComputeBatch.objects.filter(pk=batch.pk, status__in=RUNNABLE).update(
         status=ComputeBatch.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, error=""
@@ -485,6 +598,8 @@ def _batch_finished(run: ComputeRun, batch: ComputeBatch, res: BatchOutcome, war
         jobs.enqueue_on_commit(jobs.EVALUATE_ALERTS, run.workspace_id)
         if run.collection_id:
             _collection_finished(run.collection_id)
+        if run.counts_in_flight:
+            _release(run.workspace_id)  # in this transaction: its place goes to the oldest waiting run
 
 
 def _warm(run: ComputeRun, warmed: list[str]) -> None:
@@ -521,11 +636,15 @@ def _batch_failed(batch: ComputeBatch, run: ComputeRun, msg: str) -> None:
         .update(status=ComputeBatch.Status.FAILED, error=msg, finished_at=timezone.now())
     )
     if failed:  # not when another delivery stored the batch, or the run was cancelled, meanwhile
-        ComputeRun.objects.filter(pk=run.pk).exclude(status=ComputeRun.Status.CANCELLED).update(
-            status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
-        )
-        if run.collection_id:
-            _collection_finished(run.collection_id)
+        with transaction.atomic():
+            before = ComputeRun.objects.select_for_update().filter(pk=run.pk).values_list("status", flat=True).first()
+            ComputeRun.objects.filter(pk=run.pk).exclude(status=ComputeRun.Status.CANCELLED).update(
+                status=ComputeRun.Status.FAILED, error=f"batch {batch.index}: {msg}", finished_at=timezone.now()
+            )
+            if run.collection_id:
+                _collection_finished(run.collection_id)
+            if before in IN_FLIGHT and run.counts_in_flight:
+                _release(run.workspace_id)  # its place goes to the oldest waiting run
 
 
 def _collection_finished(collection_pk: int) -> None:
