@@ -6,6 +6,12 @@ loop); they name the task here instead, and the task is looked up in the Celery 
 mode (no broker: ``make demo``, the tests) the task runs in the calling process when the transaction commits,
 and with a broker it is routed to its queue by ``CELERY_TASK_ROUTES`` (ingest, cpu/gpu, default, webhooks).
 
+**Queues by the length of the work.** A compute batch of a graph-wide analysis (network, counter-campaign
+planner, who-to-follow: every algorithm but the per-cascade influence measure) goes to
+``SPREADWATCH_ANALYSIS_QUEUE`` (``analysis``) with its own worker, the influence batches of uploads and recomputes
+to ``SPREADWATCH_COMPUTE_QUEUE`` (cpu/gpu): an upload's ranking never waits behind another workspace's hour of
+betweenness (:func:`queue_for`; every send goes through it, the outbox's and the stalled-work sweep's too).
+
 **The outbox.** With a broker, a task that cannot be sent (Redis stopped, restarting, out of memory) is written
 to :class:`~monitor.models.OutboxTask` in PostgreSQL instead of being lost after its transaction committed
 (an upload's collection row would otherwise wait "queued" for ever); :func:`send_outbox`, run by beat every few
@@ -15,8 +21,9 @@ broker took it and then failed to answer) costs work, not correctness.
 **In the background (the demo).** With no broker and ``SPREADWATCH_EAGER_IN_BACKGROUND`` on (``make demo`` and
 ``make serve`` turn it on for the web server), a task is not run inside the request that queued it but on one
 background thread of the web process, in the order they were queued (an import's compute batches after the
-import), each closing its database connections when it ends. So an upload answers at once and its collection
-page follows the import live. Work queued there dies with the process; the next web process sends it again
+import; there are no separate queues there: an upload queued behind a long analysis waits for it), each
+closing its database connections when it ends. So an upload answers at once and its collection page follows
+the import live. Work queued there dies with the process; the next web process sends it again
 before it serves its first request (``recovery.resume_in_process``). Off by default: the tests and
 ``manage.py`` commands run tasks where they are queued, and a command would end before a background thread
 finished.
@@ -47,6 +54,7 @@ __all__ = [
     "held_by_broker",
     "in_background",
     "background_idle",
+    "queue_for",
     "registered_task",
     "send",
     "send_outbox",
@@ -78,10 +86,37 @@ def eager() -> bool:
     return bool(app.conf.task_always_eager)
 
 
+# the per-cascade measure an upload starts: its batches stay on the compute queue (cpu/gpu); every other
+# algorithm is a graph-wide analysis, on the analysis queue
+INTERACTIVE_ALGORITHMS = frozenset({"influence"})
+
+
+def queue_for(name: str, args: tuple[int, ...]) -> str | None:
+    """The queue a message of task ``name`` goes to where it is not the task's route: a compute batch of a
+    graph-wide analysis goes to ``SPREADWATCH_ANALYSIS_QUEUE``. ``None``: the route in ``CELERY_TASK_ROUTES``
+    (also when the batch cannot be looked up: the compute queue is a safe place for any batch)."""
+    if name != COMPUTE_BATCH or not args:
+        return None
+    from .models import ComputeBatch
+
+    try:
+        algorithm = ComputeBatch.objects.filter(pk=args[0]).values_list("run__algorithm", flat=True).first()
+    except DatabaseError:
+        log.warning("could not look up batch %s's algorithm: sent to the compute queue", args[0], exc_info=True)
+        return None
+    if algorithm is None or algorithm in INTERACTIVE_ALGORITHMS:
+        return None
+    return getattr(settings, "SPREADWATCH_ANALYSIS_QUEUE", None) or None
+
+
 def _publish(name: str, args: tuple[int, ...]) -> None:
     task = registered_task(name)
+    queue = queue_for(name, args)
+    options = {"queue": queue} if queue else {}
     # a short retry: the caller is a web request or a task's commit hook; the outbox is the long retry
-    task.apply_async(args, retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5})
+    task.apply_async(
+        args, retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5}, **options
+    )
 
 
 def in_background() -> bool:
@@ -180,8 +215,8 @@ def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
         return None
     routes = getattr(settings, "CELERY_TASK_ROUTES", {}) or {}
     queues = {routes.get(n, {}).get("queue", app.conf.task_default_queue) for n in names}
-    if COMPUTE_BATCH in names:  # both compute queues: a process set up for the other one may have sent it
-        queues |= {"cpu", "gpu"}
+    if COMPUTE_BATCH in names:  # both compute queues and the analyses': a process set up otherwise may have sent it
+        queues |= {"cpu", "gpu", getattr(settings, "SPREADWATCH_ANALYSIS_QUEUE", "") or "cpu"}
     unacked = (app.conf.broker_transport_options or {}).get("unacked_key", "unacked")
     wanted = set(names)
     held: set[tuple[str, str]] = set()

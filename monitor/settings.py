@@ -248,6 +248,10 @@ SPREADWATCH_BACKEND = env_choice("SPREADWATCH_BACKEND", "auto", ("auto", "cpu", 
 SPREADWATCH_COMPUTE_QUEUE = env_choice(
     "SPREADWATCH_COMPUTE_QUEUE", "gpu" if SPREADWATCH_BACKEND == "gpu" else "cpu", ("cpu", "gpu")
 )
+# the queue of the graph-wide analyses' batches (network, counter-campaign planner, who-to-follow), with a worker of
+# its own, so that an upload's influence batches (SPREADWATCH_COMPUTE_QUEUE) never wait behind a long analysis;
+# set it to "cpu" (or "gpu") to run everything on one compute worker as before (docs/deploy.md)
+SPREADWATCH_ANALYSIS_QUEUE = env_str("SPREADWATCH_ANALYSIS_QUEUE", "analysis") or "analysis"
 # one batch per ~1M participants: per-batch work (loading follows, refreshing the touched aggregates) repeats
 # for every batch, so on a small machine fewer, bigger batches finish sooner; more workers want more batches
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)

@@ -41,3 +41,23 @@ def test_it_runs_the_task_when_the_transaction_commits(ws_a, import_files, djang
     callbacks[0]()  # the commit: eager Celery runs the task in this process
     batch.refresh_from_db()
     assert batch.status == ComputeBatch.Status.DONE
+
+
+def test_a_graph_wide_analysis_batch_goes_to_the_analysis_queue_and_an_upload_s_to_the_compute_queue(
+    ws_a, import_files, monkeypatch
+):
+    from monitor import services
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    influence = services.compute_run_start(workspace=ws_a, backend="cpu").batches.get()
+    network = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="network", params={}).batches.first()
+    assert jobs.queue_for(jobs.COMPUTE_BATCH, (network.pk,)) == settings.SPREADWATCH_ANALYSIS_QUEUE == "analysis"
+    assert jobs.queue_for(jobs.COMPUTE_BATCH, (influence.pk,)) is None  # its route: the compute queue
+    assert jobs.queue_for(jobs.INGEST_COLLECTION, (1,)) is None
+    sent = []
+    monkeypatch.setattr(
+        jobs.registered_task(jobs.COMPUTE_BATCH), "apply_async", lambda args, **kw: sent.append((args, kw.get("queue")))
+    )
+    jobs._publish(jobs.COMPUTE_BATCH, (network.pk,))
+    jobs._publish(jobs.COMPUTE_BATCH, (influence.pk,))
+    assert sent == [((network.pk,), "analysis"), ((influence.pk,), None)]
