@@ -400,6 +400,10 @@ SPREADWATCH_BASE_URL = env_str("SPREADWATCH_BASE_URL", "http://127.0.0.1:8000") 
 # the whole of one delivery (resolving, connecting, sending, the answer), not each socket read: a receiver that
 # drips its answer is cut off at this many seconds
 SPREADWATCH_WEBHOOK_TIMEOUT = env_int("SPREADWATCH_WEBHOOK_TIMEOUT", 10)
+# deliveries to one receiving host (host and port) at once, across every webhook worker (a Redis semaphore): a
+# delivery that finds its host busy is sent again a few seconds later instead of holding a worker, so one slow
+# receiver never holds up the others' webhooks. 0: no limit (also without Redis)
+SPREADWATCH_WEBHOOK_PER_HOST = max(0, env_int("SPREADWATCH_WEBHOOK_PER_HOST", 1))
 # webhooks to loopback, link-local, private, multicast and unspecified addresses are refused unless this is true
 # (monitor/security.py: checked when a rule is saved and again at every delivery)
 SPREADWATCH_WEBHOOK_ALLOW_PRIVATE = env_bool("SPREADWATCH_WEBHOOK_ALLOW_PRIVATE", False)

@@ -18,6 +18,13 @@ socket read: a receiver that drips its answer is cut off then. The POST is made 
 transaction, on the ``webhooks`` queue with a worker of its own (docs/deploy.md), so a slow receiver delays
 only other webhooks.
 
+**One slow receiver does not hold up the others** (:func:`attempt_in_turn`, what the task calls): at most
+``SPREADWATCH_WEBHOOK_PER_HOST`` deliveries to one receiving host (host and port) are made at once, over every
+webhook worker, counted in a Redis sorted set per host whose entries expire with the attempt's deadline (a worker
+killed mid-POST frees its place then). A delivery that finds its host busy is not attempted and not counted: the
+task sends itself again after :func:`busy_delay` seconds and its worker takes the next delivery. Without Redis
+(the file cache of ``make demo``) or with the setting 0 there is no limit.
+
 Before every attempt the URL goes through :func:`monitor.security.check_webhook_url` again (DNS can change
 after the rule was saved), and the connection itself refuses an internal peer address (DNS rebinding): a
 refused delivery is ``failed`` at once with the reason in ``last_error``, never retried. Private addresses are
@@ -34,6 +41,8 @@ import hmac
 import http.client
 import json
 import logging
+import os
+import random
 import socket
 import threading
 import time
@@ -303,6 +312,95 @@ def _post_within(url: str, body: bytes, headers: dict[str, str], deadline: _Dead
         if deadline.expired:
             return None, f"no complete answer within {deadline.seconds:g} s (the delivery's deadline)"
         return None, f"{exc.__class__.__name__}: {reason}"
+
+
+# --- one receiving host at a time ----------------------------------------------------------------------------
+
+HOST_KEY_PREFIX = "spreadwatch:webhook-host:"
+BUSY_DELAY_S = (1.0, 3.0)  # a delivery whose host is busy is sent again after a random delay in this range
+
+# drop the expired places, take one if fewer than the limit are held; the key lives as long as its last place
+_TAKE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+  redis.call('PEXPIREAT', KEYS[1], math.floor(tonumber(ARGV[2]) * 1000) + 1000)
+  return 1
+end
+return 0
+"""
+
+
+def host_of(url: str) -> str:
+    """The receiving host a delivery's place is counted against: ``host:port`` (lower case; the scheme's port
+    when the URL names none)."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or (443 if parts.scheme.lower() == "https" else 80)
+    return f"{(parts.hostname or '').lower()}:{port}"
+
+
+def per_host() -> int:
+    return max(0, int(getattr(settings, "SPREADWATCH_WEBHOOK_PER_HOST", 1) or 0))
+
+
+def busy_delay() -> float:
+    return random.uniform(*BUSY_DELAY_S)
+
+
+@contextlib.contextmanager
+def host_place(url: str, seconds: float):
+    """Hold one of the receiving host's places for at most ``seconds`` (then it expires by itself); yields
+    whether one was free. Yields True, holding nothing, where there is no limit (0, no Redis, Redis not
+    answering: a webhook is never kept back for the limiter's sake)."""
+    from monitor.cache import redis_client
+
+    limit = per_host()
+    client = None
+    if limit:
+        try:
+            client = redis_client()
+        except Exception:
+            log.warning("webhook host limit: Redis unavailable, no limit this time", exc_info=True)
+    if client is None:
+        yield True
+        return
+    key = HOST_KEY_PREFIX + host_of(url)
+    token = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{time.time_ns()}"
+    now = time.time()
+    try:
+        took = bool(client.eval(_TAKE, 1, key, now, now + seconds, limit, token))
+    except Exception:
+        log.warning("webhook host limit: Redis did not answer, no limit this time", exc_info=True)
+        yield True
+        return
+    if not took:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(Exception):  # it expires by itself
+            client.zrem(key, token)
+
+
+def attempt_in_turn(delivery_id: int) -> tuple[WebhookDelivery, str]:
+    """:func:`attempt` once the receiving host has a free place (see above). Returns the delivery and what
+    happened: ``"attempted"``, ``"busy"`` (the host had no free place: nothing was done; send it again after
+    :func:`busy_delay`) or ``"skipped"`` (sent, failed, or being attempted by another worker)."""
+    d = WebhookDelivery.objects.get(pk=delivery_id)
+    if d.status != WebhookDelivery.Status.PENDING:
+        return d, "skipped"
+    timeout = float(getattr(settings, "SPREADWATCH_WEBHOOK_TIMEOUT", 10))
+    with host_place(d.url, timeout + CLAIM_MARGIN_S) as free:
+        if not free:
+            log.info("webhook delivery %s waits: %s has its limit of deliveries at once", d.pk, host_of(d.url))
+            return d, "busy"
+        d, attempted = attempt(delivery_id)
+    return d, "attempted" if attempted else "skipped"
 
 
 def retry_delay(attempts: int) -> int:

@@ -78,9 +78,10 @@ def bulk_rows(ws) -> dict[str, int]:
 
 
 @pytest.fixture
-def thesis(ws_a, alice, import_files):
+def thesis(ws_a, alice, import_files, settings):
     """Workspace A with the thesis example imported and computed, plus one given edge (no thesis input has
     one)."""
+    settings.SPREADWATCH_MAX_RUNS_IN_FLIGHT = 10  # the runs left halfway below must not hold the next ones back
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     assert c.status == m.Collection.Status.DONE, c.error
     tweet = m.Tweet.objects.get(workspace=ws_a, tweet_id=1000)
