@@ -55,6 +55,8 @@ __all__ = [
     "in_background",
     "background_idle",
     "queue_for",
+    "queue_depths",
+    "known_queues",
     "registered_task",
     "send",
     "send_outbox",
@@ -248,6 +250,53 @@ def held_by_broker(names: list[str]) -> set[tuple[str, str]] | None:
         log.warning("could not look into the broker's queues", exc_info=True)
         return None
     return held
+
+
+def known_queues() -> list[str]:
+    """Every queue a task of this deployment can be sent to: the routes', the compute queues and the analyses'."""
+    routes = getattr(settings, "CELERY_TASK_ROUTES", {}) or {}
+    names = {r.get("queue") for r in routes.values() if r.get("queue")}
+    names |= {app.conf.task_default_queue or "default", "cpu", "gpu"}
+    names.add(getattr(settings, "SPREADWATCH_ANALYSIS_QUEUE", "") or "cpu")
+    return sorted(names)
+
+
+def queue_depths() -> dict[str, dict[str, int]] | None:
+    """Per queue of :func:`known_queues`: ``waiting`` (messages in Redis, every priority list kombu keeps for it:
+    ``<queue>`` and ``<queue>\\x06\\x16<step>``), ``unacked`` (delivered to a worker and not acknowledged yet:
+    running, or held for a countdown) and ``by_priority`` (waiting per priority step, where any is not 0).
+    ``None`` where the broker cannot be looked into (eager mode, not Redis, Redis not answering)."""
+    import json
+
+    url = app.conf.get("broker_write_url") or app.conf.broker_url or ""
+    if eager() or not url.startswith(("redis://", "rediss://")):
+        return None
+    unacked_key = (app.conf.broker_transport_options or {}).get("unacked_key", "unacked")
+    out: dict[str, dict] = {}
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1)
+            client = conn.default_channel.client
+            for q in known_queues():
+                by_priority = {}
+                for key in [q.encode(), *client.scan_iter(match=f"{q}\x06\x16*".encode())]:
+                    n = int(client.llen(key))
+                    step = key[len(q) + 2 :].decode() if key != q.encode() else "0"
+                    if n:
+                        by_priority[step] = by_priority.get(step, 0) + n
+                out[q] = {"waiting": sum(by_priority.values()), "unacked": 0, "by_priority": by_priority}
+            for value in client.hvals(unacked_key):
+                try:
+                    routing_key = json.loads(value)[2]
+                except (ValueError, IndexError, TypeError):
+                    continue
+                if isinstance(routing_key, str):
+                    row = out.setdefault(routing_key, {"waiting": 0, "unacked": 0, "by_priority": {}})
+                    row["unacked"] += 1
+    except Exception:  # kombu and redis-py raise many kinds
+        log.warning("could not look into the broker's queues", exc_info=True)
+        return None
+    return out
 
 
 def args_repr(*args: int) -> str:
