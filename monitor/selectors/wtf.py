@@ -29,7 +29,8 @@ __all__ = [
 
 #: the account page's two panels: (key, direction, list)
 PANELS = (("lookalikes", "follows", "similarity"), ("amplifiers", "followers", "relevance"))
-ACTIVE = (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
+# going: a run waiting for the workspace's earlier runs is shown as going too (it is queued once one ends)
+ACTIVE = (ComputeRun.Status.WAITING, ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
 RECENT_RUNS = 50  # active runs looked at for "is this account being computed" (a workspace runs a few at a time)
 
 
@@ -142,7 +143,9 @@ def wtf_run_progress(run: ComputeRun) -> dict:
         "status": run.status,
         "status_display": run.get_status_display(),
         "percent": round(100.0 * run.progress, 1),
-        "stage": f"{run.batches_done} of {run.n_batches} batch{'es' if run.n_batches != 1 else ''} of seeds done",
+        "stage": "waiting for the workspace's earlier runs: queued as soon as one of them ends"
+        if run.status == ComputeRun.Status.WAITING
+        else f"{run.batches_done} of {run.n_batches} batch{'es' if run.n_batches != 1 else ''} of seeds done",
         "active": run.is_active,
     }
 

@@ -161,3 +161,17 @@ def test_the_run_page_and_the_runs_list_say_a_run_waits_and_behind_what(thesis, 
     assert "Cancel run" in page
     listed = client.get(f"/w/{thesis.slug}/runs/").content.decode()
     assert listed.count("behind the workspace's earlier runs") == 2
+
+
+def test_a_waiting_who_to_follow_run_shows_as_going_and_says_it_waits(thesis, settings, client, alice):
+    from django.urls import reverse
+
+    settings.SPREADWATCH_MAX_RUNS_IN_FLIGHT = 1
+    _start(thesis)
+    wtf = services.compute_run_start(workspace=thesis, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
+    assert wtf.status == ComputeRun.Status.WAITING
+    client.force_login(alice)
+    page = client.get(reverse("account", kwargs={"ws": thesis.slug, "twitter_id": 105})).content.decode()
+    assert "Waiting for the workspace's earlier runs: queued as soon as one of them ends" in page
+    progress = client.get(reverse("wtf-progress", kwargs={"ws": thesis.slug, "pk": wtf.pk})).json()
+    assert progress["active"] is True and progress["stage"].startswith("waiting for the workspace's earlier runs")
