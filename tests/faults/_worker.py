@@ -26,6 +26,8 @@ worker hanging), and never pauses at the same marker twice.
   ``compute-<batch pk>-<attempts>`` (its claims so far, this one included), so a test can kill it each time.
 * ``FAULTS_MARK_BATCHES=1``: a batch's task, however it ends, leaves the marker ``ran-<batch pk>`` holding the pid of
   the process that ran it.
+* ``FAULTS_PAUSE_ANALYSIS=1``: the first batch of a network analysis (betweenness) pauses before it computes
+  (marker ``analysis-<batch pk>``): a long analysis that holds its worker for as long as the test wants.
 * ``FAULTS_FAKE_GPU_NODES=n``: the worker resolves every backend to ``gpu`` and computes on the CPU reference,
   but any forward or backward phase over more than n participants raises CUDA's out-of-memory error first.
 """
@@ -101,6 +103,17 @@ def install() -> None:
             _pause(f"store-{batch.pk}")
 
     influence._compute_batch, influence._store = compute_batch, store
+
+    if os.environ.get("FAULTS_PAUSE_ANALYSIS") == "1":
+        from monitor.algorithms.network import Network
+
+        real_network = Network.compute
+
+        def network_compute(self, *, run, batch, backend, stop):
+            _pause(f"analysis-{batch.pk}")
+            return real_network(self, run=run, batch=batch, backend=backend, stop=stop)
+
+        Network.compute = network_compute
 
     if os.environ.get("FAULTS_PAUSE_EACH_DELIVERY") == "1":
         real_each = influence._compute_batch
