@@ -318,7 +318,8 @@ SPREADWATCH_BUDGET_RUN_MEMORY_MB = env_int("SPREADWATCH_BUDGET_RUN_MEMORY_MB", 2
 # that ceiling's hard backstop on a CPU worker (Linux, compute/memory.py): RLIMIT_DATA while a batch runs, so one huge
 # allocation fails the batch with MemoryError instead of the OOM killer ending the worker (0: the soft check only)
 SPREADWATCH_MEMORY_HARD_LIMIT = env_bool("SPREADWATCH_MEMORY_HARD_LIMIT", True)
-# analysis runs of one workspace queued to workers at once; the rest wait, in order, until one ends
+# analysis runs of one workspace queued to workers at once; the rest wait, in order, until one ends (an upload's own
+# influence run is not counted and never waits: monitor/services/runs.py)
 SPREADWATCH_MAX_RUNS_IN_FLIGHT = env_int("SPREADWATCH_MAX_RUNS_IN_FLIGHT", 2)
 
 # --- the live stream (issue 17; docs/live.md) ------------------------------------------------------------------
