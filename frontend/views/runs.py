@@ -56,10 +56,6 @@ def _fact(name: str, v) -> str:
     return f"{name} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{name} {v}"
 
 
-def _fact(name: str, v) -> str:
-    return f"{name} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{name} {v}"
-
-
 def _cost(r: ComputeRun) -> dict | None:
     """The run's estimate beside what it measured: worker seconds (its batches' totals, and IMM's finish)."""
     e = r.estimate or {}

@@ -152,6 +152,7 @@ FILL = {
     "api:run": lambda o: [_ws(o) | {"pk": o.run}],
     "api:run-cancel": lambda o: [_ws(o) | {"pk": o.run}],
     "api:run-retry": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:run-estimate": lambda o: [_ws(o)],
     "api:publishers": lambda o: [_ws(o)],
     "api:account": lambda o: [_ws(o) | {"twitter_id": o.account}],
     "api:tweet": lambda o: [_ws(o) | {"tweet_id": o.tweet}],
@@ -180,6 +181,8 @@ FILL = {
 }
 # login required, but no object in the URL: bob gets his own view, which must not show A
 NO_OBJECT = {"home": {}, "api:workspaces": {}, "api:tokens": {}, "workspace-new": {}, "account-tokens": {}}
+# staff only (the deployment's own health: every workspace's queue and runs): others get 403, anonymous the login
+STAFF = {"health": {}}
 # anyone may open these (no login), with the reason
 PUBLIC = {
     "login": "the login page",
@@ -213,7 +216,7 @@ def _admin_patterns():
 
 def test_every_url_pattern_is_covered():
     """A URL pattern the crawl cannot fill fails here: add it to FILL, NO_OBJECT or PUBLIC (with a reason)."""
-    known = set(FILL) | set(NO_OBJECT) | set(PUBLIC)
+    known = set(FILL) | set(NO_OBJECT) | set(PUBLIC) | set(STAFF)
     unnamed = [p.route for p in _patterns() if not p.name]
     assert not unnamed, f"URL patterns without a name cannot be crawled: {unnamed}"
     missing = sorted({p.name for p in _patterns()} - known)
@@ -292,6 +295,17 @@ def test_bob_sees_none_of_workspace_a_where_no_object_is_named(client, bob, objs
         assert r.status_code == 200, name
         _no_a(r, name)
         assert "lab" in r.content.decode(), f"{name}: bob's own workspace is listed"
+
+
+def test_staff_pages_refuse_bob_and_send_anonymous_to_login(client, bob):
+    for name, kwargs in STAFF.items():
+        url = reverse(name, kwargs=kwargs)
+        assert _is_login_redirect(client.get(url), "/login/"), name
+        client.force_login(bob)
+        r = client.get(url)
+        assert r.status_code == 403, name
+        _no_a(r, name)
+        client.logout()
 
 
 def _is_login_redirect(r, login: str) -> bool:
