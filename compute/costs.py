@@ -63,9 +63,10 @@ INFLUENCE_BYTES_PER_NODE = 3000.0
 
 #: bytes of one RR set held in memory: its int32 members and its int64 offset
 RR_BYTES_PER_MEMBER, RR_BYTES_PER_SET = 4, 8
-#: copies of the RR sets the finishing batch of IMM holds at once (the stored parts' bytes, the parts as arrays,
-#: the merged sets)
-RR_COPIES_AT_FINISH = 3
+#: copies of the RR sets the finishing batch of IMM holds at once: the stored parts as read (one copy) and, at its
+#: peak, 3.1 to 4.4 copies more for the parts as arrays, their merge and greedy's inverted index (measured with
+#: benchmarks/imm_finish_memory.py on this machine); six covers both with a margin
+RR_COPIES_AT_FINISH = 6
 #: PageRank's L1 change shrinks at least 0.85 times per iteration from at most 2, so it is below 1e-10 after at
 #: most 147 iterations whatever the graph (docs/wtf.md): iterations past that are never run
 PPR_ITERATIONS_MAX = 147

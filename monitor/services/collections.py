@@ -379,7 +379,8 @@ def _rejected(c: Collection, error: str, report: dict) -> Collection:
     """The upload itself is bad (a bad record in strict mode, an unreadable or refused file): the same files
     would fail the same way again, so they are deleted rather than kept for a retry (they may be large)."""
     _failed(c, error, report)
-    _delete_files(c)
+    if c.status == Collection.Status.FAILED:  # not when another delivery took the import over (it reads them)
+        _delete_files(c)
     return c
 
 
@@ -393,10 +394,17 @@ def _delete_files(c: Collection) -> None:
 
 
 def _failed(c: Collection, error: str, report: dict) -> Collection:
-    c.status = Collection.Status.FAILED
-    c.error = error
-    c.report = report
-    c.counts = {}
-    c.finished_at = timezone.now()
-    c.save(update_fields=["status", "error", "report", "counts", "finished_at"])
+    """Record this delivery's failure, unless the import moved on without it: a worker that froze for longer than
+    the stall time had its session ended and its import queued again (``recovery``); when it wakes, the row is
+    no longer the one it claimed (queued again, or claimed by a later delivery) and its failure is not written
+    over the new delivery's state."""
+    now = timezone.now()
+    written = Collection.objects.filter(pk=c.pk, status=Collection.Status.INGESTING, attempts=c.attempts).update(
+        status=Collection.Status.FAILED, error=error, report=report, counts={}, finished_at=now
+    )
+    if not written:
+        log.warning("import of collection %s failed (%s) after another delivery took it over: left to it", c.pk, error)
+        c.refresh_from_db()
+        return c
+    c.status, c.error, c.report, c.counts, c.finished_at = Collection.Status.FAILED, error, report, {}, now
     return c

@@ -234,6 +234,27 @@ def test_a_second_delivery_of_a_finished_import_leaves_it_alone(ws_a, import_fil
     assert Collection.objects.get(pk=c.pk).attempts == 1
 
 
+def test_a_frozen_worker_that_wakes_after_its_import_was_taken_over_does_not_fail_it(ws_a, alice, settings):
+    """A worker frozen past the stall time has its import queued again and finished by another delivery; when it
+    wakes and its import raises (its session was ended), its failure must not be written over the finished one."""
+    import unittest.mock
+
+    from monitor.services import collections as module
+
+    c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"], user=alice)
+
+    def frozen_then_taken_over(col, *args, **kwargs):
+        # meanwhile: the sweep queued it again and a second delivery imported it
+        Collection.objects.filter(pk=col.pk).update(status=Collection.Status.DONE, attempts=col.attempts + 1)
+        raise RuntimeError("the connection was closed by the server")
+
+    with unittest.mock.patch.object(module, "_import", side_effect=frozen_then_taken_over):
+        services.collection_ingest(collection_id=c.pk)
+    c.refresh_from_db()
+    assert (c.status, c.attempts, c.error) == (Collection.Status.DONE, 2, "")
+    assert all(cf.file.storage.exists(cf.file.name) for cf in c.files.all())  # the files the new delivery reads
+
+
 # --- the outbox ---------------------------------------------------------------------------------------------------
 
 

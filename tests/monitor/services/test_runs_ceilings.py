@@ -130,7 +130,7 @@ def test_an_imm_run_whose_rr_sets_would_not_fit_its_ceiling_fails_naming_k_eps_a
     assert run.status == ComputeRun.Status.FAILED
     assert re.match(r"batch [01]: stopped: IMM with k=500 and eps=1e-09 needs ", run.error), run.error
     assert all(b.error.startswith("stopped: IMM with k=500") for b in run.batches.all())  # each, before sampling
-    assert "RR sets in round 1 of its sampling phase, more than the 7,456,540 that this workspace's memory " in (
+    assert "RR sets in round 1 of its sampling phase, more than the 3,728,270 that this workspace's memory " in (
         run.error
     )
     assert run.error.endswith("ceiling of 256 MB holds; lower k or raise eps") and failure_kind(run.error) == "memory"
