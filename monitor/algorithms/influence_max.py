@@ -607,7 +607,7 @@ class InfluenceMax(Algorithm):
 
 def _ceiling(run: ComputeRun) -> int:
     """The run's memory ceiling in bytes (its workspace's; services.budgets)."""
-    from ..services.budgets import workspace_limits
+    from ..limits import workspace_limits
 
     return workspace_limits(run.workspace).run_memory_bytes
 

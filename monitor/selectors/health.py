@@ -59,7 +59,7 @@ def _queues() -> tuple[str, list[dict]]:
 def _runs() -> list[dict]:
     """Per workspace with anything waiting, queued or running: counted analyses in flight and waiting (with its
     limit), and uploads' own runs in flight (not counted)."""
-    from ..services.budgets import workspace_limits
+    from ..limits import workspace_limits
 
     flight = (ComputeRun.Status.QUEUED, ComputeRun.Status.RUNNING)
     per = (

@@ -28,7 +28,7 @@ class Waiting:
 def run_waiting(run: ComputeRun) -> Waiting | None:
     """For a run that waits for its turn (``services.runs``: an upload's own runs never wait), what it waits
     behind; ``None`` for a run that does not wait."""
-    from ..services.budgets import workspace_limits
+    from ..limits import workspace_limits
 
     if run.status != ComputeRun.Status.WAITING:
         return None

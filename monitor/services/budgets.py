@@ -1,54 +1,21 @@
-"""Cost budgets: the limits every analysis run of a workspace is held to (issue 41; docs/reliability.md).
-
-A workspace's own values (set by an admin) win over the deployment's defaults (``SPREADWATCH_BUDGET_RUN_SECONDS``,
-``SPREADWATCH_BUDGET_RUN_MEMORY_MB``, ``SPREADWATCH_MAX_RUNS_IN_FLIGHT``).
-"""
+"""Cost budgets: every analysis run is estimated before it is queued and refused beyond its workspace's limits
+(docs/reliability.md). The limits themselves (a workspace's own, else the deployment's defaults) are read by
+``monitor.limits``, re-exported here."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from compute import costs
 
 from ..algorithms.base import PlannedBatch
+from ..limits import MB, Limits, workspace_limits
 from ..models import ComputeRun, Workspace
 
-__all__ = ["Limits", "check", "estimate", "held_to_budget", "preview", "problems", "summary", "workspace_limits"]
-
-MB = 1024**2
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one run of a workspace may cost: estimated worker seconds, estimated peak bytes of one batch (also the
-    ceiling a batch is held to while it runs), and how many of its runs may be queued to workers at once."""
-
-    run_seconds: int
-    run_memory_bytes: int
-    runs_in_flight: int
-
-    @property
-    def run_memory_mb(self) -> int:
-        return self.run_memory_bytes // MB
-
-
-def workspace_limits(workspace: Workspace) -> Limits:
-    """``workspace``'s limits: its own where an admin set them, the deployment's defaults otherwise."""
-
-    def pick(own: int | None, default: int) -> int:
-        return int(own) if own else int(default)
-
-    return Limits(
-        run_seconds=pick(workspace.budget_run_seconds, settings.SPREADWATCH_BUDGET_RUN_SECONDS),
-        run_memory_bytes=pick(workspace.budget_run_memory_mb, settings.SPREADWATCH_BUDGET_RUN_MEMORY_MB) * MB,
-        runs_in_flight=max(1, pick(workspace.max_runs_in_flight, settings.SPREADWATCH_MAX_RUNS_IN_FLIGHT)),
-    )
-
+__all__ = ["MB", "Limits", "check", "estimate", "held_to_budget", "preview", "problems", "summary", "workspace_limits"]
 
 # --- estimates and the check ----------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
 from ..progress import import_percent, progress_key
 from .ingest import IngestResult, load_files
-from .recovery import holding, notice_create
+from .leases import holding, notice_create
 from .runs import compute_run_start
 from .uploads import Upload, UploadError
 

@@ -54,7 +54,7 @@ from ..cache import forget_keys
 from ..models import Collection, ComputeBatch, ComputeRun, Lease, Tweet, Workspace
 from ..progress import run_progress_key
 from . import budgets
-from .recovery import holding, notice_create
+from .leases import holding, notice_create
 from .warmup import read_cache_warm, warm_rest_on_commit
 
 log = logging.getLogger(__name__)

@@ -45,7 +45,8 @@ def test_an_imm_run_beyond_its_workspace_s_memory_ceiling_fails_saying_why_and_i
     two_theses, faults
 ):
     ws_a, ws_b = two_theses
-    w = faults.worker("w", pool="prefork", FAULTS_MARK_BATCHES="1").wait_ready()
+    # one worker for both queues: the planner's batch goes to the analysis queue, the other run's to cpu
+    w = faults.worker("w", queues="cpu,analysis", pool="prefork", FAULTS_MARK_BATCHES="1").wait_ready()
     publisher = Account.objects.get(workspace=ws_a, twitter_id=102).pk
     with oom_killer(w, 1536) as killed:
         # an estimate that was wrong: the run's cost estimate let it through (planned with eps = 0.5), and its
