@@ -45,6 +45,17 @@ def wait_for(cond: Callable[[], object], what: str, timeout: float = DONE_S, *, 
 # --- redis-server ------------------------------------------------------------------------------------------------
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds; returns once the process is gone."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Redis:
     """A redis-server on a fixed port and folder, so a restart keeps its address (and, with ``appendonly``, its
     data: docker/compose.yml runs the broker with ``--appendonly yes``)."""
@@ -185,13 +196,7 @@ class Worker:
         self.proc.wait(timeout=30)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def task_ids(self, event: str) -> list[str]:
         """Ids of the compute_batch tasks this worker logged ``event`` for ("received", "succeeded")."""

@@ -46,13 +46,7 @@ class Gunicorn:
         return self.log.read_text(errors="replace")[-n:]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        harness.stop_process(self.proc)
 
     def post_chunked(self, path: str, chunks, headers: dict[str, str]) -> tuple[int, bytes]:
         """POST ``chunks`` (an iterable of bytes) as a chunked body, with no Content-Length."""
