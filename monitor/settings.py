@@ -259,6 +259,9 @@ SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 # transaction, so that its memory is bounded by a part, not by the upload (monitor/services/ingest/stager.py;
 # about 200 bytes per row at the peak); 0 = one part, however large
 SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 5_000_000))
+# the follower graphs as memory-mapped CSR files, one per workspace and follows version, shared by every process of
+# a machine (monitor/graph_files.py); a folder on local disk, or storage shared by the workers
+SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "graphs")))
 # rows per chunk of the streaming readers (0: theirs, 200,000 tweets and 1,000,000 follow edges): a part ends
 # between two chunks, so a part can exceed SPREADWATCH_IMPORT_PART_ROWS by up to one chunk
 SPREADWATCH_READ_CHUNK_ROWS = max(0, env_int("SPREADWATCH_READ_CHUNK_ROWS", 0))

@@ -163,6 +163,17 @@ def import_files(run_tasks):
     return go
 
 
+def follows_renewed(ws) -> None:
+    """What every write to a workspace's follows does in its transaction (``monitor.db.renew_follows_token``), for a
+    test that writes ``Follow`` rows itself: the follower graph's files are per token (monitor/graph_files.py)."""
+    from django.db import connection
+
+    from monitor.db import renew_follows_token
+
+    with connection.cursor() as cur:
+        renew_follows_token(cur, ws.pk if hasattr(ws, "pk") else int(ws))
+
+
 def total_by_name(ws, publisher=None) -> dict[str, float]:
     from monitor import selectors
 

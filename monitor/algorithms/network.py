@@ -164,9 +164,11 @@ def _read_graph(ws: int, spec: GraphSpec) -> Graph:
     of_collection = "" if spec.collection is None else f" AND t.collection_id = {int(spec.collection)}"
     with connection.cursor() as cur:
         if spec.kind == "follows":
-            if spec.collection is None:
-                sql = "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s"
-                src, dst = copy_out(cur, sql, [ws], pairs, gather=False)  # a whole graph: streamed
+            if spec.collection is None:  # a whole graph: mapped from this machine's one copy
+                from ..graph_files import follower_csr
+
+                csr, _ = follower_csr(ws)
+                return Graph(csr.ids, csr.indptr, csr.indices)
             else:  # the follow edges among the accounts that take part in the collection's cascades
                 part = f"""SELECT t.author_id FROM monitor_tweet t WHERE t.workspace_id = {int(ws)}{of_collection}
                     UNION SELECT r.retweeter_id FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id

@@ -37,12 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.utils import timezone
 
 from compute.backends import is_device_oom
 
-from ..db import copy_out
 from ..models import Account, ComputeBatch, ComputeRun, Workspace, WtfEntry, WtfResult
 from ..models.wtf import DIRECTIONS
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
@@ -108,17 +106,12 @@ def load_graph(ws: Workspace) -> LoadedGraph:
     if hit is not None:
         _GRAPHS.move_to_end(key)
         return hit
-    from compute.graphs import graph_from_edges
+    from compute.graphs import Graph
 
-    with connection.cursor() as cur:
-        src, dst = copy_out(
-            cur,
-            "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s",
-            [ws.pk],
-            [("src", "bigint"), ("dst", "bigint")],
-            gather=False,
-        )
-    g = graph_from_edges(src, dst)
+    from ..graph_files import follower_csr
+
+    csr, _ = follower_csr(ws.pk)  # mapped from this machine's one copy (monitor/graph_files.py)
+    g = Graph(csr.ids, csr.indptr, csr.indices)
     loaded = LoadedGraph(g, _fingerprint(g))
     _GRAPHS[key] = loaded
     while len(_GRAPHS) > _GRAPHS_KEEP:

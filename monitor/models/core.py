@@ -56,8 +56,8 @@ class Workspace(models.Model):
     # bumped in the transaction of every write that changes what the cached reads return (monitor/cache.py): the
     # read cache's key, kept in PostgreSQL so that a bump made while Redis is down is not lost
     data_version = models.BigIntegerField(default=0)
-    # a new value in the transaction of every write to the workspace's follows (the import's merge, a purge): a
-    # compute worker keeps the follower graph it read under this token (monitor/algorithms/influence.py). Never
+    # a new value in the transaction of every write to the workspace's follows (the import's merge, a purge): the
+    # follower graph's files and the graphs processes keep are per token (monitor/graph_files.py). Never
     # reused, even by a write that rolls back, so a graph read inside such a transaction is never taken for
     # the committed one
     follows_token = models.CharField(max_length=32, default=new_token, editable=False)

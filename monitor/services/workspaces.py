@@ -319,4 +319,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         cur.execute("UPDATE monitor_workspace SET unit = '' WHERE id = %s", [ws])
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
+        from ..graph_files import drop
+
+        transaction.on_commit(lambda: drop(ws))  # the follower graph's files: no version is current any more
     return out

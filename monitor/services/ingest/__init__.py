@@ -54,10 +54,11 @@ from django.db import connection
 from compute.formats import MAX_RECORD_BYTES, ReadReport
 from compute.formats._report import BadRecord
 
+from ...graph_files import ImportedFollows
 from ...progress import READ_SHARE
 from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
-from .merge import merge
+from .merge import lock_workspace, merge
 from .reading import detect, input_size, read_into
 from .seen import DatabaseSeenTweets
 from .stager import LABELS, Stager
@@ -150,6 +151,7 @@ class _Parts:
         self.read_frac = 0.0  # how far reading is, for the progress of a part merged while reading
         self.affected: set[int] = set()
         self.unit: UnitGuard | None = None
+        self.follows = ImportedFollows()  # the follower graph's file of the version this import makes
 
     def flush(self) -> None:
         """Merge the part staged so far (not the last one) and start the next."""
@@ -170,6 +172,7 @@ class _Parts:
         self._merge(self.progress)
         self._seen_timing()  # again: the last part's chunks asked the spilled table too
         if self.store:
+            self.st.timings["follower graph file"] = round(self.follows.finish(self.st.cur), 3)
             self.res.tweet_pks = sorted(self.affected)
             for key, text in _MERGE_NOTES:
                 if self.res.counts.get(key):
@@ -191,9 +194,15 @@ class _Parts:
             done()
             return
         t1 = time.perf_counter()
+        if self.follows.ws is None:  # before the first part: the version the import builds on
+            lock_workspace(st.cur, self.ws)  # (merge takes it again: held to the commit either way)
+            self.follows.start(st.cur, self.ws)
+        st.merged_follows = None
         for key, n in merge(st.cur, st, self.ws, self.coll, progress).items():
             res.counts[key] = res.counts.get(key, 0) + n
         self.affected.update(st.affected)
+        if st.merged_follows is not None:
+            self.follows.add(st.merged_follows.follower, st.merged_follows.followee)
         st.affected = []
         if st.final and self.unit is not None:
             self.unit.settle(stored=bool(self.affected))  # the first tweets stored fix the workspace's unit

@@ -140,6 +140,7 @@ def merge(
     _follower_counts(m, tweets, accounts)
     step("storing follows", 0.93)
     new_follows = _follows(m, follows, accounts)
+    st.merged_follows = new_follows  # the follower graph's next version is written from them (graph_files)
     step("storing given edges", 0.97)
     _given_edges(m, edges, accounts, named)
     _publishers(m, originals)

@@ -133,7 +133,7 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
     """A fake GPU of ``holds`` participants (no GPU needed): the batch of 11 participants is halved, and a cascade
     that alone does not fit runs on the CPU; the numbers do not change."""
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
-    real_both, real_backward = influence.both_phases, influence.backward
+    real_both, real_backward = influence.batch.both_phases, influence.batch.backward
 
     def fits(n):
         if n > holds:
@@ -151,8 +151,8 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
 
     monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
     monkeypatch.setattr(runs, "device_name", lambda b: "fake GPU" if b == "gpu" else "CPU")
-    monkeypatch.setattr(influence, "both_phases", both_phases)
-    monkeypatch.setattr(influence, "backward", backward)
+    monkeypatch.setattr(influence.batch, "both_phases", both_phases)
+    monkeypatch.setattr(influence.batch, "backward", backward)
     run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.DONE, run.error
@@ -169,7 +169,9 @@ def test_it_splits_a_batch_the_gpu_cannot_hold_with_the_same_results(
 def test_it_does_not_split_a_batch_on_errors_other_than_gpu_memory(ws_a, import_files, run_tasks, monkeypatch):
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
     monkeypatch.setattr(runs, "resolve_backend", lambda name: "gpu")
-    monkeypatch.setattr(influence, "both_phases", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug")))
+    monkeypatch.setattr(
+        influence.batch, "both_phases", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a kernel bug"))
+    )
     run = run_tasks(services.compute_run_start, workspace=ws_a, backend="gpu")
     run.refresh_from_db()
     assert run.status == ComputeRun.Status.FAILED and run.error == "batch 0: RuntimeError: a kernel bug"
@@ -247,22 +249,26 @@ def test_a_given_edge_naming_an_account_outside_its_cascade_is_refused():
 
 
 @pytest.fixture
-def follow_reads(monkeypatch):
-    """How many times the workspace's whole follow table was read (the kept graphs forgotten first)."""
+def follow_reads(monkeypatch, settings, tmp_path):
+    """How many times the workspace's whole follow table was read (the kept graphs forgotten first; the graphs'
+    files in a folder of the test's own)."""
+    from monitor import graph_files
+
+    settings.SPREADWATCH_GRAPH_DIR = tmp_path / "graphs"
     influence._GRAPHS.clear()
     reads = []
-    real = influence._select
+    real = graph_files.copy_out
 
-    def spy(cur, rows_type, sql, params=None, **kw):
+    def spy(cur, sql, params, columns, **kw):
         if "FROM monitor_follow WHERE workspace_id" in sql:
             reads.append(params)
-        return real(cur, rows_type, sql, params, **kw)
+        return real(cur, sql, params, columns, **kw)
 
-    monkeypatch.setattr(influence, "_select", spy)
+    monkeypatch.setattr(graph_files, "copy_out", spy)
     return reads
 
 
-def test_a_run_reads_the_follower_graph_once_for_all_its_batches_and_the_next_run_keeps_it(
+def test_a_run_maps_the_follower_graph_once_for_all_its_batches_and_the_next_run_keeps_it(
     ws_a, import_files, run_tasks, settings, follow_reads
 ):
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
@@ -270,24 +276,25 @@ def test_a_run_reads_the_follower_graph_once_for_all_its_batches_and_the_next_ru
     first = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
     first.refresh_from_db()
     assert first.status == "done" and first.batches.count() == 2
-    assert len(follow_reads) == 1
+    assert follow_reads == []  # the import wrote the graph's file (monitor/graph_files.py): no rows read back
+    assert sum(b.timings.get("graph_kept", 0) for b in first.batches.all()) == 1
     second = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
     second.refresh_from_db()
-    assert second.status == "done" and len(follow_reads) == 1
+    assert second.status == "done" and follow_reads == []
     assert sum(b.timings.get("graph_kept", 0) for b in second.batches.all()) == 2
     assert total_by_name(ws_a) == EXPECTED_TOTAL
 
 
-def test_new_follows_make_the_next_run_read_the_graph_again(ws_a, import_files, follow_reads):
+def test_new_follows_make_the_next_run_read_the_new_version(ws_a, import_files, follow_reads):
     from monitor.models import Workspace
 
     import_files(ws_a, [THESIS / "tweets.csv"])  # computed without follows: everyone but the publisher an orphan
     token = Workspace.objects.get(pk=ws_a.pk).follows_token
-    assert len(follow_reads) == 1 and total_by_name(ws_a) != EXPECTED_TOTAL
+    assert len(follow_reads) == 1 and total_by_name(ws_a) != EXPECTED_TOTAL  # the first reader built the file
     c = import_files(ws_a, [THESIS / "follows.csv"])  # recomputes the cascades the new follows touch
     assert c.status == "done", c.error
     assert Workspace.objects.get(pk=ws_a.pk).follows_token != token
-    assert len(follow_reads) == 2
+    assert len(follow_reads) == 1  # the import wrote the new version from the one before
     assert total_by_name(ws_a) == EXPECTED_TOTAL  # a kept graph without the follows would give the orphans' numbers
 
 

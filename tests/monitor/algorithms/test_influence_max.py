@@ -30,7 +30,7 @@ from monitor.models import (
     InfluenceMaxSeed,
     Tweet,
 )
-from tests.webapp import THESIS
+from tests.webapp import THESIS, follows_renewed
 
 
 @pytest.fixture
@@ -102,6 +102,7 @@ def _random_workspace(ws, n: int = 300, m: int = 1500, seed: int = 11) -> int:
     pairs = {(int(a), int(b)) for a, b in zip(src, dst) if a != b}
     pairs |= {(int(f), 0) for f in rng.choice(np.arange(1, n), 30, replace=False)}
     Follow.objects.bulk_create(Follow(workspace=ws, follower_id=pks[a], followee_id=pks[b]) for a, b in pairs)
+    follows_renewed(ws)
     return int(pks[0])
 
 
@@ -284,6 +285,7 @@ def test_a_batch_that_finds_another_model_than_its_plan_fails_and_stores_nothing
     )
     f, d = (Account.objects.get(workspace=thesis, twitter_id=t) for t in (106, 104))
     Follow.objects.create(workspace=thesis, follower=f, followee=d)  # an import meanwhile
+    follows_renewed(thesis)
     from monitor.cache import bump_data_version
 
     bump_data_version(thesis.pk)

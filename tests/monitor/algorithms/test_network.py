@@ -24,7 +24,7 @@ from monitor.models import (
     NetworkSummary,
     Retweet,
 )
-from tests.webapp import THESIS
+from tests.webapp import THESIS, follows_renewed
 
 
 def _run(run_tasks, ws, **params) -> ComputeRun:
@@ -95,6 +95,7 @@ def _random_workspace(ws, n: int = 260, m: int = 900, seed: int = 7) -> None:
     src2, dst2 = rng.integers(n - 40, n, 60), rng.integers(n - 40, n, 60)
     pairs = {(int(a), int(b)) for a, b in zip(np.r_[src, src2], np.r_[dst, dst2]) if a != b}
     Follow.objects.bulk_create(Follow(workspace=ws, follower_id=pks[a], followee_id=pks[b]) for a, b in pairs)
+    follows_renewed(ws)
 
 
 @pytest.mark.parametrize("samples", [0, 150])
@@ -161,6 +162,7 @@ def test_a_batch_that_finds_another_graph_than_its_plan_fails_and_stores_nothing
     run = services.compute_run_start(workspace=thesis, backend="cpu", algorithm="network", params={"samples": 0})
     a, f = (Account.objects.get(workspace=thesis, twitter_id=t) for t in (101, 106))
     Follow.objects.create(workspace=thesis, follower=a, followee=f)  # an import meanwhile
+    follows_renewed(thesis)
     from monitor.cache import bump_data_version
 
     bump_data_version(thesis.pk)

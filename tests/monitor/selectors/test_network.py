@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from monitor import selectors, services
 from monitor.algorithms.network import GraphSpec
 from monitor.models import Account, ComputeRun, Follow
-from tests.webapp import EXPECTED_TOTAL, THESIS
+from tests.webapp import EXPECTED_TOTAL, THESIS, follows_renewed
 
 
 def _network(run_tasks, ws, **params) -> ComputeRun:
@@ -78,6 +78,7 @@ def test_an_account_without_influence_has_no_rank(thesis, run_tasks):
     Follow.objects.bulk_create(
         [Follow(workspace=thesis, follower=x, followee=a), Follow(workspace=thesis, follower=f, followee=x)]
     )
+    follows_renewed(thesis)
     run = _network(run_tasks, thesis, samples=0)
     row = next(b for b in selectors.network_brokers(thesis, run, limit=10) if b["account"] == x.pk)
     assert row["influence_rank"] is None and row["betweenness"] > 0
@@ -120,6 +121,7 @@ def test_the_conversation_graph_is_capped_to_the_largest_conversations(thesis, r
             Follow(workspace=thesis, follower=e, followee=d),
         ]
     )
+    follows_renewed(thesis)
     run = _network(run_tasks, thesis, samples=0)
     whole = selectors.network_conversation_graph(thesis, run)
     assert len(whole.ids) == 5 and len(whole.src) == 3  # a-b, c-e, d-e: each pair once

@@ -74,7 +74,7 @@ def _paused_in_store(monkeypatch):
     import threading
 
     in_store, release = threading.Event(), threading.Event()
-    real = influence._update_tweets
+    real = influence.store._update_tweets
 
     def update_tweets(*args, **kwargs):
         out = real(*args, **kwargs)
@@ -83,7 +83,7 @@ def _paused_in_store(monkeypatch):
             release.wait(60)
         return out
 
-    monkeypatch.setattr(influence, "_update_tweets", update_tweets)
+    monkeypatch.setattr(influence.store, "_update_tweets", update_tweets)
     return in_store, release
 
 
@@ -175,7 +175,7 @@ def test_it_stores_nothing_of_a_batch_whose_run_is_cancelled_while_it_computes(t
         return res
 
     if when == "before its cascades":
-        monkeypatch.setattr(influence, "_compute", cancel_then_compute)
+        monkeypatch.setattr(influence.batch, "_compute", cancel_then_compute)
     else:
         monkeypatch.setattr(influence, "_compute_batch", compute_then_cancel)
     b = services.compute_batch_run(batch_id=run.batches.first().pk)

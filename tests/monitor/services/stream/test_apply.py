@@ -479,7 +479,9 @@ def test_a_consumer_s_statistics_refresh_is_handed_over_after_the_commit_not_run
     import monitor.algorithms.influence as influence
 
     inline: list[tuple[list[str], int]] = []
-    monkeypatch.setattr(influence, "analyze_after_bulk_write", lambda cur, tables, rows: inline.append((tables, rows)))
+    monkeypatch.setattr(
+        influence.store, "analyze_after_bulk_write", lambda cur, tables, rows: inline.append((tables, rows))
+    )
     tables = ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"]
     tweets, follows = thesis_records()
     handed: list[tuple[list[str], int]] = []

@@ -1,0 +1,535 @@
+"""Storing one batch of the influence algorithm: its per-cascade rows and spreading graphs, the tweets' outcomes,
+and the daily aggregates of the (publisher, day) pairs it touched (or, for a live-stream micro-batch, only the
+rows that changed)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import struct
+import time
+from typing import NamedTuple
+
+import numpy as np
+from django.db import connection
+
+from compute.arrays import unique
+
+from ...db import (
+    COPY_HEADER,
+    COPY_TRAILER,
+    Dialect,
+    analyze_after_bulk_write,
+    copy_out,
+    dialect,
+    int_array,
+    temp_table_name,
+)
+from ...models import ComputeBatch, ComputeRun, Label
+from ..base import report_phase
+from .batch import (
+    BatchResult,
+)
+from .rows import (  # noqa: F401
+    AGGREGATE_LOCK_CLASS,
+    ORPHAN,
+    ROLE_CODES,
+    STATUS_COMPUTED,
+    STATUS_REJECTED,
+    UNIT_FOLLOWERS,
+    UNIT_RETWEETERS,
+    CascadeGraphRow,
+    FollowRows,
+    GivenEdgeRows,
+    InfluenceRows,
+    RetweetRows,
+    Rows,
+    TweetOutcomes,
+    TweetRows,
+    _columns,
+    _concat,
+    _dtype,
+    _empty,
+    _select,
+    _stage,
+    _stage_ids,
+)
+
+log = logging.getLogger(__name__)
+
+# --- one batch: storing ------------------------------------------------------------------------------------------
+
+
+def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
+    """Replace the batch's cascades' rows with ``res`` and refresh the aggregates of the (publisher, day) pairs
+    its tweets belong to; inside the runner's transaction."""
+    d = dialect()
+    ws = run.workspace_id
+    with connection.cursor() as cur:
+        if d.postgres:
+            # the workspace's store lock, shared: the batches of a run (disjoint cascades) store side by side,
+            # while the live stream's apply, which takes it exclusively, waits for them and they for it
+            cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", [ws])
+        t = time.perf_counter()
+        batch_table = _stage_ids(cur, "bt", batch.tweet_pks)
+        touched = _stage_touched_days(cur, d, batch_table)
+        # a live-stream micro-batch (``run.store_changes``) rewrites only the rows that changed: its cascades are
+        # stored already, and a few new retweets leave most of their rows as they were (benchmarks/stream_web.md)
+        changes = d.postgres and bool(getattr(run, "store_changes", False))
+        influence_table = daily = None
+        if not changes:
+            cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        t = res.tick("store_delete_s", t)
+        _insert_cascade_graphs(cur, d, res.graphs)
+        t = res.tick("store_graphs_s", t)
+        if changes:
+            daily = _replace_changed_influence(
+                cur, [int(p) for p in batch.tweet_pks], _concat(InfluenceRows, res.influence)
+            )
+        else:
+            influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
+        t = res.tick("store_influence_s", t)
+        outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
+        t = res.tick("store_tweets_s", t)
+        report_phase("aggregates")
+        if d.postgres:
+            # aggregate refreshes of one workspace run one at a time (they delete and re-insert the same keys);
+            # a refresh that waited here sees the rows of the one before it: each statement reads what has been
+            # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
+            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
+            t = res.tick("store_wait_aggregates_s", t)
+        from ...cache import bump_data_version, record_all_time_delta
+
+        # in this transaction: committed with the rows (monitor/cache.py). Before the refresh: from here to the
+        # commit no other write can commit a version, so the daily rows read below are those of the version before
+        version = bump_data_version(ws)
+        delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
+        if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
+            record_all_time_delta(ws, version, delta)
+        t = res.tick("store_aggregates_s", t)
+        # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
+        # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
+        added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
+        tables = ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"]
+        later = getattr(run, "analyze_later", None)  # not a field: a stream consumer refreshes them beside its work
+        if later is not None:
+            later(tables, added)
+        else:
+            analyze_after_bulk_write(cur, tables, added)
+        t = res.tick("store_analyze_s", t)
+        for tmp in (batch_table, touched, influence_table, outcomes_table):
+            if tmp:
+                cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+
+
+def _stage_touched_days(cur, d: Dialect, batch_table: str) -> str:
+    """A temporary table of the (publisher, day) pairs whose aggregates change, taken from the tweets themselves."""
+    keys = temp_table_name("keys")
+    cur.execute(f"DROP TABLE IF EXISTS {keys}")
+    cur.execute(
+        f"""CREATE TEMP TABLE {keys} AS SELECT DISTINCT t.author_id AS publisher, {d.ts_to_day("t.created_at")}
+            AS day FROM {batch_table} b {d.join} monitor_tweet t ON t.id = b.id"""
+    )
+    return keys
+
+
+def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> None:
+    if d.postgres:
+        # binary COPY: text COPY would send every edge byte as two hex digits
+        raw = cur.cursor if hasattr(cur, "cursor") else cur
+        with raw.copy("COPY monitor_cascadegraph (tweet_id, n_edges, edges) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.write(COPY_HEADER)
+            for row in graphs:
+                cp.write(_GRAPH_ROW.pack(3, 8, row.tweet, 4, row.n_edges, len(row.edges)) + row.edges)
+            cp.write(COPY_TRAILER)
+    else:
+        cur.executemany("INSERT INTO monitor_cascadegraph (tweet_id, n_edges, edges) VALUES (%s, %s, %s)", graphs)
+
+
+_GRAPH_ROW = struct.Struct(">hiqiii")  # fields; tweet_id (8 bytes); n_edges (4); the edges' length, then their bytes
+
+
+def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | None:
+    """Insert the per-cascade influence rows, with the tweet's day and label; returns the staging table, if
+    one was used (PostgreSQL: one binary COPY straight into the table, no staging)."""
+    if d.postgres:
+        _copy_cascade_influence(cur, rows)
+        return None
+    staged = _stage(cur, "inf", InfluenceRows, rows)
+    role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
+    cur.execute(
+        f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, label, influence,
+                followers, role)
+            SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, t.label, i.influence,
+                i.followers, {role_sql}
+            FROM {staged} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
+    )
+    return staged
+
+
+_LABELS = [c.value for c in Label]
+
+
+def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order; ``day_label``: each
+    row's day and label code (:func:`_days_and_labels`), when the caller has them already.
+
+    A binary row is fixed-width but for its two text columns (label, role); rows that share both are
+    fixed-width records, so each (label, role) group is one NumPy structured array written as it is."""
+    if not len(rows.tweet):
+        return
+    order = np.lexsort((rows.account, rows.tweet))
+    rows = InfluenceRows(*(col[order] for col in rows))
+    row_day, row_label = _days_and_labels(cur, rows) if day_label is None else (c[order] for c in day_label)
+    names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
+    raw = cur.cursor if hasattr(cur, "cursor") else cur
+    with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
+        cp.write(COPY_HEADER)
+        for lab in unique(row_label).tolist():
+            lab_b = _LABELS[lab].encode()
+            for role in unique(rows.role[row_label == lab]).tolist():
+                role_b = ROLE_CODES[role].encode()
+                sel = np.flatnonzero((row_label == lab) & (rows.role == role))
+                rec = np.empty(
+                    len(sel),
+                    dtype=[
+                        ("n", ">i2"),
+                        ("l0", ">i4"), ("tweet", ">i8"),
+                        ("l1", ">i4"), ("account", ">i8"),
+                        ("l2", ">i4"), ("publisher", ">i8"),
+                        ("l3", ">i4"), ("day", ">i4"),
+                        ("l4", ">i4"), ("label", f"S{len(lab_b)}"),
+                        ("l5", ">i4"), ("influence", ">f8"),
+                        ("l6", ">i4"), ("followers", ">f8"),
+                        ("l7", ">i4"), ("role", f"S{len(role_b)}"),
+                    ],
+                )  # fmt: skip
+                rec["n"] = 8
+                for f, width in (("l0", 8), ("l1", 8), ("l2", 8), ("l3", 4), ("l5", 8), ("l6", 8)):
+                    rec[f] = width
+                rec["l4"], rec["l7"] = len(lab_b), len(role_b)
+                rec["tweet"], rec["account"], rec["publisher"] = rows.tweet[sel], rows.account[sel], rows.publisher[sel]
+                rec["day"] = row_day[sel]
+                rec["label"], rec["role"] = lab_b, role_b
+                rec["influence"], rec["followers"] = rows.influence[sel], rows.followers[sel]
+                cp.write(rec.tobytes())
+        cp.write(COPY_TRAILER)
+
+
+_LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
+_ROLE_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {k}" for k, v in ROLE_CODES.items()) + " ELSE -1 END"
+_DAY_NUMBER = "(({col}) - DATE '2000-01-01')::bigint"  # the binary COPY's date: days since 2000-01-01
+
+
+def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's day (days since 2000-01-01, UTC) and label code (index into ``_LABELS``), from its tweet."""
+    pk, day, label = copy_out(
+        cur,
+        f"""SELECT t.id, {_DAY_NUMBER.format(col="(t.created_at AT TIME ZONE 'UTC')::date")},
+                ({_LABEL_CASE.format(col="t.label")})::bigint
+            FROM monitor_tweet t WHERE t.id = ANY({int_array(unique(rows.tweet))}) ORDER BY t.id""",
+        [],
+        [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
+    )
+    at = np.searchsorted(pk, rows.tweet)
+    if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
+        raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
+    return day[at], label[at]
+
+
+def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
+    """Make the stored per-cascade rows of the cascades ``tweet_pks`` equal ``rows`` by deleting and writing
+    only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
+    the batch's rows say of each (:class:`_DailyChanges`).
+
+    Every statement here reads or writes one table by an index (``= ANY`` of an array), never a join from a
+    temporary table: the planner has no statistics for those, and a live stream's tables grow faster than
+    their own statistics (where autovacuum is off, they never catch up), so a join could be planned as a scan
+    of the big table per key (seen: 67 s for 10,000 keys)."""
+    day, label = _days_and_labels(cur, rows) if len(rows.tweet) else (np.zeros(0, np.int64),) * 2
+    old_cols = copy_out(
+        cur,
+        f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
+                ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
+                ({_ROLE_CASE.format(col="ci.role")})::bigint, ci.id
+            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({int_array(tweet_pks)})""",
+        [],
+        [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
+         ("f", "float"), ("r", "bigint"), ("id", "bigint")],
+    )  # fmt: skip
+    old_ids = old_cols.pop()
+    new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
+    write, gone = changed_rows(old_cols, new_cols)
+    if gone.any():
+        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE id = ANY({int_array(old_ids[gone])})")
+    if write.any():
+        _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
+    # the daily keys (publisher, account, day, label) of every row deleted or written
+    old_keys = np.stack([old_cols[k] for k in (2, 1, 3, 4)], axis=1)
+    new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
+    keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
+    old_rows, _ = _per_key(keys, old_keys, old_cols[5])
+    grown = max(len(rows.tweet) - len(old_ids), 0)
+    return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence), grown=grown)
+
+
+class _DailyChanges(NamedTuple):
+    """The daily aggregates' keys a micro-batch's changed rows belong to, one per row of ``keys``
+    (publisher, account, day number, label code; sorted), and, per key, the batch's cascades' rows of that key:
+    how many were stored before (``old_rows``) and what they are now (``new_rows``, ``new_sum`` of influence)."""
+
+    keys: np.ndarray
+    old_rows: np.ndarray
+    new_rows: np.ndarray
+    new_sum: np.ndarray
+    grown: int = 0  # per-cascade rows added (the new ones less the gone ones)
+
+
+def _per_key(keys: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``keys`` (unique, sorted): how many rows of ``rows`` equal it, and the sum of their
+    ``weights``, added in row order."""
+    count, total = np.zeros(len(keys), np.int64), np.zeros(len(keys), np.float64)
+    pos, hit = _key_positions(keys, rows)
+    np.add.at(count, pos[hit], 1)
+    np.add.at(total, pos[hit], weights[hit])  # unbuffered: added in row order
+    return count, total
+
+
+def _key_positions(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``rows``: its position among ``keys`` (2-D int arrays; ``keys`` unique and sorted) and,
+    as indices into ``rows``, the rows found there."""
+    if not len(keys) or not len(rows):
+        return np.zeros(len(rows), np.int64), np.zeros(0, np.int64)
+    kv, rv = _row_codes(keys, rows)
+    pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
+    return pos, np.flatnonzero(kv[pos] == rv)
+
+
+def _row_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of two 2-D int arrays as values that compare as the rows do (lexicographically), for
+    ``searchsorted``: one int64 each, a mixed-radix number of the columns' offsets from their smallest value,
+    when the columns' ranges multiply to less than 2**62 (ids, days and labels of one micro-batch do); else
+    one structured value each. Searching structured values compares them field by field in generic code: four
+    searches of a micro-batch's daily keys took 0.10 s of its ~0.5 s of Python, as int64 a few ms."""
+    both = np.concatenate([a, b]).astype(np.int64, copy=False)
+    lo, hi = both.min(axis=0), both.max(axis=0)
+    spans = [int(h) - int(lo_) + 1 for lo_, h in zip(lo.tolist(), hi.tolist())]
+    if math.prod(spans) >= 2**62:
+        return _rows_view(a), _rows_view(b)
+    code = np.zeros(len(both), np.int64)
+    for j, span in enumerate(spans):
+        code = code * span + (both[:, j] - lo[j])
+    return code[: len(a)], code[len(a) :]
+
+
+def _rows_view(a: np.ndarray) -> np.ndarray:
+    """The rows of a 2-D int64 array as one structured value each (compared and sorted field by field)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return a.view([("", np.int64)] * a.shape[1]).ravel()
+
+
+class _DailyRows(NamedTuple):
+    publisher: np.ndarray
+    account: np.ndarray
+    day: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
+    cascades: np.ndarray
+    SQL = ("bigint", "bigint", "bigint", "bigint", "float", "bigint")
+
+
+def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows differ between two row sets keyed by their first two columns (tweet, account), each key at
+    most once per set: ``(write, gone)``, the masks of the ``new`` rows to write (no old row with that key, or
+    one with another value in some column) and of the ``old`` rows to delete (no new row with that key, or a
+    different one). NaN equals NaN (a rejected cascade's influence)."""
+    n_old = len(old[0])
+    if not n_old:
+        return np.ones(len(new[0]), bool), np.zeros(0, bool)
+    t = np.concatenate([old[0], new[0]])
+    a = np.concatenate([old[1], new[1]])
+    side = np.concatenate([np.zeros(n_old, np.int8), np.ones(len(new[0]), np.int8)])
+    order = np.lexsort((side, a, t))
+    # a pair: an old row followed, in key order, by a new row with the same key
+    pair = (t[order][1:] == t[order][:-1]) & (a[order][1:] == a[order][:-1])
+    i_old, i_new = order[:-1][pair], order[1:][pair] - n_old
+    same = np.ones(len(i_old), bool)
+    for o, n in zip(old[2:], new[2:]):
+        x, y = o[i_old], n[i_new]
+        same &= (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else (x == y)
+    write = np.ones(len(new[0]), bool)
+    gone = np.ones(n_old, bool)
+    write[i_new[same]] = False
+    gone[i_old[same]] = False
+    return write, gone
+
+
+def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
+    """Record each cascade's outcome on its tweet; returns the staging table."""
+    staged = _stage(cur, "tstat", TweetOutcomes, outcomes)
+    cur.execute(
+        f"""UPDATE monitor_tweet SET
+                compute_status = CASE s.status WHEN {STATUS_COMPUTED} THEN 'computed' ELSE 'rejected' END,
+                n_participants = s.nodes, n_edges = s.edges, n_orphans = s.orphans,
+                reach = {d.nan_to_null("s.reach")},
+                unit = CASE s.unit WHEN {UNIT_FOLLOWERS} THEN 'followers' ELSE 'retweeters' END,
+                computed_at = CURRENT_TIMESTAMP, compute_run_id = %s
+            FROM {staged} s WHERE monitor_tweet.id = s.tweet""",
+        [run_pk],
+    )
+    return staged
+
+
+def _refresh_aggregates(
+    cur, d: Dialect, ws: int, touched: str, *, changes: _DailyChanges | None = None
+) -> AllTimeDelta | None:
+    """Recompute the daily aggregates of the touched (publisher, day) pairs from the per-cascade rows; with
+    ``changes`` (a live-stream micro-batch: :func:`_replace_changed_influence`), only the daily rows of the keys
+    whose per-cascade rows changed (:func:`_refresh_daily_keys`), and then returns how the all-time sums per
+    (account, label) changed (None otherwise: the whole refresh does not read what it deletes)."""
+    tables = ["monitor_dailyinfluence", "monitor_publisherday"]
+    delta = None
+    if changes is not None:
+        delta = _refresh_daily_keys(cur, ws, changes)
+        tables = tables[1:]
+    for table in tables:
+        if d.postgres:  # a join the planner drives from the few keys through the unique index
+            cur.execute(
+                f"""DELETE FROM {table} x USING {touched} k
+                    WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+                [ws],
+            )
+        else:
+            cur.execute(
+                f"""DELETE FROM {table} WHERE workspace_id = %s AND EXISTS (SELECT 1 FROM {touched} k
+                    WHERE k.publisher = {table}.publisher_id AND k.day = {table}.day)""",
+                [ws],
+            )
+    if changes is None:
+        # the keys' per-cascade rows through their tweets (the publisher's tweets of that UTC day, then the rows by
+        # the (tweet, account) key): the per-cascade table has no (publisher, day) index, whose upkeep cost every
+        # write of its rows about a quarter (migration 0023). A row's publisher and day are its tweet's author and
+        # UTC day, which never change once the tweet is stored
+        cur.execute(
+            f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                    cascades)
+                SELECT %s, ci.publisher_id, ci.account_id, ci.day, ci.label, SUM(ci.influence), COUNT(*)
+                FROM {touched} k {d.join} monitor_tweet t ON t.author_id = k.publisher
+                    AND {d.ts_to_day("t.created_at")} = k.day
+                {d.join} monitor_cascadeinfluence ci ON ci.tweet_id = t.id
+                WHERE t.workspace_id = %s GROUP BY ci.publisher_id, ci.account_id, ci.day, ci.label""",
+            [ws, ws],
+        )
+    cur.execute(
+        f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
+            SELECT %s, t.author_id, {d.ts_to_day("t.created_at")}, t.label, COUNT(*), COALESCE(SUM(t.reach), 0)
+            FROM {touched} k {d.join} monitor_tweet t ON t.author_id = k.publisher
+                AND {d.ts_to_day("t.created_at")} = k.day
+            WHERE t.workspace_id = %s AND t.compute_status = 'computed'
+            GROUP BY t.author_id, {d.ts_to_day("t.created_at")}, t.label""",
+        [ws, ws],
+    )
+    return delta
+
+
+def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
+    """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL), reading and writing each table by an index
+    (see :func:`_replace_changed_influence`).
+
+    The stored rows of the keys' (publisher, day) pairs are read with their ``cascades`` counts. A key whose
+    stored count equals the number of its rows among the batch's cascades before the change has no row outside
+    them, so its new sum and count are the batch's own (``ch.new_sum``, ``ch.new_rows``); the other keys (an
+    account in two cascades of one publisher and day, only one of them in the batch) are summed again from the
+    account's per-cascade rows.
+
+    Returns what the change adds to each (account, label)'s all-time sums: the rows written less the rows
+    deleted (:class:`AllTimeDelta`)."""
+    if not len(ch.keys):
+        return AllTimeDelta.empty()
+    pub, acc, day, lab = ch.keys.T
+    sid, spub, sacc, sday, slab, scount, sinf = copy_out(
+        cur,
+        f"""SELECT x.id, x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
+                ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint, x.influence
+            FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({int_array(unique(pub))})
+                AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({int_array(unique(day))}) d))
+                AND x.account_id = ANY({int_array(unique(acc))})""",
+        [ws],
+        [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint"),
+         ("i", "float")],
+    )  # fmt: skip
+    # the stored rows of the changed keys (the read is a superset)
+    pos, hit = _key_positions(ch.keys, np.stack([spub, sacc, sday, slab], axis=1))
+    stored = np.zeros(len(ch.keys), np.int64)
+    stored[pos[hit]] = scount[hit]
+    if len(hit):
+        cur.execute(f"DELETE FROM monitor_dailyinfluence WHERE id = ANY({int_array(sid[hit])})")
+    own = stored == ch.old_rows  # every row of the key is in the batch's cascades
+    influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
+    rest = np.flatnonzero(~own)
+    if len(rest):
+        # the accounts' per-cascade rows, through the cascades they retweeted or published (the table has no
+        # index leading with the account: ``CascadeInfluence.objects.of_accounts``). The (tweet, account) pairs are
+        # read first and named in the second statement, which probes the unique key once per pair: joined in one
+        # statement, the planner misjudged how many pairs there were where the retweets' statistics were stale
+        # and scanned the whole per-cascade table (19 ms a micro-batch at 400,000 rows, benchmarks/stream_web.md)
+        accounts = int_array(unique(acc[rest]))
+        pt, pa = copy_out(
+            cur,
+            f"""SELECT r.tweet_id, r.retweeter_id FROM monitor_retweet r WHERE r.retweeter_id = ANY({accounts})
+                UNION SELECT t.id, t.author_id FROM monitor_tweet t WHERE t.author_id = ANY({accounts})""",
+            [],
+            [("t", "bigint"), ("a", "bigint")],
+        )
+        ta, tp, td, tl, ti = copy_out(
+            cur,
+            f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
+                    ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
+                FROM unnest({int_array(pt)}, {int_array(pa)}) AS p(tweet, account)
+                JOIN monitor_cascadeinfluence ci ON ci.tweet_id = p.tweet AND ci.account_id = p.account""",
+            [],
+            [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
+        )
+        count, total = _per_key(ch.keys, np.stack([tp, ta, td, tl], axis=1), ti)
+        influence[rest], cascades[rest] = total[rest], count[rest]
+    put = np.flatnonzero(cascades > 0)
+    delta = AllTimeDelta(
+        np.concatenate([acc[put], sacc[hit]]),
+        np.concatenate([lab[put], slab[hit]]),
+        np.concatenate([influence[put], -sinf[hit]]),
+        np.concatenate([cascades[put], -scount[hit]]),
+        np.concatenate([acc[put] == pub[put], sacc[hit] == spub[hit]]),
+    )
+    if not len(put):
+        return delta
+    order = put[np.lexsort((acc[put], lab[put], day[put], pub[put]))]  # the unique key's order
+    vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*ch.keys[order].T, influence[order], cascades[order]))
+    labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
+    cur.execute(
+        f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
+                cascades)
+            SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({labels})[v.label + 1],
+                v.influence, v.cascades
+            FROM {vals} v""",
+        [ws],
+    )
+    cur.execute(f"DROP TABLE IF EXISTS {vals}")
+    return delta
+
+
+class AllTimeDelta(NamedTuple):
+    """What a write added to the all-time sums per (account, label) of the daily aggregates: one row per daily
+    row written (positive) or deleted (negative), in any order, several rows per pair allowed. ``label`` is the
+    code of :class:`~monitor.models.Label` in its order (``_LABELS``), ``cascades`` counts T_v, ``own`` marks a
+    row of an account on its own tweets (the spreaders' rankings leave those out; None: no such row)."""
+
+    account: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
+    cascades: np.ndarray
+    own: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls) -> AllTimeDelta:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64))

@@ -1,0 +1,247 @@
+"""A workspace's follower graph as files: one CSR per (database, workspace, follows token), memory-mapped.
+
+The follows stay in ``monitor_follow`` (exports, the API and the network pages' sub-graphs read them there), but
+the compute no longer reads them back row by row: every process that needs a workspace's whole graph (the
+influence batches, who-to-follow, network analytics) maps the same three files, so a machine holds **one copy**
+in its page cache however many workers it runs, and a process's own memory holds none of it.
+
+Layout, under ``SPREADWATCH_GRAPH_DIR`` (default ``<SPREADWATCH_DATA_DIR>/graphs``)::
+
+    <database>/<workspace pk>/<follows token>/ids.npy       int64[U]    account pks, ascending
+                                              indptr.npy    int64[U+1]
+                                              indices.npy   int32[E]    (int64 from 2**31 accounts on)
+
+Row ``i`` lists, sorted and without duplicates, the dense indices of the accounts that account ``ids[i]``
+follows: the layout of :class:`compute.structures.FollowerGraph` and of :func:`compute.graphs.graph_from_edges`,
+which take the arrays as they are (no copy).
+
+**Versions.** Every write to a workspace's follows gives it a new ``follows_token`` in the writing transaction
+(``monitor.db.renew_follows_token``), so a token names one content forever: a file is written once, never
+changed, and a reader that sees the token in its transaction reads the graph that transaction sees. A folder is
+written under a temporary name and renamed into place (atomic on one file system); two processes that build
+the same version at once both succeed and one rename wins. A token whose transaction rolled back is never read
+again; :func:`prune` keeps the newest ``KEEP`` versions of a workspace (a process that has an older one mapped
+keeps reading it: unlinking does not unmap).
+
+**Who writes.** An import writes the new version itself from the version before and the edges it merged
+(:class:`ImportedFollows`), when that version is on this machine or the workspace had no accounts; otherwise the
+first reader builds it from the rows (:func:`follower_csr`) and every later reader on the machine maps it.
+
+**Beyond one machine**: the folder may be shared storage (NFS, or object storage mounted read-only by the
+workers); nothing here assumes that the writer and the readers share a host, only that a rename is atomic.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+from compute.arrays import unique
+
+from .db import copy_out
+
+log = logging.getLogger(__name__)
+
+__all__ = ["KEEP", "Csr", "ImportedFollows", "csr_from_edges", "drop", "follower_csr", "load", "prune", "save"]
+
+#: versions of a workspace's graph kept on disk (the current one and the one before, which a run that started
+#: before the last import may still be reading)
+KEEP = 2
+
+
+class Csr(NamedTuple):
+    """A follower graph in CSR over account pks (see the module's docstring)."""
+
+    ids: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.indices)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The edges as (follower pk, followee pk) arrays, in (follower, followee) order."""
+        src = np.repeat(self.ids, np.diff(self.indptr))
+        return src, self.ids[self.indices]
+
+
+def _root() -> Path:
+    return Path(getattr(settings, "SPREADWATCH_GRAPH_DIR", "") or Path(settings.DATA_DIR) / "graphs")
+
+
+def _folder(ws: int) -> Path:
+    return _root() / _safe(str(connection.settings_dict["NAME"])) / str(int(ws))
+
+
+def _safe(name: str) -> str:
+    """A database name (a path for SQLite) as one folder name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-120:] or "default"
+
+
+def csr_from_edges(follower: np.ndarray, followee: np.ndarray) -> Csr:
+    """The CSR of follow edges given as account pks; self-follows and duplicates are dropped."""
+    fr = np.asarray(follower, dtype=np.int64)
+    fe = np.asarray(followee, dtype=np.int64)
+    ids = unique(np.concatenate([fr, fe])) if len(fr) else np.zeros(0, np.int64)
+    n = max(len(ids), 1)
+    a, b = np.searchsorted(ids, fr), np.searchsorted(ids, fe)
+    keep = a != b
+    key = unique(a[keep] * np.int64(n) + b[keep])  # sorted by (follower, followee), each edge once
+    src = key // n
+    indptr = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=len(ids)), out=indptr[1:])
+    return Csr(ids, indptr, (key - src * n).astype(np.int32 if len(ids) < 2**31 else np.int64))
+
+
+def load(ws: int, token: str) -> Csr | None:
+    """The graph of version ``token`` mapped from its files, or None when this machine has none."""
+    path = _folder(ws) / token
+    try:
+        arrays = [np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in Csr._fields]
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Csr(*(np.asarray(a) for a in arrays))  # plain ndarrays over the mapping (no copy)
+
+
+def save(ws: int, token: str, csr: Csr) -> Csr:
+    """Write version ``token`` (once: an existing one is kept) and return it mapped from the files."""
+    folder = _folder(ws)
+    final = folder / token
+    if not final.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{token}-", dir=folder))
+        try:
+            for name, arr in zip(Csr._fields, csr):
+                with open(tmp / f"{name}.npy", "wb") as f:
+                    np.save(f, np.ascontiguousarray(arr), allow_pickle=False)
+            try:
+                os.rename(tmp, final)
+            except OSError:  # another process renamed the same version into place first
+                if not final.exists():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        prune(ws, keep=token)
+    mapped = load(ws, token)
+    if mapped is None:  # pragma: no cover - pruned by another process between the two steps
+        return csr
+    return mapped
+
+
+def prune(ws: int, *, keep: str = "") -> int:
+    """Remove all but the newest :data:`KEEP` versions of workspace ``ws`` (and ``keep`` stays); returns how
+    many went. Half-written folders of processes that died are removed after an hour."""
+    folder = _folder(ws)
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return 0
+    now = time.time()
+    done = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
+    done.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    gone = [e for e in done[KEEP:] if e.name != keep]
+    gone += [e for e in entries if e.name.startswith(".") and now - e.stat().st_mtime > 3600]
+    for e in gone:
+        shutil.rmtree(e.path, ignore_errors=True)
+    return len(gone)
+
+
+def drop(ws: int) -> None:
+    """Remove every version of workspace ``ws`` (its follows were deleted)."""
+    shutil.rmtree(_folder(ws), ignore_errors=True)
+
+
+def _token(cur, ws: int) -> str:
+    cur.execute("SELECT follows_token FROM monitor_workspace WHERE id = %s", [ws])
+    row = cur.fetchone()
+    if row is None:
+        raise ValueError(f"workspace {ws} does not exist")
+    return row[0]
+
+
+def follower_csr(ws: int, timings: dict[str, float] | None = None) -> tuple[Csr, str]:
+    """Workspace ``ws``'s whole follower graph as this transaction sees it, and its version (the token; empty
+    when a write committed while the rows were read, so that the graph read belongs to no one version).
+
+    Mapped from this machine's files; built from ``monitor_follow`` and written there by the first reader of a
+    version (binary COPY, streamed: a big workspace's graph is more than one gathered value can hold)."""
+    with connection.cursor() as cur:
+        token = _token(cur, ws)
+        csr = load(ws, token)
+        if csr is not None:
+            return csr, token
+        t = time.perf_counter()
+        src, dst = copy_out(
+            cur,
+            "SELECT follower_id, followee_id FROM monitor_follow WHERE workspace_id = %s",
+            [ws],
+            [("src", "bigint"), ("dst", "bigint")],
+            gather=False,
+        )
+        # a write that committed between the two reads of the token may be in the rows: use them, keep nothing
+        unchanged = _token(cur, ws) == token
+    if timings is not None:
+        timings["load_follows_s"] = timings.get("load_follows_s", 0.0) + time.perf_counter() - t
+    csr = csr_from_edges(src, dst)
+    if unchanged:
+        try:
+            csr = save(ws, token, csr)
+        except OSError:  # a full or read-only disk costs speed, never a result
+            log.warning("the follower graph of workspace %s could not be written to %s", ws, _root(), exc_info=True)
+    return csr, token if unchanged else ""
+
+
+class ImportedFollows:
+    """The follow edges one import merges, to write the version its commit makes from the one before.
+
+    :meth:`start` runs once the import holds the workspace's merge lock, before its first part: it notes the
+    version it builds on (the files of the token then, or an empty graph when the workspace has no accounts, so
+    no follows). :meth:`add` takes each part's merged edges (account pks); :meth:`finish`, in the import's
+    transaction after its last part, writes the new token's version. Without a base on this machine it writes
+    nothing and the first reader builds the version from the rows."""
+
+    def __init__(self) -> None:
+        self.ws: int | None = None
+        self.base: Csr | None = None
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.seconds = 0.0
+
+    def start(self, cur, ws: int) -> None:
+        self.ws = ws
+        t = time.perf_counter()
+        cur.execute("SELECT EXISTS (SELECT 1 FROM monitor_account WHERE workspace_id = %s)", [ws])
+        if not cur.fetchone()[0]:
+            self.base = Csr(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int32))
+        else:
+            self.base = load(ws, _token(cur, ws))
+        self.seconds += time.perf_counter() - t
+
+    def add(self, follower: np.ndarray, followee: np.ndarray) -> None:
+        if self.base is not None and len(follower):
+            self.parts.append((np.asarray(follower, np.int64), np.asarray(followee, np.int64)))
+
+    def finish(self, cur) -> float:
+        """Write the new version (when there is one to write); returns the seconds the whole record took."""
+        if self.base is None or not self.parts or self.ws is None:
+            return self.seconds
+        t = time.perf_counter()
+        old_src, old_dst = self.base.edges()
+        src = np.concatenate([old_src, *(p[0] for p in self.parts)])
+        dst = np.concatenate([old_dst, *(p[1] for p in self.parts)])
+        self.parts = []
+        try:
+            save(self.ws, _token(cur, self.ws), csr_from_edges(src, dst))
+        except OSError:
+            log.warning("the follower graph of workspace %s could not be written", self.ws, exc_info=True)
+        self.seconds += time.perf_counter() - t
+        return self.seconds

@@ -1,0 +1,164 @@
+"""The follower graph as memory-mapped CSR files, one per workspace and follows version (monitor/graph_files.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compute.graphs import graph_from_edges
+from compute.structures import FollowerGraph
+from monitor import graph_files, services
+from monitor.graph_files import Csr, csr_from_edges, follower_csr
+from monitor.models import Account, Workspace
+from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
+
+
+@pytest.fixture
+def graph_dir(settings, tmp_path):
+    settings.SPREADWATCH_GRAPH_DIR = tmp_path / "graphs"
+    return settings.SPREADWATCH_GRAPH_DIR
+
+
+@pytest.fixture
+def row_reads(monkeypatch):
+    """The reads of a workspace's whole follow table (the rows, not the files)."""
+    reads = []
+    real = graph_files.copy_out
+
+    def spy(cur, sql, params, columns, **kw):
+        if "FROM monitor_follow WHERE workspace_id" in sql:
+            reads.append(params)
+        return real(cur, sql, params, columns, **kw)
+
+    monkeypatch.setattr(graph_files, "copy_out", spy)
+    return reads
+
+
+def _stored_edges(ws) -> set[tuple[int, int]]:
+    from monitor.models import Follow
+
+    return set(Follow.objects.filter(workspace=ws).values_list("follower_id", "followee_id"))
+
+
+def _file_edges(ws) -> set[tuple[int, int]]:
+    csr = graph_files.load(ws.pk, Workspace.objects.get(pk=ws.pk).follows_token)
+    assert csr is not None, "no file for the workspace's current follows version"
+    src, dst = csr.edges()
+    return set(zip(src.tolist(), dst.tolist()))
+
+
+def _mapped(a: np.ndarray) -> bool:
+    while a is not None and not isinstance(a, np.memmap):
+        a = a.base
+    return isinstance(a, np.memmap)
+
+
+def test_the_csr_is_the_one_both_engines_build_from_the_same_edges():
+    rng = np.random.default_rng(3)
+    fr, fe = rng.integers(100, 140, 500), rng.integers(100, 140, 500)  # duplicates and self-follows among them
+    csr = csr_from_edges(fr, fe)
+    fg = FollowerGraph.from_edges(fr, fe)
+    keep = fr != fe  # graph_from_edges keeps self loops; follows have none (the table's check)
+    g = graph_from_edges(fr[keep], fe[keep])
+    for a, b in ((csr.ids, fg.user_ids), (csr.indptr, fg.friends_indptr), (csr.indices, fg.friends_indices)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(csr.ids, g.ids) and np.array_equal(csr.indptr, g.indptr)
+    assert np.array_equal(csr.indices, g.indices) and csr.indices.dtype == g.indices.dtype == np.int32
+    src, dst = csr.edges()
+    assert set(zip(src.tolist(), dst.tolist())) == {(a, b) for a, b in zip(fr.tolist(), fe.tolist()) if a != b}
+
+
+def test_a_saved_version_is_read_back_mapped_and_only_the_newest_versions_stay(db, graph_dir):
+    csr = csr_from_edges(np.array([1, 1, 2]), np.array([2, 3, 3]))
+    for i in range(4):
+        got = graph_files.save(7, f"token{i}", csr)
+        assert all(np.array_equal(a, b) for a, b in zip(got, csr)) and _mapped(got.indices)
+    folder = next(graph_dir.iterdir()) / "7"
+    assert sorted(p.name for p in folder.iterdir()) == ["token2", "token3"]  # KEEP = 2
+    assert graph_files.load(7, "token0") is None and graph_files.load(7, "token3") is not None
+    graph_files.drop(7)
+    assert graph_files.load(7, "token3") is None
+
+
+def test_an_empty_graph_round_trips(db, graph_dir):
+    empty = csr_from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    got = graph_files.save(1, "t", empty)
+    assert len(got.ids) == 0 and list(got.indptr) == [0] and got.n_edges == 0
+
+
+def test_an_import_writes_the_version_its_commit_makes_and_runs_read_no_rows(ws_a, import_files, graph_dir, row_reads):
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    assert _file_edges(ws_a) == _stored_edges(ws_a) and len(_stored_edges(ws_a)) > 0
+    assert row_reads == []  # the compute mapped the import's file
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    csr, token = follower_csr(ws_a.pk)
+    assert token == Workspace.objects.get(pk=ws_a.pk).follows_token and _mapped(csr.indices)
+
+
+def test_a_later_import_builds_on_the_version_before(ws_a, import_files, graph_dir, row_reads):
+    import_files(ws_a, [THESIS / "tweets.csv"])  # no follows: the first run builds the empty version from rows
+    assert len(row_reads) == 1
+    c = import_files(ws_a, [THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    assert _file_edges(ws_a) == _stored_edges(ws_a) and len(row_reads) == 1
+    assert total_by_name(ws_a) == EXPECTED_TOTAL  # the run saw the new follows
+
+
+def test_without_the_version_before_on_this_machine_the_first_reader_builds_it(
+    ws_a, import_files, graph_dir, row_reads
+):
+    import_files(ws_a, [THESIS / "tweets.csv"], compute=False)
+    graph_files.drop(ws_a.pk)  # as on a machine that never saw the workspace
+    c = import_files(ws_a, [THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    assert len(row_reads) == 1  # the run read the rows once and wrote the version
+    assert _file_edges(ws_a) == _stored_edges(ws_a)
+    follower_csr(ws_a.pk)
+    assert len(row_reads) == 1
+
+
+def test_an_import_in_parts_writes_every_part_s_follows(ws_a, import_files, graph_dir, settings):
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 5  # the thesis' example in several parts
+    c = import_files(ws_a, [THESIS / "follows.csv", THESIS / "tweets.csv"])
+    assert c.status == "done", c.error
+    assert c.timings["parts"] > 1
+    assert _file_edges(ws_a) == _stored_edges(ws_a)
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_a_write_that_commits_while_the_rows_are_read_is_not_kept_under_the_older_version(
+    ws_a, import_files, graph_dir, monkeypatch
+):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
+    graph_files.drop(ws_a.pk)
+    tokens = iter(["old", "new"])
+    monkeypatch.setattr(graph_files, "_token", lambda cur, ws: next(tokens))
+    csr, token = follower_csr(ws_a.pk)
+    assert token == "" and csr.n_edges == len(_stored_edges(ws_a))
+    assert graph_files.load(ws_a.pk, "old") is None
+
+
+def test_purging_a_workspace_removes_its_files(ws_a, import_files, graph_dir, run_tasks):
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert any((graph_dir).rglob("indices.npy"))
+    run_tasks(services.workspace_purge, workspace=ws_a)
+    assert not any((graph_dir).rglob("indices.npy"))
+
+
+def test_a_graph_folder_that_cannot_be_written_costs_speed_not_a_result(
+    ws_a, import_files, graph_dir, settings, tmp_path
+):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    settings.SPREADWATCH_GRAPH_DIR = blocker / "graphs"  # mkdir fails: a file is in the way
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    assert Account.objects.filter(workspace=ws_a).exists()
+
+
+def test_csr_edges_of_a_graph_with_isolated_rows():
+    csr = Csr(np.array([5, 6, 9]), np.array([0, 0, 2, 2]), np.array([0, 2], np.int32))
+    src, dst = csr.edges()
+    assert src.tolist() == [6, 6] and dst.tolist() == [5, 9]
