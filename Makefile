@@ -60,9 +60,13 @@ audit: $(VENV)/.installed-test
 test-slow: $(VENV)/.installed-test
 	$(PY) scripts/with_services.py -- $(PY) -m pytest -m slow -q
 
-## On the GPU machine: the gpu-marked tests.
+## On the GPU machine: the gpu-marked tests, which are all under tests/compute (the engine's). They need only the
+## engine's dependencies (NumPy, Numba, SciPy, CuPy) and pytest; a module that needs a test extra (hypothesis,
+## networkx) is skipped where it is missing, and each skip (no GPU, a missing extra) prints its reason. Without
+## pytest-django its two settings in pyproject.toml are unknown options: that warning is silenced.
 test-gpu:
-	$(PYTHON) -m pytest -m gpu -q -p no:cacheprovider -p no:django
+	$(PYTHON) -m pytest -m gpu -q -rfEs -p no:cacheprovider -p no:django \
+	  -W "ignore:Unknown config option:pytest.PytestConfigWarning" tests/compute
 
 ## The web benchmark of issue 4: 1M retweets (v1.1 JSONL) imported and computed on PostgreSQL.
 bench-web: $(VENV)/.installed-test

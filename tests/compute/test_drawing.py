@@ -7,11 +7,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 from compute.drawing import radial_layout
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def nearest(x: np.ndarray, y: np.ndarray) -> float:

@@ -3,11 +3,8 @@ sources (per-component sampling) and the grid that makes block sums exact."""
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compute.graphs import (
     SOURCE_BLOCK,
@@ -26,6 +23,13 @@ from compute.graphs import (
     undirected,
 )
 from compute.structures import FollowerGraph
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("networkx")
+pytest.importorskip("hypothesis")
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _edges(g: Graph) -> set[tuple[int, int]]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
 
 from compute.algorithms.backward import backward
 from compute.algorithms.forward import forward
@@ -14,6 +13,11 @@ from compute.tables import TweetTable
 
 from .helpers import edge_sets, influence_by_tweet
 from .oracle import compute_influence, compute_spread_graph
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 USERS = list(range(1, 10))
 

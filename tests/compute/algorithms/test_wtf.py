@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from compute.algorithms.wtf import BATCH, money, personalized_pagerank, wtf
 from compute.graphs import graph_from_edges, undirected
 from compute.results import rank_key
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("networkx")
+pytest.importorskip("hypothesis")
+import networkx as nx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 RELAXED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

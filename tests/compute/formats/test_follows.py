@@ -4,14 +4,17 @@ import bz2
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compute.formats import InputError, iter_follows, read
 from compute.formats._io import parse_int_block
 from compute.tables import concat_follows
 
 from .conftest import THESIS
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_it_reads_a_follows_csv(fdata):

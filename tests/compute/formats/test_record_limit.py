@@ -8,11 +8,14 @@ import json
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compute.formats import MAX_RECORD_BYTES, InputError, read
 from compute.formats._io import LineBlocks
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ORIG = 1050118621198921728
 H = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name\n"

@@ -4,8 +4,6 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compute.formats.timeparse import (
     MS_THRESHOLD,
@@ -15,6 +13,11 @@ from compute.formats.timeparse import (
     parse_times,
     snowflake_time,
 )
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 T = 1539202764.0  # Wed Oct 10 20:19:24 UTC 2018
 

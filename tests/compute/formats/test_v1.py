@@ -8,12 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compute.formats import InputError, ReadReport, iter_tweets, read
 from compute.formats.timeparse import snowflake_time
 from compute.tables import concat_tweets
+
+# test extras, skipped where only the engine's dependencies are installed (the GPU machine: make test-gpu)
+pytest.importorskip("hypothesis")
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ORIG, RT = 1050118621198921728, 1050120030000000000
 T = 1539202764.0  # Wed Oct 10 20:19:24 UTC 2018

@@ -12,8 +12,8 @@ from compute.generators import twitter_collection
 from compute.streaming import StreamBatch, cut, replay_order
 from compute.structures import FollowerGraph
 
-from ..algorithms.test_stream import DATA, assert_same_as_batch, replay, table
 from ..helpers import edge_sets
+from ..streams import DATA, assert_same_as_batch, replay, table
 
 COUNTERS = ("accepted", "duplicates", "self_retweets", "duplicate_originals", "missing_times", "released", "held",
             "n_work")  # fmt: skip
