@@ -1,7 +1,7 @@
 """Reading a package's imports from its source: every ``import`` statement, at module level and inside
-functions alike (``if TYPE_CHECKING:`` blocks left out: they never run), as a graph of the package's modules,
-and the import loops in it. The layout tests of ``compute/`` and ``monitor/`` use it; it needs neither Django
-nor CuPy."""
+functions alike (``if TYPE_CHECKING:`` blocks left out, as they never run, unless ``annotations``), as a graph of
+the package's modules, and the import loops in it. The layout tests of ``compute/`` and ``monitor/`` use it; it
+needs neither Django nor CuPy."""
 
 from __future__ import annotations
 
@@ -23,22 +23,27 @@ def _modules(package: Path) -> dict[str, tuple[Path, bool]]:
     return mods
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for annotations never run)."""
+def _runtime_nodes(tree: ast.AST, annotations: bool = False):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for annotations never run), or
+    every node with ``annotations``."""
     todo = [tree]
     while todo:
         node = todo.pop()
         yield node
-        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+        if (
+            not annotations
+            and isinstance(node, ast.If)
+            and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        ):
             todo += node.orelse
             continue
         todo += ast.iter_child_nodes(node)
 
 
-def _imported_names(module: str, is_pkg: bool, tree: ast.AST) -> list[str]:
+def _imported_names(module: str, is_pkg: bool, tree: ast.AST, annotations: bool = False) -> list[str]:
     """Every dotted name an import statement anywhere in ``tree`` (functions included) may load at run time."""
     names = []
-    for node in _runtime_nodes(tree):
+    for node in _runtime_nodes(tree, annotations):
         if isinstance(node, ast.Import):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -52,13 +57,15 @@ def _imported_names(module: str, is_pkg: bool, tree: ast.AST) -> list[str]:
     return names
 
 
-def import_graph(package: Path) -> dict[str, set[str]]:
+def import_graph(package: Path, *, annotations: bool = False) -> dict[str, set[str]]:
     """Module -> the modules of the same package it imports. Importing ``a.b.c`` runs ``a`` and ``a.b`` too, so
-    each prefix counts, except the importer's own packages (already running when it is imported)."""
+    each prefix counts, except the importer's own packages (already running when it is imported). With
+    ``annotations`` the imports under ``if TYPE_CHECKING:`` count too: a loop that only a type checker follows
+    still ties its modules together."""
     mods = _modules(package)
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for module, (path, is_pkg) in mods.items():
-        for name in _imported_names(module, is_pkg, ast.parse(path.read_text())):
+        for name in _imported_names(module, is_pkg, ast.parse(path.read_text()), annotations):
             parts = name.split(".")
             for i in range(1, len(parts) + 1):
                 prefix = ".".join(parts[:i])

@@ -2,8 +2,8 @@
 
 ``get(name)`` gives the algorithm a run names (``ComputeRun.algorithm``); ``choices()`` the names and labels
 the model field offers. The modules register themselves when imported, and ``MonitorConfig.ready`` imports
-them; this package does not, so that ``monitor.models`` can build its choices from :mod:`.base` without an
-import loop (every algorithm module imports the models).
+them; this package does not (every algorithm module imports the models). The registry they fill is
+``monitor.algorithm_registry``, where ``monitor.models`` reads its choices without importing this package.
 """
 
 from __future__ import annotations

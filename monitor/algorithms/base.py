@@ -15,8 +15,10 @@ the algorithm up here and leaves three things to it:
 
 Everything else (statuses, locks, retries, cancelling, counting batches into the run, failures) is the
 runner's and the same for every algorithm. Adding an algorithm: a module beside ``influence.py`` with a subclass
-of :class:`Algorithm`, one line in ``monitor/algorithms/__init__.py`` that registers it, a migration for the
-``ComputeRun.algorithm`` choices (docs/adding-an-algorithm.md).
+of :class:`Algorithm` that registers itself, imported in ``MonitorConfig.ready`` (``monitor/apps.py``); the
+``ComputeRun.algorithm`` field reads its choices from the registry, so it needs no migration
+(docs/adding-an-algorithm.md). The registry's store is ``monitor.algorithm_registry``, which the models read
+without importing this package.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+# the registry's store and its choices() live where the models read them without importing this package (it
+# would close an import loop through monitor/models/); migration 0006 names this module's ``choices``: the same one
+from ..algorithm_registry import REGISTRY as _REGISTRY
+from ..algorithm_registry import choices
 
 if TYPE_CHECKING:
     from ..models import ComputeBatch, ComputeRun
@@ -133,9 +140,6 @@ class Algorithm(ABC):
         transaction stores none of it. Nothing by default."""
 
 
-_REGISTRY: dict[str, Algorithm] = {}
-
-
 def register(algorithm: Algorithm) -> Algorithm:
     """Add ``algorithm`` to the registry under its name (a name may be registered once)."""
     if algorithm.name in _REGISTRY:
@@ -156,8 +160,3 @@ def get(name: str) -> Algorithm:
 def names() -> list[str]:
     """The registered algorithms' names, in registration order."""
     return list(_REGISTRY)
-
-
-def choices() -> list[tuple[str, str]]:
-    """``(name, label)`` pairs for a model field's or a form's choices."""
-    return [(a.name, a.label) for a in _REGISTRY.values()]

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from ..algorithms.base import choices as algorithm_choices
+from ..algorithm_registry import choices as algorithm_choices
 from ..numbers import account_display
 
 

@@ -71,3 +71,12 @@ def test_a_batch_outcome_sums_the_seconds_of_each_step():
     t = out.tick("load_s", 0.0)
     out.tick("load_s", t)
     assert set(out.timings) == {"load_s"} and out.timings["load_s"] >= t
+
+
+def test_the_run_model_reads_the_one_registry_without_importing_the_algorithms():
+    from monitor import algorithm_registry
+
+    field = ComputeRun._meta.get_field("algorithm")
+    # migration 0006 names monitor.algorithms.base.choices: the same function, so the field needs no migration
+    assert field.choices.func is algorithm_registry.choices is base.choices
+    assert base._REGISTRY is algorithm_registry.REGISTRY
