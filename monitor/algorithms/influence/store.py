@@ -76,7 +76,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         # a live-stream micro-batch (``run.store_changes``) rewrites only the rows that changed: its cascades are
         # stored already, and a few new retweets leave most of their rows as they were (benchmarks/stream_web.md)
         changes = d.postgres and bool(getattr(run, "store_changes", False))
-        influence_table = daily = None
+        influence_table = daily = written = None
         if not changes:
             cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
         cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
@@ -87,6 +87,8 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             daily = _replace_changed_influence(
                 cur, [int(p) for p in batch.tweet_pks], _concat(InfluenceRows, res.influence)
             )
+        elif d.postgres:  # one binary COPY; its rows are also the aggregates' input (no read back)
+            written = _copy_cascade_influence(cur, _concat(InfluenceRows, res.influence))
         else:
             influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
         t = res.tick("store_influence_s", t)
@@ -104,7 +106,10 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         # in this transaction: committed with the rows (monitor/cache.py). Before the refresh: from here to the
         # commit no other write can commit a version, so the daily rows read below are those of the version before
         version = bump_data_version(ws)
-        delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
+        if not changes and d.postgres:
+            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written)
+        else:
+            delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
         if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
             record_all_time_delta(ws, version, delta)
         t = res.tick("store_aggregates_s", t)
@@ -171,14 +176,16 @@ def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | Non
 _LABELS = [c.value for c in Label]
 
 
-def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+def _copy_cascade_influence(
+    cur, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None
+) -> _DailyInput | None:
     """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order; ``day_label``: each
     row's day and label code (:func:`_days_and_labels`), when the caller has them already.
 
     A binary row is fixed-width but for its two text columns (label, role); rows that share both are
     fixed-width records, so each (label, role) group is one NumPy structured array written as it is."""
     if not len(rows.tweet):
-        return
+        return None
     order = np.lexsort((rows.account, rows.tweet))
     rows = InfluenceRows(*(col[order] for col in rows))
     row_day, row_label = _days_and_labels(cur, rows) if day_label is None else (c[order] for c in day_label)
@@ -215,6 +222,18 @@ def _copy_cascade_influence(cur, rows: InfluenceRows, day_label: tuple[np.ndarra
                 rec["influence"], rec["followers"] = rows.influence[sel], rows.followers[sel]
                 cp.write(rec.tobytes())
         cp.write(COPY_TRAILER)
+    return _DailyInput(rows.publisher, rows.account, row_day, row_label, rows.influence)
+
+
+class _DailyInput(NamedTuple):
+    """Per-cascade rows as the daily aggregates group them: publisher, account, day number (since 2000-01-01),
+    label code (index into ``_LABELS``) and influence."""
+
+    publisher: np.ndarray
+    account: np.ndarray
+    day: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
 
 
 _LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
@@ -431,6 +450,102 @@ def _refresh_aggregates(
         [ws, ws],
     )
     return delta
+
+
+def _refresh_aggregates_in_engine(
+    cur, ws: int, touched: str, batch_table: str, written: _DailyInput | None
+) -> AllTimeDelta | None:
+    """A compute batch's refresh on PostgreSQL: the daily rows of the touched (publisher, day) pairs summed here,
+    in NumPy, from the batch's own per-cascade rows (``written``: just copied in, not read back) and the stored
+    rows of the pairs' other tweets, then written by one binary COPY in key order instead of an
+    ``INSERT ... SELECT`` whose join and hash aggregate fed the table's B-trees in no order
+    (benchmarks/data_layer.md). The publishers' day totals are small and stay in SQL. Returns None, as
+    :func:`_refresh_aggregates` does for a whole refresh."""
+    cur.execute(
+        f"""DELETE FROM monitor_dailyinfluence x USING {touched} k
+            WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+        [ws],
+    )
+    others = _DailyInput(
+        *copy_out(
+            cur,
+            f"""SELECT ci.publisher_id, ci.account_id, {_DAY_NUMBER.format(col="ci.day")},
+                    ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
+                FROM {touched} k JOIN monitor_tweet t ON t.author_id = k.publisher
+                    AND (t.created_at AT TIME ZONE 'UTC')::date = k.day
+                JOIN monitor_cascadeinfluence ci ON ci.tweet_id = t.id
+                WHERE t.workspace_id = %s AND t.id NOT IN (SELECT id FROM {batch_table})""",
+            [ws],
+            [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
+        )
+    )
+    parts = [others] if written is None else [written, others]
+    rows = _DailyInput(*(np.concatenate([getattr(p, f) for p in parts]) for f in _DailyInput._fields))
+    if len(rows.publisher):
+        if (rows.label < 0).any():
+            raise ValueError("daily aggregates: a per-cascade row has a label outside Label")
+        order = np.lexsort((rows.account, rows.label, rows.day, rows.publisher))  # the unique key's order
+        rows = _DailyInput(*(c[order] for c in rows))
+        keys = (rows.publisher, rows.day, rows.label, rows.account)
+        new = np.ones(len(rows.publisher), bool)
+        for k in keys:
+            new[1:] &= k[1:] == k[:-1]
+        new = ~new
+        new[0] = True
+        first = np.flatnonzero(new)
+        counts = np.diff(np.append(first, len(rows.publisher)))
+        sums = np.add.reduceat(rows.influence, first)  # in row order within a key
+        _copy_daily(cur, ws, *(k[first] for k in keys), sums, counts)
+    cur.execute(
+        f"""DELETE FROM monitor_publisherday x USING {touched} k
+            WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+        [ws],
+    )
+    cur.execute(
+        f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
+            SELECT %s, t.author_id, (t.created_at AT TIME ZONE 'UTC')::date, t.label, COUNT(*),
+                COALESCE(SUM(t.reach), 0)
+            FROM {touched} k JOIN monitor_tweet t ON t.author_id = k.publisher
+                AND (t.created_at AT TIME ZONE 'UTC')::date = k.day
+            WHERE t.workspace_id = %s AND t.compute_status = 'computed'
+            GROUP BY t.author_id, (t.created_at AT TIME ZONE 'UTC')::date, t.label""",
+        [ws, ws],
+    )
+    return None
+
+
+def _copy_daily(cur, ws: int, pub, day, lab, acc, influence, cascades) -> None:
+    """Daily rows by binary COPY into ``monitor_dailyinfluence``; the arrays sorted by the unique key. A row is
+    fixed-width but for its label, so each label's rows are one NumPy structured array (in key order within it)."""
+    names = "workspace_id, publisher_id, account_id, day, label, influence, cascades"
+    raw = cur.cursor if hasattr(cur, "cursor") else cur
+    with raw.copy(f"COPY monitor_dailyinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
+        cp.write(COPY_HEADER)
+        for code in unique(lab).tolist():
+            lab_b = _LABELS[code].encode()
+            sel = np.flatnonzero(lab == code)
+            rec = np.empty(
+                len(sel),
+                dtype=[
+                    ("n", ">i2"),
+                    ("l0", ">i4"), ("ws", ">i8"),
+                    ("l1", ">i4"), ("publisher", ">i8"),
+                    ("l2", ">i4"), ("account", ">i8"),
+                    ("l3", ">i4"), ("day", ">i4"),
+                    ("l4", ">i4"), ("label", f"S{len(lab_b)}"),
+                    ("l5", ">i4"), ("influence", ">f8"),
+                    ("l6", ">i4"), ("cascades", ">i4"),
+                ],
+            )  # fmt: skip
+            rec["n"] = 7
+            for f, width in (("l0", 8), ("l1", 8), ("l2", 8), ("l3", 4), ("l5", 8), ("l6", 4)):
+                rec[f] = width
+            rec["l4"] = len(lab_b)
+            rec["ws"] = ws
+            rec["publisher"], rec["account"], rec["day"] = pub[sel], acc[sel], day[sel]
+            rec["label"], rec["influence"], rec["cascades"] = lab_b, influence[sel], cascades[sel]
+            cp.write(rec.tobytes())
+        cp.write(COPY_TRAILER)
 
 
 def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:

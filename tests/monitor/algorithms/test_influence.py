@@ -355,3 +355,44 @@ def test_key_positions_finds_each_rows_key_as_a_lookup_would(big):
     want = [i for i, r in enumerate(rows.tolist()) if tuple(r) in index]
     assert hit.tolist() == want
     assert [int(pos[i]) for i in want] == [index[tuple(rows[i].tolist())] for i in want]
+
+
+def _daily_rows(ws) -> list[tuple]:
+    from monitor.models import DailyInfluence
+
+    rows = DailyInfluence.objects.filter(workspace=ws).values_list(
+        "publisher_id", "day", "label", "account_id", "influence", "cascades"
+    )
+    return sorted(rows)
+
+
+def _daily_by_definition(ws) -> list[tuple]:
+    """The daily aggregates as their definition says: the per-cascade rows grouped by (publisher, day, label,
+    account), summed and counted, straight from the table."""
+    from django.db.models import Count, Sum
+
+    rows = (
+        CascadeInfluence.objects.filter(tweet__workspace=ws)
+        .values_list("publisher_id", "day", "label", "account_id")
+        .annotate(s=Sum("influence"), n=Count("id"))
+    )
+    return sorted(rows)
+
+
+def test_the_daily_aggregates_equal_their_definition_when_a_publisher_s_day_is_split_over_batches(
+    ws_a, import_files, run_tasks, settings, tmp_path
+):
+    # the thesis' second cascade moved to the first one's day: one publisher and day, five accounts in both
+    same_day = tmp_path / "tweets.csv"
+    same_day.write_text((THESIS / "tweets.csv").read_text().replace("2020-01-02T00", "2020-01-01T12"))
+    import_files(ws_a, [same_day, THESIS / "follows.csv"])
+    originals = Tweet.objects.filter(workspace=ws_a, n_participants__gt=1)
+    assert len({(t.author_id, t.created_at.date()) for t in originals}) == 1 and originals.count() == 2
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1
+    for _ in range(2):  # a first run, then the same again: rows replaced, never added twice
+        run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+        run.refresh_from_db()
+        assert run.status == "done" and run.batches.count() == 2
+        assert _daily_rows(ws_a) == _daily_by_definition(ws_a)
+        assert sum(n for *_, n in _daily_rows(ws_a)) == CascadeInfluence.objects.filter(tweet__workspace=ws_a).count()
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
