@@ -10,7 +10,7 @@ names them once so the service SQL reads the same on both.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ __all__ = [
     "copy_out",
     "copy_text",
     "int_array",
+    "pg_timestamptz",
     "renew_follows_token",
     "temp_table_name",
 ]
@@ -53,12 +54,16 @@ def copy_text(value: str) -> str:
     return value
 
 
-# column type name -> (SQL type, big-endian NumPy type for binary COPY)
+# column type name -> (SQL type, big-endian NumPy type for binary COPY; None: variable width)
 _TYPES = {
     "bigint": ("bigint", ">i8"),
     "int": ("integer", ">i4"),
     "float": ("double precision", ">f8"),
+    # float epoch seconds in; on the wire int64 microseconds since 2000-01-01 (see pg_timestamptz)
+    "timestamptz": ("timestamp with time zone", ">i8"),
+    "text": ("text", None),  # str in (UTF-8 on the wire)
 }
+_SQLITE_TYPES = {"bigint": "INTEGER", "int": "INTEGER", "float": "REAL", "timestamptz": "TEXT", "text": "TEXT"}
 # binary COPY framing (PostgreSQL docs, "Binary Format"): the signature, flags and extension length; the end
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
 COPY_TRAILER = b"\xff\xff"
@@ -76,7 +81,7 @@ class Dialect:
         return "JOIN" if self.postgres else "CROSS JOIN"
 
     def sql_type(self, kind: str) -> str:
-        return _TYPES[kind][0] if self.postgres else {"bigint": "INTEGER", "int": "INTEGER", "float": "REAL"}[kind]
+        return _TYPES[kind][0] if self.postgres else _SQLITE_TYPES[kind]
 
     def epoch_to_ts(self, expr: str) -> str:
         """SQL turning epoch seconds into a value of a DateTimeField column."""
@@ -131,52 +136,155 @@ def empty_table(cursor, table: str) -> None:
     cursor.execute(f"TRUNCATE {table}" if connection.vendor == "postgresql" else f"DELETE FROM {table}")
 
 
-def copy_in(cursor, table: str, columns: Sequence[tuple[str, str]], arrays: Sequence[np.ndarray]) -> int:
-    """Append rows to ``table``; ``columns`` are ``(name, kind)`` with kind ``bigint|int|float``.
+def copy_in(
+    cursor,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    arrays: Sequence,
+    *,
+    nulls: Mapping[str, np.ndarray] | None = None,
+) -> int:
+    """Append rows to ``table`` in the order given; ``columns`` are ``(name, kind)`` with kind
+    ``bigint|int|float|timestamptz|text``; returns the number of rows.
 
-    Floats may be NaN (PostgreSQL keeps NaN; wrap the column in :meth:`Dialect.nan_to_null` when reading it
-    back if NaN means unknown). Returns the number of rows.
+    ``timestamptz`` takes float epoch seconds and stores what ``to_timestamp`` would (:func:`pg_timestamptz`;
+    on SQLite :meth:`Dialect.epoch_to_ts`'s text). ``text`` takes a sequence of ``str`` (``None``: NULL); on
+    PostgreSQL a NUL character is dropped, as :func:`copy_text` drops it. ``nulls`` maps column names to a
+    boolean mask of the rows whose value is NULL (their values are ignored): NaN follower counts, ids that mean
+    "none". Floats not masked may be NaN: PostgreSQL keeps NaN (wrap the column in :meth:`Dialect.nan_to_null`
+    when reading it back if NaN means unknown), SQLite's ``executemany`` stores NULL.
+
+    On PostgreSQL the rows travel as one binary COPY, built from NumPy structured arrays (:func:`_pg_rows`): a
+    NULL field is a length of -1 without a value and text varies in width, so such rows are cut out of an array
+    laid out at full width. The rows reach the table in the order given, which the merge uses to write a big
+    table in its unique key's order (B-tree inserts at the right edge).
     """
-    n = len(arrays[0]) if arrays else 0
+    n = len(arrays[0]) if len(arrays) else 0
     if n == 0:
         return 0
+    masks = [None if not nulls or c not in nulls else np.asarray(nulls[c], bool) for c, _ in columns]
+    for (name, _), arr, mask in zip(columns, arrays, masks):
+        if len(arr) != n or (mask is not None and len(mask) != n):
+            raise ValueError(f"copy_in: column {name} (or its NULL mask) does not have {n} values")
     names = ", ".join(c for c, _ in columns)
     if connection.vendor == "postgresql":
-        fields = [("n", ">i2")]
-        for i, (_, kind) in enumerate(columns):
-            np_t = _TYPES[kind][1]
-            fields += [(f"l{i}", ">i4"), (f"v{i}", np_t)]
-        step = 1 << 20
+        step = _COPY_STEP
         raw = cursor.cursor if hasattr(cursor, "cursor") else cursor
         with raw.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as cp:
             cp.write(COPY_HEADER)
             for a in range(0, n, step):
                 b = min(n, a + step)
-                rec = np.empty(b - a, dtype=fields)
-                rec["n"] = len(columns)
-                for i, (_, kind) in enumerate(columns):
-                    rec[f"l{i}"] = np.dtype(_TYPES[kind][1]).itemsize
-                    rec[f"v{i}"] = arrays[i][a:b]
-                cp.write(rec.tobytes())
+                parts = [arr[a:b] for arr in arrays]
+                part_masks = [None if m is None or not m[a:b].any() else m[a:b] for m in masks]
+                cp.write(_pg_rows(columns, parts, part_masks))
             cp.write(COPY_TRAILER)
         return n
-    placeholders = ", ".join(["%s"] * len(columns))
+    ts = Dialect(postgres=False).epoch_to_ts("%s")
+    placeholders = ", ".join(ts if kind == "timestamptz" else "%s" for _, kind in columns)
     sql = f"INSERT INTO {table} ({names}) VALUES ({placeholders})"
     step = 50_000
     for a in range(0, n, step):
         cols = []
-        for arr, (_, kind) in zip(arrays, columns):
+        for arr, (_, kind), mask in zip(arrays, columns, masks):
             part = arr[a : a + step]
-            if kind == "float":
+            if kind == "text":
+                lst = [None if v is None else str(v) for v in part]
+            elif kind in ("float", "timestamptz"):
                 part = np.asarray(part, dtype=np.float64)
                 lst = part.tolist()
                 if np.isnan(part).any():
                     lst = [None if x != x else x for x in lst]
-                cols.append(lst)
             else:
-                cols.append(np.asarray(part, dtype=np.int64).tolist())
+                lst = np.asarray(part, dtype=np.int64).tolist()
+            if mask is not None:
+                for i in np.flatnonzero(mask[a : a + step]).tolist():
+                    lst[i] = None
+            cols.append(lst)
         cursor.executemany(sql, list(zip(*cols)))
     return n
+
+
+# PostgreSQL's timestamps are int64 microseconds since 2000-01-01 UTC. ``to_timestamp(double precision)``
+# (``float8_timestamptz``) takes Unix seconds in [_TS_MIN_S, _TS_END_S) (4714-11-24 BC to 294277-01-01) and a
+# timestamp must come out in [_TS_MIN_US, _TS_END_US); infinities are -infinity and infinity
+_PG_EPOCH_S = 946_684_800.0
+_TS_MIN_S, _TS_END_S = -210_866_803_200.0, 9_224_318_016_000.0
+_TS_MIN_US, _TS_END_US = -211_813_488_000_000_000, 9_223_371_331_200_000_000
+_COPY_STEP = 1 << 18  # rows per buffer of a binary COPY (1M rows of six columns: 19 MB, twice while masked)
+
+
+def pg_timestamptz(seconds) -> np.ndarray:
+    """Float epoch seconds as the int64 microseconds since 2000-01-01 that PostgreSQL's ``to_timestamp`` stores
+    for them, computed as it computes them: in float8, ``seconds - 946684800``, times 10**6, rounded half to
+    even (``rint``). So a value copied in is bit for bit the one an ``INSERT ... SELECT to_timestamp(x)`` stored,
+    and the merge's checks against stored rows (``observed_at = to_timestamp(s.t)``) find it. Infinities give
+    -infinity and infinity; NaN or a time out of range raises ValueError, where ``to_timestamp`` raises an error."""
+    s = np.asarray(seconds, dtype=np.float64)
+    if np.isnan(s).any():
+        raise ValueError("timestamp cannot be NaN")
+    finite = np.isfinite(s)
+    if not finite.all():
+        out = np.where(s > 0, np.iinfo(np.int64).max, np.iinfo(np.int64).min)
+        out[finite] = pg_timestamptz(s[finite])
+        return out
+    bad = (s < _TS_MIN_S) | (s >= _TS_END_S)
+    if bad.any():
+        raise ValueError(f"timestamp out of range: {s[bad][0]!r}")
+    us = np.rint((s - _PG_EPOCH_S) * 1e6)
+    bad = (us < _TS_MIN_US) | (us >= _TS_END_US)  # both bounds are exact in float64
+    if bad.any():
+        raise ValueError(f"timestamp out of range: {s[bad][0]!r}")
+    return us.astype(np.int64)
+
+
+def _pg_rows(columns, parts, masks) -> bytes:
+    """Binary COPY rows, in the order given, of one chunk.
+
+    Every field is laid out at its full width in one NumPy structured array (a text column as wide as its widest
+    value). Rows without NULL or text are exactly that array's bytes; otherwise the array's bytes that belong to
+    no field, the value bytes of a NULL (length -1, no value) and the padding of a shorter text, are left out by
+    one boolean mask over them, which keeps the rows in order. On 1M rows of six columns with NULLs scattered
+    over 1 % of them: 0.22 s against 0.12 s without NULLs; placing each field at its own offset took 1.5 s."""
+    m = len(parts[0])
+    fields, text = [("n", ">i2")], {}
+    for i, (_, kind) in enumerate(columns):
+        fields.append((f"l{i}", ">i4"))
+        if kind == "text":
+            null = np.fromiter((v is None for v in parts[i]), bool, m)
+            if masks[i] is not None:
+                null |= masks[i]
+            enc = [b"" if z else str(v).replace("\x00", "").encode() for v, z in zip(parts[i], null.tolist())]
+            length = np.fromiter(map(len, enc), np.int64, m)
+            length[null] = -1
+            text[i] = (np.array(enc, dtype=f"S{max(int(length.max()), 1)}"), length)
+            fields.append((f"v{i}", text[i][0].dtype))
+        else:
+            fields.append((f"v{i}", _TYPES[kind][1]))
+    rec = np.empty(m, dtype=fields)
+    rec["n"] = len(columns)
+    keep = None  # the bytes of the array that go on the wire, where some do not
+    for i, (_, kind) in enumerate(columns):
+        mask, v = masks[i], f"v{i}"
+        width = rec.dtype.fields[v][0].itemsize
+        if kind == "text":
+            rec[v], length = text[i]
+        else:
+            values = parts[i]
+            if kind == "timestamptz":
+                values = pg_timestamptz(values if mask is None else np.where(mask, 0.0, values))
+            rec[v] = values
+            length = None if mask is None else np.where(mask, -1, width)
+        if length is None:
+            rec[f"l{i}"] = width
+            continue
+        rec[f"l{i}"] = length
+        if keep is None:
+            keep = np.ones((m, rec.dtype.itemsize), bool)
+        at = rec.dtype.fields[v][1]
+        keep[:, at : at + width] = np.arange(width) < length[:, None]
+    if keep is None:
+        return rec.tobytes()
+    return rec.view(np.uint8).reshape(m, -1)[keep].tobytes()
 
 
 _SEND = {"bigint": "int8send", "int": "int4send", "float": "float8send"}

@@ -3,10 +3,11 @@
 Merging the same upload twice stores each record once: every step keys its rows by natural ids. The big tables
 (accounts, retweets, follower counts, follows) are not merged row by row with ``INSERT ... ON CONFLICT`` (on
 PostgreSQL that costs about twice a plain insert: each row probes the unique index, inserts, then checks again);
-instead each step finds, set-based in one pass, which of its rows can already be stored, and inserts the rest
-with a plain ``INSERT ... SELECT`` (follows: a COPY straight into the table). A row can only be stored already
-when every key it hangs on existed before this merge (a retweet of a tweet or by an account this upload
-created is new by construction), so a first import checks nothing and a re-upload checks only the rows on old
+instead each step finds, set-based in one pass, which of its rows can already be stored, and inserts the rest:
+retweets, follower counts and follows by one binary COPY straight into the table in its unique key's order
+(``monitor.db.copy_in``), the others by a plain ``INSERT ... SELECT`` from a staging table. A row can only be
+stored already when every key it hangs on existed before this merge (a retweet of a tweet or by an account this
+upload created is new by construction), so a first import checks nothing and a re-upload checks only the rows on old
 keys. That is safe only while no other writer adds rows to the same workspace meanwhile: the merge holds a
 per-workspace advisory lock (PostgreSQL; SQLite has one writer) from its first read until the import commits,
 so two imports of one workspace merge one after the other (their reading still runs side by side). Every
@@ -460,16 +461,20 @@ def _retweets(
     else:
         rts_new = rts
     picked = tweets.take(rts_new.rows)
-    rt_stage = m.st.stage(
-        "rt", rt_cols, [rts_new.tweet_pk, rts_new.account_pk, picked.tweet_id, picked.created_at, picked.followers]
-    )
-    inserted = m.run(
-        f"""INSERT INTO monitor_retweet (tweet_id, retweeter_id, retweet_id, created_at, followers_count,
-                collection_id)
-            SELECT r.tweet, r.account, CASE WHEN r.rid > 0 THEN r.rid END, {d.epoch_to_ts("r.created_at")},
-                {d.nan_to_null("r.followers")}, %s
-            FROM {rt_stage} r""",
-        [m.coll],
+    # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
+    # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
+    inserted = _copy(
+        m,
+        "monitor_retweet",
+        [
+            ("tweet_id", "bigint"),
+            ("retweeter_id", "bigint"),
+            ("retweet_id", "bigint"),
+            ("created_at", "timestamptz"),
+            ("followers_count", "float"),
+        ],
+        [rts_new.tweet_pk, rts_new.account_pk, picked.tweet_id, picked.created_at, picked.followers],
+        {"retweet_id": picked.tweet_id <= 0, "followers_count": np.isnan(picked.followers)},
     )
     # retweets inserted, plus stored ones this upload moved earlier in time
     c["retweets_stored"] = inserted + updated
@@ -520,11 +525,12 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
         keep = np.ones(len(cols[0]), bool)
         keep[cand[stored]] = False
         cols = [c[keep] for c in cols]
-    fc_stage = m.st.stage("fc", fc_cols, cols)
-    m.counts["follower_counts_new"] = m.run(
-        f"""INSERT INTO monitor_followercount (account_id, observed_at, count, collection_id)
-            SELECT account, {m.d.epoch_to_ts("t")}, n, %s FROM {fc_stage}""",
-        [m.coll],
+    # straight into the table, in its unique key's order (account, time)
+    m.counts["follower_counts_new"] = _copy(
+        m,
+        "monitor_followercount",
+        [("account_id", "bigint"), ("observed_at", "timestamptz"), ("count", "bigint")],
+        cols,
     )
 
 
@@ -565,17 +571,31 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
         keep[cand[stored]] = False
         new = edges.take(keep)
     # straight into the table, in its unique key's order
-    n = len(new.follower)
-    t = time.perf_counter()
-    cols = [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")]
-    arrays = [np.full(n, m.ws, np.int64), new.follower, new.followee]
-    if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
-        cols.append(("collection_id", "bigint"))
-        arrays.append(np.full(n, m.coll, np.int64))
-    copy_in(m.cur, "monitor_follow", cols, arrays)
-    m.st.timings["copy into monitor_follow"] = round(time.perf_counter() - t, 3)
-    m.counts["follows_new"] = n
+    m.counts["follows_new"] = _copy(
+        m,
+        "monitor_follow",
+        [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")],
+        [np.full(len(new.follower), m.ws, np.int64), new.follower, new.followee],
+    )
     return edges
+
+
+def _copy(
+    m: _Merge, table: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], nulls: dict | None = None
+) -> int:
+    """Append new rows of this merge's collection to ``table`` by one COPY (``copy_in``), timed as
+    ``copy into <table>``; returns how many. On PostgreSQL that is a binary COPY straight into the table, not a
+    COPY into a staging table and an ``INSERT ... SELECT`` from it (``benchmarks/web.md``, 2026-11-29); times
+    are converted as ``to_timestamp`` converts them, so later merges find the rows by them."""
+    n = len(arrays[0])
+    t = time.perf_counter()
+    if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
+        cols = [*cols, ("collection_id", "bigint")]
+        arrays = [*arrays, np.full(n, m.coll, np.int64)]
+    copy_in(m.cur, table, cols, arrays, nulls=nulls)
+    key = f"copy into {table}"
+    m.st.timings[key] = round(m.st.timings.get(key, 0.0) + time.perf_counter() - t, 3)
+    return n
 
 
 def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: TweetKeys) -> None:

@@ -10,6 +10,7 @@ import datetime as dt
 import pytest
 from django.db import connection, transaction
 
+from monitor.db import dialect
 from monitor.models import Account, Collection, Follow, FollowerCount, Retweet
 from monitor.services.ingest import load_files
 from monitor.services.ingest.merge import MERGE_LOCK_CLASS
@@ -130,3 +131,63 @@ def test_the_merge_holds_the_workspace_lock_until_the_import_ends(ws_a):
     with connection.cursor() as cur:
         cur.execute(held_sql, [MERGE_LOCK_CLASS, ws_a.pk])
         assert cur.fetchone()[0] == 0
+
+
+# times where converting epoch seconds any other way than ``to_timestamp`` does (float8 ``x - 946684800``, times
+# 10**6, ``rint``) stores another microsecond, e.g. ``round(x * 1e6)`` minus the epoch's microseconds
+AWKWARD = {501: 1474796801.8115046, 502: 1474796802.0941286, 503: 1474796804.9279394, 504: 1474796805.2187154,
+           505: 1474796810.0000005}  # fmt: skip
+
+
+def _at(cur, table: str, column: str, key: str, ws, user: int, seconds: float) -> int:
+    """How many rows of ``user`` in ``table`` have ``column`` at the time the database gives ``seconds``."""
+    ts = dialect().epoch_to_ts("%s")
+    cur.execute(
+        f"""SELECT count(*) FROM {table} x JOIN monitor_account a ON a.id = x.{key}
+            WHERE a.workspace_id = %s AND a.twitter_id = %s AND x.{column} = {ts}""",
+        [ws.pk, user, seconds],
+    )
+    return cur.fetchone()[0]
+
+
+def test_retweets_and_snapshots_are_copied_in_as_to_timestamp_stores_them_with_their_nulls(
+    ws_a, import_files, tmp_path
+):
+    tweets = tmp_path / "awkward.csv"
+    tweets.write_text(
+        CSV_HEAD
+        + "5000,,500,1474796800,10,p\n"
+        + f"5001,5000,501,{AWKWARD[501]!r},,q\n"  # no follower count: NULL, not NaN (and no snapshot)
+        + f"0,5000,502,{AWKWARD[502]!r},3,r\n"  # no retweet id: NULL
+        + "".join(f"{5000 + u},5000,{u},{AWKWARD[u]!r},{u - 496},s{u}\n" for u in (503, 504, 505))
+    )
+    c = import_files(ws_a, [tweets])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["retweets_stored"] == 5 and c.counts["follower_counts_new"] == 5
+    with connection.cursor() as cur:
+        for u, seconds in AWKWARD.items():
+            assert _at(cur, "monitor_retweet", "created_at", "retweeter_id", ws_a, u, seconds) == 1, u
+            if u != 501:
+                assert _at(cur, "monitor_followercount", "observed_at", "account_id", ws_a, u, seconds) == 1, u
+    rts = {r.retweeter.twitter_id: r for r in Retweet.objects.filter(tweet__workspace=ws_a).select_related("retweeter")}
+    assert rts[501].followers_count is None and rts[503].followers_count == 7.0
+    assert rts[502].retweet_id is None and rts[503].retweet_id == 5503
+    assert {r.collection_id for r in rts.values()} == {c.pk}
+    snapshots = FollowerCount.objects.filter(account__workspace=ws_a)
+    assert set(snapshots.values_list("collection_id", flat=True)) == {c.pk}
+    assert dict(snapshots.values_list("account__twitter_id", "count")) == {500: 10, 502: 3, 503: 7, 504: 8, 505: 9}
+
+    again = import_files(ws_a, [tweets])  # found again by those times: nothing stored twice, nothing moved
+    assert again.status == Collection.Status.DONE, again.error
+    assert again.counts["retweets_stored"] == 0 and again.counts["follower_counts_new"] == 0
+    assert Retweet.objects.filter(tweet__workspace=ws_a).count() == 5 and snapshots.count() == 5
+
+    earlier = tmp_path / "earlier.csv"  # 503 retweeted earlier than stored (by 0.3 s), 504 later: only 503 moves
+    earlier.write_text(CSV_HEAD + "6503,5000,503,1474796804.6279394,7,s503\n6504,5000,504,1474796806.2187154,8,s504\n")
+    moved = import_files(ws_a, [earlier])
+    assert moved.status == Collection.Status.DONE, moved.error
+    assert moved.counts["retweets_stored"] == 1 and moved.counts["follower_counts_new"] == 2
+    with connection.cursor() as cur:
+        assert _at(cur, "monitor_retweet", "created_at", "retweeter_id", ws_a, 503, 1474796804.6279394) == 1
+        assert _at(cur, "monitor_retweet", "created_at", "retweeter_id", ws_a, 504, AWKWARD[504]) == 1
+    assert _retweet(ws_a, 5000, 503).retweet_id == 6503 and _retweet(ws_a, 5000, 504).retweet_id == 5504

@@ -20,6 +20,8 @@ from monitor.models import (
     CascadeGraph,
     CascadeInfluence,
     DailyInfluence,
+    Follow,
+    FollowerCount,
     PublisherDay,
     Retweet,
     StreamArrival,
@@ -161,6 +163,16 @@ def test_it_applies_the_worked_example_as_the_batch_upload_stores_it(ws_a, ws_b,
     # applied cleanly, the events are gone; their arrivals are counted once, per cascade (follows: key 0)
     assert set(statuses(ids)) == {GONE}
     assert arrivals(ws_a) == {0: (len(follows), 0), 1000: (6, 5), 2000: (5, 4)}
+    # the stream's rows belong to no collection, the upload's to its own; times, counts and ids are the same
+    for model, key in ((Retweet, "tweet__workspace"), (FollowerCount, "account__workspace"), (Follow, "workspace")):
+        assert not model.objects.filter(**{key: ws_a}).exclude(collection=None).exists(), model
+        assert not model.objects.filter(**{key: ws_b}, collection=None).exists(), model
+    fields = ("tweet__tweet_id", "retweeter__twitter_id", "retweet_id", "created_at", "followers_count")
+    retweets = [sorted(Retweet.objects.filter(tweet__workspace=ws).values_list(*fields)) for ws in (ws_a, ws_b)]
+    assert retweets[0] == retweets[1] and len(retweets[0]) == 9
+    fields = ("account__twitter_id", "observed_at", "count")
+    snapshots = [sorted(FollowerCount.objects.filter(account__workspace=w).values_list(*fields)) for w in (ws_a, ws_b)]
+    assert snapshots[0] == snapshots[1] and snapshots[0]
 
 
 @pytest.mark.skipif(
