@@ -180,21 +180,20 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         old_sql = key_sql(st.stage("users", [("twitter_id", "bigint")], [users]))
         old = AccountKeys(*copy_out(m.cur, old_sql, [m.ws], key_cols))
     is_old = lookup(old.twitter_id, old.pk, users)[1]
-    t = time.perf_counter()
-    new_stage = st.stage_text(
-        "newusers",
-        "twitter_id bigint, screen_name varchar(64)",
-        ("twitter_id", "screen_name"),
-        [(u, names.get(u, "")[:64]) for u in users[~is_old].tolist()],
-    )
-    st.timings["stage users"] = round(time.perf_counter() - t, 3)
+    new_users = users[~is_old]  # sorted: the unique key's order
     if m.in_parts and not m.later_part:
         # the accounts from before the import, for counting renames once over the parts
         st.accounts_before = m.count("SELECT max(id) FROM monitor_account WHERE workspace_id = %s", [m.ws])
-    m.counts["accounts_new"] = m.run(
-        f"""INSERT INTO monitor_account (workspace_id, twitter_id, screen_name)
-            SELECT %s, twitter_id, screen_name FROM {new_stage} ORDER BY twitter_id""",
-        [m.ws],
+    # straight into the table by one COPY, as the retweets (:func:`_copy`); the key comes from its sequence
+    t = time.perf_counter()
+    m.counts["accounts_new"] = copy_in(
+        m.cur,
+        "monitor_account",
+        [("workspace_id", "bigint"), ("twitter_id", "bigint"), ("screen_name", "text")],
+        [np.full(len(new_users), m.ws, np.int64), new_users, [names.get(u, "")[:64] for u in new_users.tolist()]],
+    )
+    st.timings["copy into monitor_account"] = round(
+        st.timings.get("copy into monitor_account", 0.0) + time.perf_counter() - t, 3
     )
     # known accounts take the name the upload gives them, where it gives one
     renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
@@ -241,11 +240,18 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
             m.counts["accounts_renamed"] = m.run(sql, [m.ws])
     if m.in_parts and st.final and st.renames_given:  # one merge counts where it gave names to stored accounts
         m.counts["accounts_renamed"] = len(st.renamed)
-    if not len(old.pk):
+    if not len(new_users):
+        keys = old
+    elif not len(old.pk):  # every account is new: the keys of all the upload names
         keys = AccountKeys(*copy_out(m.cur, old_sql, [m.ws], key_cols))
-    else:
-        keys = AccountKeys(*copy_out(m.cur, key_sql(f"(SELECT twitter_id FROM {new_stage})"), [m.ws], key_cols))
-        keys = _merged_keys(old, keys)
+    else:  # the new accounts' keys, read as the old ones were: by an array (small uploads), else staged
+        if d.postgres and len(new_users) <= ARRAY_LOOKUP_MAX:
+            new_sql = f"""SELECT a.twitter_id, a.id FROM monitor_account a
+                          WHERE a.workspace_id = %s AND a.twitter_id = ANY({int_array(new_users)})
+                          ORDER BY a.twitter_id"""
+        else:
+            new_sql = key_sql(st.stage("newusers", [("twitter_id", "bigint")], [new_users]))
+        keys = _merged_keys(old, AccountKeys(*copy_out(m.cur, new_sql, [m.ws], key_cols)))
     return keys._replace(old=np.sort(old.pk))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import importlib
 
 import pytest
 from django.db import connection, transaction
@@ -191,3 +192,48 @@ def test_retweets_and_snapshots_are_copied_in_as_to_timestamp_stores_them_with_t
         assert _at(cur, "monitor_retweet", "created_at", "retweeter_id", ws_a, 503, 1474796804.6279394) == 1
         assert _at(cur, "monitor_retweet", "created_at", "retweeter_id", ws_a, 504, AWKWARD[504]) == 1
     assert _retweet(ws_a, 5000, 503).retweet_id == 6503 and _retweet(ws_a, 5000, 504).retweet_id == 5504
+
+
+@pytest.mark.parametrize("array_max", [None, 0], ids=["keys read by array", "keys read staged"])
+def test_new_accounts_are_copied_in_with_their_names_and_their_keys_found(
+    ws_a, import_files, tmp_path, monkeypatch, array_max
+):
+    if array_max is not None:  # an upload too large to read its accounts' keys by an array literal
+        monkeypatch.setattr(importlib.import_module("monitor.services.ingest.merge"), "ARRAY_LOOKUP_MAX", array_max)
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    before = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "id"))
+    names = {600: "tab\there", 601: "back\\slash \\N", 602: "naïve 名前 🙂", 603: "x" * 70, 604: 'a,b "c"',
+             605: "line\nbreak", 606: ""}  # fmt: skip
+    tweets = tmp_path / "new.csv"
+    with tweets.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_HEAD.strip().split(","))
+        w.writerow([7003, 1000, 103, "2020-01-01T00:00:30Z", 4, "c"])  # an old account, its name unchanged
+        w.writerows([7000 + u, 1000, u, f"2020-01-01T00:01:{u - 600:02d}Z", u, names[u]] for u in names)
+    follows = tmp_path / "follows.csv"
+    follows.write_text("follower_id,followee_id\n600,102\n607,600\n")  # 607: named nowhere
+    c = import_files(ws_a, [tweets, follows])
+    assert c.status == Collection.Status.DONE, c.error
+    assert c.counts["accounts_new"] == 8 and c.counts.get("accounts_renamed", 0) == 0
+    got = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "screen_name"))
+    assert {u: got[u] for u in names} == {u: n[:64] for u, n in names.items()} and got[607] == ""
+    keys = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "id"))
+    assert {u: keys[u] for u in before} == before  # the old accounts keep their keys
+    assert sorted(keys[u] for u in (*names, 607)) == [keys[u] for u in sorted((*names, 607))]  # in key order
+    # every row hangs on the right account
+    retweeters = Retweet.objects.filter(tweet__workspace=ws_a, collection=c).values_list(
+        "retweeter__twitter_id", "retweet_id"
+    )
+    assert sorted(retweeters) == sorted((u, 7000 + u) for u in names)
+    pairs = Follow.objects.filter(workspace=ws_a, collection=c).values_list(
+        "follower__twitter_id", "followee__twitter_id"
+    )
+    assert sorted(pairs) == [(600, 102), (607, 600)]
+    assert again_nothing(import_files(ws_a, [tweets, follows]))
+
+
+def again_nothing(c) -> bool:
+    """An upload stored before stores nothing again."""
+    assert c.status == Collection.Status.DONE, c.error
+    keys = ("accounts_new", "retweets_stored", "follows_new", "follower_counts_new")
+    return all(c.counts.get(k, 0) == 0 for k in keys) and not c.counts.get("accounts_renamed")
