@@ -243,8 +243,8 @@ def _pg_rows(columns, parts, masks) -> bytes:
     Every field is laid out at its full width in one NumPy structured array (a text column as wide as its widest
     value). Rows without NULL or text are exactly that array's bytes; otherwise the array's bytes that belong to
     no field, the value bytes of a NULL (length -1, no value) and the padding of a shorter text, are left out by
-    one boolean mask over them, which keeps the rows in order. On 1M rows of six columns with NULLs scattered
-    over 1 % of them: 0.22 s against 0.12 s without NULLs; placing each field at its own offset took 1.5 s."""
+    one boolean mask over them, which keeps the rows in order. 1M rows of six columns took 0.13 s without NULLs
+    and 0.28 s with NULLs scattered over 1 % of them; placing each field at its own per-row offset took 1.5 s."""
     m = len(parts[0])
     fields, text = [("n", ">i2")], {}
     for i, (_, kind) in enumerate(columns):
