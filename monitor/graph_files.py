@@ -107,7 +107,10 @@ def load(ws: int, token: str) -> Csr | None:
     """The graph of version ``token`` mapped from its files, or None when this machine has none."""
     path = _folder(ws) / token
     try:
-        arrays = [np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in Csr._fields]
+        # copy-on-write, not read-only: the pages are the page cache's until written (nothing writes them), and
+        # writable arrays keep the kernels' numba signatures: a read-only array is another type to numba, compiled
+        # again in a fresh checkout's first run (5 s) although compute.precompile compiled the kernels
+        arrays = [np.load(path / f"{name}.npy", mmap_mode="c", allow_pickle=False) for name in Csr._fields]
     except (FileNotFoundError, NotADirectoryError):
         return None
     return Csr(*(np.asarray(a) for a in arrays))  # plain ndarrays over the mapping (no copy)

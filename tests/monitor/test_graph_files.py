@@ -80,6 +80,14 @@ def test_a_saved_version_is_read_back_mapped_and_only_the_newest_versions_stay(d
     assert graph_files.load(7, "token3") is None
 
 
+def test_a_mapped_version_is_writable_so_the_kernels_see_the_types_they_were_compiled_for(db, graph_dir):
+    got = graph_files.save(3, "t", csr_from_edges(np.array([1, 2]), np.array([2, 3])))
+    assert all(a.flags.writeable for a in got) and _mapped(got.indices)
+    assert got.indices.tolist() == [1, 2]
+    got.indices[0] = 2  # writes a private copy of the page: the file keeps its edges
+    assert graph_files.load(3, "t").indices.tolist() == [1, 2]
+
+
 def test_an_empty_graph_round_trips(db, graph_dir):
     empty = csr_from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64))
     got = graph_files.save(1, "t", empty)
