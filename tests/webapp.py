@@ -163,6 +163,27 @@ def import_files(run_tasks):
     return go
 
 
+@pytest.fixture
+def follow_row_reads(monkeypatch, settings, tmp_path):
+    """The reads of a workspace's whole follow table from its rows (not from the follower graph's files), with
+    the graphs' files in a folder of the test's own and the graphs processes keep forgotten first."""
+    from monitor import graph_files
+    from monitor.algorithms import influence
+
+    settings.SPREADWATCH_GRAPH_DIR = tmp_path / "graphs"
+    influence._GRAPHS.clear()
+    reads = []
+    real = graph_files.copy_out
+
+    def spy(cur, sql, params, columns, **kw):
+        if "FROM monitor_follow WHERE workspace_id" in sql:
+            reads.append(params)
+        return real(cur, sql, params, columns, **kw)
+
+    monkeypatch.setattr(graph_files, "copy_out", spy)
+    return reads
+
+
 def follows_renewed(ws) -> None:
     """What every write to a workspace's follows does in its transaction (``monitor.db.renew_follows_token``), for a
     test that writes ``Follow`` rows itself: the follower graph's files are per token (monitor/graph_files.py)."""

@@ -20,18 +20,8 @@ def graph_dir(settings, tmp_path):
 
 
 @pytest.fixture
-def row_reads(monkeypatch):
-    """The reads of a workspace's whole follow table (the rows, not the files)."""
-    reads = []
-    real = graph_files.copy_out
-
-    def spy(cur, sql, params, columns, **kw):
-        if "FROM monitor_follow WHERE workspace_id" in sql:
-            reads.append(params)
-        return real(cur, sql, params, columns, **kw)
-
-    monkeypatch.setattr(graph_files, "copy_out", spy)
-    return reads
+def row_reads(graph_dir, follow_row_reads):
+    return follow_row_reads
 
 
 def _stored_edges(ws) -> set[tuple[int, int]]:

@@ -27,10 +27,8 @@ from ...db import (
 )
 from ...models import ComputeBatch, ComputeRun, Tweet, Workspace
 from ..base import BatchOutcome, RunCancelled, Stop
-from .rows import (  # noqa: F401
-    AGGREGATE_LOCK_CLASS,
+from .rows import (
     ORPHAN,
-    ROLE_CODES,
     STATUS_COMPUTED,
     STATUS_REJECTED,
     UNIT_FOLLOWERS,
@@ -40,15 +38,10 @@ from .rows import (  # noqa: F401
     GivenEdgeRows,
     InfluenceRows,
     RetweetRows,
-    Rows,
     TweetOutcomes,
     TweetRows,
-    _columns,
-    _concat,
-    _dtype,
     _empty,
     _select,
-    _stage,
     _stage_ids,
 )
 

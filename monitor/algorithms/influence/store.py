@@ -27,30 +27,16 @@ from ...db import (
 )
 from ...models import ComputeBatch, ComputeRun, Label
 from ..base import report_phase
-from .batch import (
-    BatchResult,
-)
-from .rows import (  # noqa: F401
+from .batch import BatchResult
+from .rows import (
     AGGREGATE_LOCK_CLASS,
-    ORPHAN,
     ROLE_CODES,
     STATUS_COMPUTED,
-    STATUS_REJECTED,
     UNIT_FOLLOWERS,
-    UNIT_RETWEETERS,
     CascadeGraphRow,
-    FollowRows,
-    GivenEdgeRows,
     InfluenceRows,
-    RetweetRows,
-    Rows,
     TweetOutcomes,
-    TweetRows,
-    _columns,
     _concat,
-    _dtype,
-    _empty,
-    _select,
     _stage,
     _stage_ids,
 )

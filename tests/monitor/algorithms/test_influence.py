@@ -249,23 +249,8 @@ def test_a_given_edge_naming_an_account_outside_its_cascade_is_refused():
 
 
 @pytest.fixture
-def follow_reads(monkeypatch, settings, tmp_path):
-    """How many times the workspace's whole follow table was read (the kept graphs forgotten first; the graphs'
-    files in a folder of the test's own)."""
-    from monitor import graph_files
-
-    settings.SPREADWATCH_GRAPH_DIR = tmp_path / "graphs"
-    influence._GRAPHS.clear()
-    reads = []
-    real = graph_files.copy_out
-
-    def spy(cur, sql, params, columns, **kw):
-        if "FROM monitor_follow WHERE workspace_id" in sql:
-            reads.append(params)
-        return real(cur, sql, params, columns, **kw)
-
-    monkeypatch.setattr(graph_files, "copy_out", spy)
-    return reads
+def follow_reads(follow_row_reads):
+    return follow_row_reads
 
 
 def test_a_run_maps_the_follower_graph_once_for_all_its_batches_and_the_next_run_keeps_it(
