@@ -156,7 +156,7 @@ def install() -> None:
 
     fake_gpu = int(os.environ.get("FAULTS_FAKE_GPU_NODES", "0"))
     if fake_gpu:
-        real_both, real_backward, real_device = influence.both_phases, influence.backward, runs.device_name
+        real_both, real_backward, real_device = influence.batch.both_phases, influence.batch.backward, runs.device_name
 
         def fits(n: int, phase: str) -> None:
             if n > fake_gpu:
@@ -174,7 +174,7 @@ def install() -> None:
             return real_backward(graphs, backend="cpu")
 
         runs.resolve_backend = lambda name: "gpu"
-        influence.both_phases, influence.backward = both_phases, backward
+        influence.batch.both_phases, influence.batch.backward = both_phases, backward
         runs.device_name = lambda b: f"fake GPU of {fake_gpu} nodes" if b == "gpu" else real_device(b)
 
 

@@ -58,7 +58,7 @@ from ...graph_files import ImportedFollows
 from ...progress import READ_SHARE
 from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
-from .merge import lock_workspace, merge
+from .merge import merge
 from .reading import detect, input_size, read_into
 from .seen import DatabaseSeenTweets
 from .stager import LABELS, Stager
@@ -194,9 +194,10 @@ class _Parts:
             done()
             return
         t1 = time.perf_counter()
-        if self.follows.ws is None:  # before the first part: the version the import builds on
-            lock_workspace(st.cur, self.ws)  # (merge takes it again: held to the commit either way)
-            self.follows.start(st.cur, self.ws)
+        if self.follows.ws is None:  # the first part: the version the import builds on, read under the lock
+            st.on_locked = lambda cur: self.follows.start(cur, self.ws)
+        else:
+            st.on_locked = None
         st.merged_follows = None
         for key, n in merge(st.cur, st, self.ws, self.coll, progress).items():
             res.counts[key] = res.counts.get(key, 0) + n

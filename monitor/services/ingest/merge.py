@@ -120,6 +120,8 @@ def merge(
     t = time.perf_counter()
     lock_workspace(cur, ws)
     st.timings["merge lock wait"] = round(time.perf_counter() - t, 3)
+    if st.on_locked is not None:  # the import's first part: what it builds on, now that no other merge runs
+        st.on_locked(cur)
     step("checking against the stored tweets", 0.855)
     if not conflicts_checked:
         drop = stored_conflicts(st, ws, tweets)

@@ -56,6 +56,7 @@ class Stager:
         self.texts_seen: dict[int, tuple[str, str]] = {}
         self.affected: list[int] = []  # Tweet pks, set by the merge
         self.merged_follows = None  # the part's follow edges as account pks (FollowRows), set by the merge
+        self.on_locked = None  # called by the merge with the cursor once it holds the workspace's merge lock
         self.temps: list[str] = []  # temporary tables to drop
         # a part's temporary tables are emptied and used again by the next part: PostgreSQL keeps a lock on every
         # table created in a transaction until it ends, and an import is one transaction of many parts
