@@ -51,7 +51,18 @@ from .db import copy_out
 
 log = logging.getLogger(__name__)
 
-__all__ = ["KEEP", "Csr", "ImportedFollows", "csr_from_edges", "drop", "follower_csr", "load", "prune", "save"]
+__all__ = [
+    "KEEP",
+    "Csr",
+    "ImportedFollows",
+    "csr_from_edges",
+    "drop",
+    "follower_csr",
+    "follows_token",
+    "load",
+    "prune",
+    "save",
+]
 
 #: versions of a workspace's graph kept on disk (the current one and the one before, which a run that started
 #: before the last import may still be reading)
@@ -164,7 +175,8 @@ def drop(ws: int) -> None:
     shutil.rmtree(_folder(ws), ignore_errors=True)
 
 
-def _token(cur, ws: int) -> str:
+def follows_token(cur, ws: int) -> str:
+    """The workspace's current follows version as this transaction sees it."""
     cur.execute("SELECT follows_token FROM monitor_workspace WHERE id = %s", [ws])
     row = cur.fetchone()
     if row is None:
@@ -179,7 +191,7 @@ def follower_csr(ws: int, timings: dict[str, float] | None = None) -> tuple[Csr,
     Mapped from this machine's files; built from ``monitor_follow`` and written there by the first reader of a
     version (binary COPY, streamed: a big workspace's graph is more than one gathered value can hold)."""
     with connection.cursor() as cur:
-        token = _token(cur, ws)
+        token = follows_token(cur, ws)
         csr = load(ws, token)
         if csr is not None:
             return csr, token
@@ -192,7 +204,7 @@ def follower_csr(ws: int, timings: dict[str, float] | None = None) -> tuple[Csr,
             gather=False,
         )
         # a write that committed between the two reads of the token may be in the rows: use them, keep nothing
-        unchanged = _token(cur, ws) == token
+        unchanged = follows_token(cur, ws) == token
     if timings is not None:
         timings["load_follows_s"] = timings.get("load_follows_s", 0.0) + time.perf_counter() - t
     csr = csr_from_edges(src, dst)
@@ -226,7 +238,7 @@ class ImportedFollows:
         if not cur.fetchone()[0]:
             self.base = Csr(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int32))
         else:
-            self.base = load(ws, _token(cur, ws))
+            self.base = load(ws, follows_token(cur, ws))
         self.seconds += time.perf_counter() - t
 
     def add(self, follower: np.ndarray, followee: np.ndarray) -> None:
@@ -243,7 +255,7 @@ class ImportedFollows:
         dst = np.concatenate([old_dst, *(p[1] for p in self.parts)])
         self.parts = []
         try:
-            save(self.ws, _token(cur, self.ws), csr_from_edges(src, dst))
+            save(self.ws, follows_token(cur, self.ws), csr_from_edges(src, dst))
         except OSError:
             log.warning("the follower graph of workspace %s could not be written", self.ws, exc_info=True)
         self.seconds += time.perf_counter() - t

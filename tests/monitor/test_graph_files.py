@@ -131,7 +131,7 @@ def test_a_write_that_commits_while_the_rows_are_read_is_not_kept_under_the_olde
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"], compute=False)
     graph_files.drop(ws_a.pk)
     tokens = iter(["old", "new"])
-    monkeypatch.setattr(graph_files, "_token", lambda cur, ws: next(tokens))
+    monkeypatch.setattr(graph_files, "follows_token", lambda cur, ws: next(tokens))
     csr, token = follower_csr(ws_a.pk)
     assert token == "" and csr.n_edges == len(_stored_edges(ws_a))
     assert graph_files.load(ws_a.pk, "old") is None

@@ -48,7 +48,6 @@ from .batch import (  # noqa: F401
     _compute_batch,
     _compute_group,
     _follow_participants,
-    _follows_token,
     _given_graphs,
     _halves,
     _input_groups,

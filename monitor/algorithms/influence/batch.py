@@ -253,11 +253,11 @@ def workspace_graph(ws: int, res: BatchResult | None = None) -> FollowerGraph:
     """The follower graph of workspace ``ws`` as this transaction sees it: mapped from this machine's files of
     its ``follows_token`` (``monitor.graph_files``: one copy per machine, built from the rows by the first reader
     of a version), and kept per process by token. A read: keeping it is this process's memory, not a write."""
-    from ...graph_files import follower_csr
+    from ...graph_files import follower_csr, follows_token
 
     db = connection.settings_dict["NAME"]
     with connection.cursor() as cur:
-        token = _follows_token(cur, ws)
+        token = follows_token(cur, ws)
     hit = _GRAPHS.get((db, ws, token))
     if hit is not None:
         _GRAPHS.move_to_end((db, ws, token))
@@ -274,14 +274,6 @@ def workspace_graph(ws: int, res: BatchResult | None = None) -> FollowerGraph:
         while len(_GRAPHS) > _GRAPHS_KEEP:
             _GRAPHS.popitem(last=False)
     return graph
-
-
-def _follows_token(cur, ws: int) -> str:
-    cur.execute("SELECT follows_token FROM monitor_workspace WHERE id = %s", [ws])
-    row = cur.fetchone()
-    if row is None:
-        raise ValueError(f"workspace {ws} does not exist")
-    return row[0]
 
 
 def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray:

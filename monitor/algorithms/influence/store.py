@@ -168,46 +168,26 @@ def _copy_cascade_influence(
     """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order; ``day_label``: each
     row's day and label code (:func:`_days_and_labels`), when the caller has them already.
 
-    A binary row is fixed-width but for its two text columns (label, role); rows that share both are
-    fixed-width records, so each (label, role) group is one NumPy structured array written as it is."""
+    The label and role are text columns given by their codes (:func:`_copy_coded`)."""
     if not len(rows.tweet):
         return None
     order = np.lexsort((rows.account, rows.tweet))
     rows = InfluenceRows(*(col[order] for col in rows))
     row_day, row_label = _days_and_labels(cur, rows) if day_label is None else (c[order] for c in day_label)
-    names = "tweet_id, account_id, publisher_id, day, label, influence, followers, role"
-    raw = cur.cursor if hasattr(cur, "cursor") else cur
-    with raw.copy(f"COPY monitor_cascadeinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
-        cp.write(COPY_HEADER)
-        for lab in unique(row_label).tolist():
-            lab_b = _LABELS[lab].encode()
-            for role in unique(rows.role[row_label == lab]).tolist():
-                role_b = ROLE_CODES[role].encode()
-                sel = np.flatnonzero((row_label == lab) & (rows.role == role))
-                rec = np.empty(
-                    len(sel),
-                    dtype=[
-                        ("n", ">i2"),
-                        ("l0", ">i4"), ("tweet", ">i8"),
-                        ("l1", ">i4"), ("account", ">i8"),
-                        ("l2", ">i4"), ("publisher", ">i8"),
-                        ("l3", ">i4"), ("day", ">i4"),
-                        ("l4", ">i4"), ("label", f"S{len(lab_b)}"),
-                        ("l5", ">i4"), ("influence", ">f8"),
-                        ("l6", ">i4"), ("followers", ">f8"),
-                        ("l7", ">i4"), ("role", f"S{len(role_b)}"),
-                    ],
-                )  # fmt: skip
-                rec["n"] = 8
-                for f, width in (("l0", 8), ("l1", 8), ("l2", 8), ("l3", 4), ("l5", 8), ("l6", 8)):
-                    rec[f] = width
-                rec["l4"], rec["l7"] = len(lab_b), len(role_b)
-                rec["tweet"], rec["account"], rec["publisher"] = rows.tweet[sel], rows.account[sel], rows.publisher[sel]
-                rec["day"] = row_day[sel]
-                rec["label"], rec["role"] = lab_b, role_b
-                rec["influence"], rec["followers"] = rows.influence[sel], rows.followers[sel]
-                cp.write(rec.tobytes())
-        cp.write(COPY_TRAILER)
+    _copy_coded(
+        cur,
+        "monitor_cascadeinfluence",
+        [
+            ("tweet_id", ">i8", rows.tweet),
+            ("account_id", ">i8", rows.account),
+            ("publisher_id", ">i8", rows.publisher),
+            ("day", ">i4", row_day),
+            ("label", _LABELS, row_label),
+            ("influence", ">f8", rows.influence),
+            ("followers", ">f8", rows.followers),
+            ("role", ROLE_CODES, rows.role),
+        ],
+    )
     return _DailyInput(rows.publisher, rows.account, row_day, row_label, rows.influence)
 
 
@@ -501,35 +481,50 @@ def _refresh_aggregates_in_engine(
 
 
 def _copy_daily(cur, ws: int, pub, day, lab, acc, influence, cascades) -> None:
-    """Daily rows by binary COPY into ``monitor_dailyinfluence``; the arrays sorted by the unique key. A row is
-    fixed-width but for its label, so each label's rows are one NumPy structured array (in key order within it)."""
-    names = "workspace_id, publisher_id, account_id, day, label, influence, cascades"
+    """Daily rows by binary COPY into ``monitor_dailyinfluence``; the arrays sorted by the unique key."""
+    _copy_coded(
+        cur,
+        "monitor_dailyinfluence",
+        [
+            ("workspace_id", ">i8", np.full(len(pub), ws, np.int64)),
+            ("publisher_id", ">i8", pub),
+            ("account_id", ">i8", acc),
+            ("day", ">i4", day),
+            ("label", _LABELS, lab),
+            ("influence", ">f8", influence),
+            ("cascades", ">i4", cascades),
+        ],
+    )
+
+
+def _copy_coded(cur, table: str, columns: list[tuple[str, object, np.ndarray]]) -> None:
+    """Rows by one binary COPY into ``table``. ``columns``: ``(name, type, values)``, the type a big-endian NumPy
+    type (``>i8``, ``>i4``, ``>f8``; a ``date`` column takes ``>i4`` days since 2000-01-01), or, for a text column
+    of few values, what each code stands for (a list or a dict, indexed by the ``values``, which are codes).
+
+    A binary row is fixed-width but for its text columns; rows that share every text value are fixed-width
+    records, so each such group is one NumPy structured array written as it is (``monitor.db.copy_in`` would
+    encode the text row by row). The rows keep their order within a group; the groups go by their codes."""
+    n = len(columns[0][2])
+    coded = [i for i, (_, kind, _) in enumerate(columns) if not isinstance(kind, str)]
+    codes = np.stack([np.asarray(columns[i][2], np.int64) for i in coded], axis=1) if coded else np.zeros((n, 0))
+    names = ", ".join(name for name, _, _ in columns)
     raw = cur.cursor if hasattr(cur, "cursor") else cur
-    with raw.copy(f"COPY monitor_dailyinfluence ({names}) FROM STDIN (FORMAT BINARY)") as cp:
+    with raw.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as cp:
         cp.write(COPY_HEADER)
-        for code in unique(lab).tolist():
-            lab_b = _LABELS[code].encode()
-            sel = np.flatnonzero(lab == code)
-            rec = np.empty(
-                len(sel),
-                dtype=[
-                    ("n", ">i2"),
-                    ("l0", ">i4"), ("ws", ">i8"),
-                    ("l1", ">i4"), ("publisher", ">i8"),
-                    ("l2", ">i4"), ("account", ">i8"),
-                    ("l3", ">i4"), ("day", ">i4"),
-                    ("l4", ">i4"), ("label", f"S{len(lab_b)}"),
-                    ("l5", ">i4"), ("influence", ">f8"),
-                    ("l6", ">i4"), ("cascades", ">i4"),
-                ],
-            )  # fmt: skip
-            rec["n"] = 7
-            for f, width in (("l0", 8), ("l1", 8), ("l2", 8), ("l3", 4), ("l5", 8), ("l6", 4)):
-                rec[f] = width
-            rec["l4"] = len(lab_b)
-            rec["ws"] = ws
-            rec["publisher"], rec["account"], rec["day"] = pub[sel], acc[sel], day[sel]
-            rec["label"], rec["influence"], rec["cascades"] = lab_b, influence[sel], cascades[sel]
+        for combo in np.unique(codes, axis=0) if n else []:
+            sel = np.flatnonzero((codes == combo).all(axis=1))
+            text = {i: columns[i][1][int(c)].encode() for i, c in zip(coded, combo.tolist())}
+            dtype = [("n", ">i2")]
+            for i, (_, kind, _) in enumerate(columns):
+                dtype += [(f"l{i}", ">i4"), (f"v{i}", f"S{len(text[i])}" if i in text else kind)]
+            rec = np.empty(len(sel), dtype=dtype)
+            rec["n"] = len(columns)
+            for i, (_, kind, values) in enumerate(columns):
+                if i in text:
+                    rec[f"l{i}"], rec[f"v{i}"] = len(text[i]), text[i]
+                else:
+                    rec[f"l{i}"], rec[f"v{i}"] = np.dtype(kind).itemsize, values[sel]
             cp.write(rec.tobytes())
         cp.write(COPY_TRAILER)
 
