@@ -4,6 +4,7 @@ limit restored afterwards. The hard limit is tried in a child process, so a mist
 
 from __future__ import annotations
 
+import mmap
 import subprocess
 import sys
 import textwrap
@@ -18,12 +19,21 @@ ROOT = Path(__file__).resolve().parents[2]
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA and /proc are Linux's")
 
 
+def _fresh_pages(nbytes: int) -> np.ndarray:
+    """``nbytes`` of new, touched memory. A plain ``np.ones`` of 16 MB may come from heap memory that earlier tests
+    of the same process freed but the allocator kept resident (glibc raises its mmap threshold after a large free),
+    and then the resident size does not grow at all; an anonymous mapping always adds its pages."""
+    a = np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.float64)
+    a.fill(1.0)
+    return a
+
+
 def test_the_soft_ceiling_raises_at_a_safe_point_once_the_memory_grew_above_it():
     with Ceiling(64 * MB, hard=False) as c:
         c.check()  # nothing grown yet
-        held = [np.ones(16 * MB // 8) for _ in range(2)]  # 32 MB, touched
+        held = [_fresh_pages(16 * MB) for _ in range(2)]  # 32 MB, touched
         c.check()
-        held += [np.ones(16 * MB // 8) for _ in range(4)]  # 96 MB in all
+        held += [_fresh_pages(16 * MB) for _ in range(4)]  # 96 MB in all
         with pytest.raises(MemoryCeilingExceeded, match=r"its memory reached \d+ MB, above its ceiling of 64 MB") as e:
             check_active()  # the same check, for code without a stop callback
         assert e.value.used > 64 * MB and e.value.limit == 64 * MB
