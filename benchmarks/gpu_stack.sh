@@ -9,13 +9,17 @@
 # binaries (PATH), as on any machine without the services. How the two folders are filled, on the developer's
 # machine (both are git-ignored; the device tool carries them with `carry: [".debs", ".whl"]`):
 #
-#   cd .debs && apt-get download postgresql-15 postgresql-client-15 libpq5 libicu72 libldap-2.5-0 libsasl2-2 \
+#   cd .debs && apt-get download postgresql-15 libpq5 libicu72 libldap-2.5-0 libsasl2-2 \
 #     libsasl2-modules-db redis-server redis-tools libjemalloc2 liblzf1 libxslt1.1 libgssapi-krb5-2 libkrb5-3 \
-#     libk5crypto3 libkrb5support0 libkeyutils1 libcom-err2 libxml2 libsystemd0 libpam0g libselinux1 liblz4-1 \
-#     libzstd1 libpcre2-8-0 libcap2 libgcrypt20 libgpg-error0 liblzma5 libuuid1
+#     libk5crypto3 libkrb5support0 libkeyutils1 libcom-err2 libpam0g libselinux1 liblz4-1 \
+#     libzstd1 libpcre2-8-0 libcap2 libgpg-error0 liblzma5 libuuid1
 #   pip download -d .whl --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
 #     --implementation cp 'django>=5.2,<6' 'psycopg[binary]>=3.2' dj-database-url 'celery[redis]>=5.4' redis \
-#     djangorestframework drf-spectacular drf-spectacular-sidecar whitenoise msgspec pytest-django
+#     djangorestframework drf-spectacular drf-spectacular-sidecar whitenoise msgspec tqdm
+#
+# The checkout and both folders must fit in the device tool's 64 MiB: psql (postgresql-client-15) is not needed,
+# and libgcrypt20, libxml2 and libsystemd0 are on the GPU machine's image already. Add pytest-django to the pip
+# line to run the Django tests there (the machine has pytest). Every wheel in .whl/ is installed.
 #
 # Only the libraries the machine lacks are taken from the packages (found with ldd), so the machine's own
 # (newer) ones are used wherever it has them.
@@ -40,8 +44,6 @@ export PATH="$PGBIN:$SW/usr/bin:$PATH"
 id postgres >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh postgres 2>/dev/null \
   || echo "postgres:x:999:999::/nonexistent:/bin/sh" >>/etc/passwd
 chmod o+rx "$SW" 2>/dev/null || true
-python3 -m pip install -q --no-index --find-links .whl 'django>=5.2,<6' 'psycopg[binary]>=3.2' dj-database-url \
-  'celery[redis]>=5.4' redis djangorestframework drf-spectacular drf-spectacular-sidecar whitenoise msgspec \
-  pytest-django
+python3 -m pip install -q --no-index --find-links .whl .whl/*.whl
 echo "gpu_stack: $("$PGBIN/postgres" --version), $(redis-server --version | cut -d' ' -f1-3), $(python3 -c 'import django, celery; print("Django", django.get_version(), "Celery", celery.__version__)')"
 exec "$@"
