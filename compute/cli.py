@@ -121,6 +121,20 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--direction", choices=("follows", "followers"), default="follows")
     w.add_argument("--circle", type=int, default=1000, metavar="N", help="circle of trust size (default 1000)")
     w.add_argument("--top", type=int, default=20, metavar="K", help="relevant and similar accounts per seed")
+    w.add_argument(
+        "--method",
+        choices=("exact", "push", "fora"),
+        default="exact",
+        help="the circle of trust's PageRank: exact (power iteration over the graph, default), push (local "
+        "forward push from the account) or fora (push, then random walks from what it left); the last two on "
+        "the CPU (docs/wtf.md)",
+    )
+    w.add_argument(
+        "--epsilon", type=float, default=None, metavar="E", help="push threshold per out-edge (default 1e-7)"
+    )
+    w.add_argument(
+        "--walks", type=float, default=None, metavar="W", help="fora: walks per unit of residual (default 1e6)"
+    )
     w.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     w.add_argument("--output", choices=("table", "json"), default="table")
     w.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -723,7 +737,7 @@ def _stream_table(out: dict) -> str:
 
 
 def _wtf(args) -> int:
-    from .algorithms.wtf import wtf
+    from .algorithms.wtf import DEFAULT_EPSILON, DEFAULT_WALKS, wtf
     from .backends import resolve_backend
 
     with Progress("wtf", quiet=args.quiet) as progress:
@@ -732,18 +746,35 @@ def _wtf(args) -> int:
         missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]
         if missing:
             raise ValueError(f"--account: {', '.join(map(str, missing))} not in the follower graph")
-        used = resolve_backend(args.backend)
+        if args.epsilon is not None and args.method == "exact":
+            raise ValueError("--epsilon is for --method push or fora")
+        if args.walks is not None and args.method != "fora":
+            raise ValueError("--walks is for --method fora")
+        epsilon = DEFAULT_EPSILON if args.epsilon is None else args.epsilon
+        walks = DEFAULT_WALKS if args.walks is None else args.walks
+        push = args.method != "exact"
+        used = "cpu" if push and args.backend == "auto" else resolve_backend(args.backend)
         progress.stage(f"circle of trust and Money for {len(seeds):,} account(s)")
-        recs = wtf(g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used)
-    rows = [r.to_json(g.ids) for r in recs]
+        recs = wtf(
+            g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used, method=args.method,
+            epsilon=epsilon, walks=walks,
+        )  # fmt: skip
+    fora = args.method == "fora"
+    how = {"method": args.method, "epsilon": epsilon if push else None, "walks": walks if fora else None}
+    rows = [{**r.to_json(g.ids), **how} for r in recs]
     if args.output == "json":
         json.dump(rows, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    out = [f"{g.n_nodes:,} accounts, {g.n_edges:,} follows; direction {args.direction}; backend {used}"]
+    said = (
+        f"method {args.method}"
+        + (f", epsilon {epsilon:g}" if push else "")
+        + (f", {walks:g} walks per unit of residual" if fora else "")
+    )
+    out = [f"{g.n_nodes:,} accounts, {g.n_edges:,} follows; direction {args.direction}; {said}; backend {used}"]
     for row in rows:
         out.append(
-            f"\naccount {row['account']}: PPR {row['iterations']} iterations"
+            f"\naccount {row['account']}: PPR {row['iterations']} {'pushes' if push else 'iterations'}"
             f"{'' if row['converged'] else ' (not converged)'}, circle of {len(row['circle'])}, "
             f"Money {row['money_iterations']} iterations{'' if row['money_converged'] else ' (not converged)'}"
         )

@@ -278,6 +278,12 @@ def _unit(name: str, x) -> None:
         raise ValueError(f"{name} must be a number strictly between 0 and 1, not {x!r}")
 
 
+#: the local methods' defaults (``compute.algorithms.wtf_push``): the push threshold per out-edge, and FORA's walks
+#: per unit of the residual the push left; measured on the generated `twitter` graph (benchmarks/wtf_push.md)
+DEFAULT_EPSILON = 1e-7
+DEFAULT_WALKS = 1e6
+
+
 def check_wtf(
     g,
     seeds,

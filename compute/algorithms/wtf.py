@@ -28,7 +28,7 @@ import numpy as np
 
 from .._jit import HAVE_NUMBA, njit, prange
 from ..arrays import unique
-from ..backends import resolve_backend
+from ..backends import BACKENDS, resolve_backend
 from ..graphs import Graph
 from ..results import (
     BATCH,
@@ -42,9 +42,24 @@ from ..results import (
     recommendations,
     walk_adjacency,
 )
+from .wtf_push import (
+    DEFAULT_EPSILON,
+    DEFAULT_WALKS,
+    check_epsilon,
+    check_walks,
+    personalized_pagerank_push,
+)
+from .wtf_push import state as push_state
+
+#: how the circle of trust's PPR is computed: the power iteration over the graph, the local forward push, or the
+#: push followed by random walks from its residual (FORA)
+METHODS = ("exact", "push", "fora")
 
 __all__ = [
     "BATCH",
+    "DEFAULT_EPSILON",
+    "DEFAULT_WALKS",
+    "METHODS",
     "WTF_DIRECTIONS",
     "MoneyScores",
     "PageRank",
@@ -74,9 +89,15 @@ def wtf(
     tol: float = 1e-10,
     max_iter: int = 100,
     backend: str = "auto",
+    method: str = "exact",
+    epsilon: float = DEFAULT_EPSILON,
+    walks: float = DEFAULT_WALKS,
 ) -> list[Recommendations]:
     """Who-to-follow for each seed (node indices), in blocks of :data:`BATCH`: the circle of trust (top
-    ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts."""
+    ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts.
+    ``method``: ``exact`` (the power iteration to ``tol``), ``push`` (the local forward push to ``epsilon``) or
+    ``fora`` (the push, then ``walks`` random walks per unit of the residual it left); the last two are
+    :mod:`compute.algorithms.wtf_push`, on the CPU."""
     s = check_wtf(
         g,
         seeds,
@@ -88,6 +109,11 @@ def wtf(
         top=top,
         alpha=alpha,
     )
+    if (n_walks := _local(method, epsilon, walks, backend)) is not None:
+        return _wtf_local(
+            g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol,
+            max_iter=max_iter, epsilon=epsilon, walks=n_walks,
+        )  # fmt: skip
     if resolve_backend(backend) != "gpu":
         return wtf_cpu(
             g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol, max_iter=max_iter
@@ -117,14 +143,37 @@ def personalized_pagerank(
     tol: float = 1e-10,
     max_iter: int = 100,
     backend: str = "auto",
+    method: str = "exact",
+    epsilon: float = DEFAULT_EPSILON,
+    walks: float = DEFAULT_WALKS,
 ) -> PageRank:
-    """The full PPR vector of each seed (k x n float64: mind the memory on a large graph)."""
+    """The full PPR vector of each seed (k x n float64: mind the memory on a large graph); ``method`` as in
+    :func:`wtf` (with ``push``, ``iterations`` counts the pushes and ``delta`` is the exact L1 error)."""
     s = check_wtf(g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
+    if (n_walks := _local(method, epsilon, walks, backend)) is not None:
+        return personalized_pagerank_push(g, s, direction=direction, damping=damping, epsilon=epsilon, walks=n_walks)
     if resolve_backend(backend) != "gpu":
         return personalized_pagerank_cpu(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
     from ..gpu.wtf import personalized_pagerank as twin
 
     return twin(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter, backend="gpu")
+
+
+def _local(method: str, epsilon: float, walks: float, backend: str) -> float | None:
+    """None for the exact method; for a local one (validated, with its ``epsilon``, ``walks`` and ``backend``)
+    the walks per unit of residual it takes (0 for the plain push)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if method == "exact":
+        return None
+    check_epsilon(epsilon)
+    n_walks = check_walks(walks) if method == "fora" else 0.0
+    if backend not in BACKENDS:  # refused in the same words as for every method
+        resolve_backend(backend)
+    if backend == "gpu":
+        # one seed's push is a serial queue over a few thousand accounts: benchmarks/wtf_push.md
+        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
+    return n_walks
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -247,10 +296,11 @@ def personalized_pagerank_cpu(
     return PageRank(seeds.astype(np.int64), values, iterations, converged, delta)
 
 
-def _circle_candidates(x: np.ndarray, seed: int, circle: int) -> np.ndarray:
+def _circle_candidates(x: np.ndarray, seed: int, circle: int, among: np.ndarray | None = None) -> np.ndarray:
     """Nodes whose PPR reaches the (circle - 1)-th largest non-seed value, less the ranking's slack (ties and
-    near-ties all kept), seed excluded."""
-    pos = np.flatnonzero(x > 0)
+    near-ties all kept), seed excluded. ``among``: the only nodes that can be positive (a local method's
+    touched accounts), so the whole vector is not scanned."""
+    pos = np.flatnonzero(x > 0) if among is None else np.sort(among[x[among] > 0])
     pos = pos[pos != seed]
     want = circle - 1
     if len(pos) <= want:
@@ -370,4 +420,48 @@ def wtf_cpu(
                     ppr_of=col.__getitem__,
                 )
             )
+    return out
+
+
+def _wtf_local(
+    g: Graph,
+    seeds: np.ndarray,
+    *,
+    direction: str,
+    circle: int,
+    top: int,
+    damping: float,
+    alpha: float,
+    tol: float,
+    max_iter: int,
+    epsilon: float,
+    walks: float,
+) -> list[Recommendations]:
+    """Who-to-follow with the circle of trust from the local estimate (:mod:`compute.algorithms.wtf_push`: the
+    push, then ``walks`` per unit of residual if > 0), one seed at a time; Money as in the exact method. The PPR
+    iterations reported are the pushes, ``converged`` is True and the change is the residual the push left."""
+    st = push_state(g, direction)
+    out: list[Recommendations] = []
+    for seed in seeds.tolist():
+        touched, pushes, residual = st.run(seed, damping, epsilon, walks)
+        try:
+            col = st.p
+            cand = _circle_candidates(col, seed, circle, among=touched)
+            members, ppr = circle_of_trust(cand, col[cand], seed, col[seed], circle)
+            scores = _money(g, seed, np.sort(members), direction, alpha, tol, max_iter)
+            out.append(
+                recommendations(
+                    g,
+                    seed=seed,
+                    direction=direction,
+                    ppr_stats=(pushes, True, residual),
+                    circle=(members, ppr),
+                    money=scores,
+                    linked=st.out_idx[st.out_ptr[seed] : st.out_ptr[seed + 1]],
+                    top=top,
+                    ppr_of=col.__getitem__,  # called here, before the clear
+                )
+            )
+        finally:
+            st.clear(touched)
     return out

@@ -41,6 +41,8 @@ import numpy as np
 from ..graphs import Graph
 from ..results import (
     BATCH,
+    DEFAULT_EPSILON,
+    DEFAULT_WALKS,
     RANK_SLACK,
     MoneyScores,
     PageRank,
@@ -791,10 +793,16 @@ def personalized_pagerank(
     tol: float = 1e-10,
     max_iter: int = 100,
     backend: str = "auto",
+    method: str = "exact",
+    epsilon: float = DEFAULT_EPSILON,
+    walks: float = DEFAULT_WALKS,
 ) -> PageRank:
-    """Twin of :func:`compute.algorithms.wtf.personalized_pagerank`."""
+    """Twin of :func:`compute.algorithms.wtf.personalized_pagerank`: the exact method (the local ones run on the
+    CPU)."""
     if backend not in ("auto", "gpu"):
         raise ValueError(f"the GPU twin runs on backend 'gpu' (or 'auto'), not {backend!r}")
+    if method != "exact":
+        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
     s = check_wtf(g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
     dg = device_graph(g)
     walk = dg.walk(direction)
@@ -954,10 +962,15 @@ def wtf(
     tol: float = 1e-10,
     max_iter: int = 100,
     backend: str = "auto",
+    method: str = "exact",
+    epsilon: float = DEFAULT_EPSILON,
+    walks: float = DEFAULT_WALKS,
 ) -> list[Recommendations]:
-    """Twin of :func:`compute.algorithms.wtf.wtf`."""
+    """Twin of :func:`compute.algorithms.wtf.wtf`: the exact method (the local ones run on the CPU)."""
     if backend not in ("auto", "gpu"):
         raise ValueError(f"the GPU twin runs on backend 'gpu' (or 'auto'), not {backend!r}")
+    if method != "exact":
+        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
     s = check_wtf(
         g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter, circle=circle, top=top,
         alpha=alpha,

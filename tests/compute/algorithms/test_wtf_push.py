@@ -1,0 +1,126 @@
+"""The local forward push for who amplifies whom (issue 44): its residual is the exact L1 distance to the power
+iteration's converged PPR and it never overshoots; the distance shrinks with epsilon within the push bound; a
+seed's result does not depend on the other seeds; tiny epsilon gives the exact method's circle and lists; bad
+arguments are refused by name."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from compute.algorithms.wtf import personalized_pagerank, wtf
+from compute.graphs import graph_from_edges
+
+pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .test_wtf import random_graph
+
+RELAXED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def exact(g, seeds, direction):
+    return personalized_pagerank(g, seeds, direction=direction, tol=1e-14, max_iter=1000, backend="cpu")
+
+
+@RELAXED
+@given(st.integers(0, 10_000), st.sampled_from(["follows", "followers"]), st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_the_residual_left_is_the_l1_distance_to_the_converged_ppr_and_the_estimate_never_overshoots(
+    seed, direction, epsilon
+):
+    g, rng = random_graph(seed)
+    seeds = rng.integers(0, g.n_nodes, 3)
+    x = exact(g, seeds, direction).values
+    pu = personalized_pagerank(g, seeds, direction=direction, method="push", epsilon=epsilon, backend="cpu")
+    assert pu.converged.all()
+    assert np.all(pu.values <= x + 1e-12)
+    np.testing.assert_allclose(np.abs(x - pu.values).sum(axis=1), pu.delta, rtol=1e-6, atol=1e-12)
+    # each push removes at least (1 - d) * epsilon of residual, and the residual starts at 1
+    assert np.all(pu.iterations <= 1 / (0.15 * epsilon) + 1)
+
+
+def test_a_smaller_epsilon_leaves_less_residual_and_pushes_more():
+    g, _ = random_graph(7, n=400, m=4000)
+    seeds = np.array([3, 11])
+    runs = [
+        personalized_pagerank(g, seeds, direction="follows", method="push", epsilon=e, backend="cpu")
+        for e in (1e-3, 1e-5, 1e-7)
+    ]
+    for a, b in itertools.pairwise(runs):
+        assert np.all(b.delta < a.delta) and np.all(b.iterations > a.iterations)
+    assert np.all(runs[-1].delta < 1e-3)
+
+
+def test_an_account_with_nowhere_to_go_keeps_all_its_mass():
+    # 1 -> 2, and the seed 3 follows nobody: its walk always comes back to it
+    g = graph_from_edges(np.array([1]), np.array([2]), ids=np.array([1, 2, 3]))
+    pu = personalized_pagerank(g, np.array([2]), direction="follows", method="push", epsilon=1e-9, backend="cpu")
+    assert pu.values[0, 2] == pytest.approx(1.0, abs=1e-8) and pu.values[0, :2].sum() == 0.0
+    assert pu.delta[0] == pytest.approx(1.0 - pu.values[0, 2], abs=1e-15)
+
+
+def test_a_seeds_estimate_is_the_same_alone_or_among_others():
+    g, rng = random_graph(3, n=300, m=2000)
+    seeds = rng.integers(0, g.n_nodes, 6)
+    together = personalized_pagerank(g, seeds, direction="followers", method="push", epsilon=1e-6, backend="cpu")
+    for j, s in enumerate(seeds.tolist()):
+        alone = personalized_pagerank(g, [s], direction="followers", method="push", epsilon=1e-6, backend="cpu")
+        assert np.array_equal(alone.values[0], together.values[j]) and alone.delta[0] == together.delta[j]
+
+
+@pytest.mark.parametrize("direction", ["follows", "followers"])
+def test_with_a_tiny_epsilon_it_gives_the_exact_methods_circle_and_lists(direction):
+    g, rng = random_graph(11, n=500, m=6000)
+    seeds = rng.integers(0, g.n_nodes, 4)
+    a = wtf(g, seeds, direction=direction, circle=50, top=10, backend="cpu")
+    b = wtf(g, seeds, direction=direction, circle=50, top=10, backend="cpu", method="push", epsilon=1e-12)
+    for x, y in zip(a, b):
+        ja, jb = x.to_json(g.ids), y.to_json(g.ids)
+        assert {r["user_id"] for r in ja["circle"]} == {r["user_id"] for r in jb["circle"]}
+        for key in ("relevance", "similarity"):
+            assert [r["user_id"] for r in ja[key]] == [r["user_id"] for r in jb[key]]
+
+
+def test_bad_methods_and_epsilons_are_refused_by_name():
+    g, _ = random_graph(1, n=10, m=20)
+    with pytest.raises(ValueError, match="method must be one of exact, push, fora"):
+        wtf(g, [0], method="walks")
+    for bad in (0, 1, -1e-3, True, "1e-6"):
+        with pytest.raises(ValueError, match="epsilon must be a number between 0 and 1"):
+            personalized_pagerank(g, [0], method="push", epsilon=bad)
+    with pytest.raises(ValueError, match="runs on the CPU only"):
+        wtf(g, [0], method="push", backend="gpu")
+
+
+@pytest.mark.parametrize("direction", ["follows", "followers"])
+def test_fora_spends_the_whole_residual_by_walks_and_lands_near_the_converged_ppr(direction):
+    g, rng = random_graph(5, n=200, m=1500)
+    seeds = rng.integers(0, g.n_nodes, 3)
+    x = exact(g, seeds, direction).values
+    push = personalized_pagerank(g, seeds, direction=direction, method="push", epsilon=1e-3, backend="cpu")
+    fora = personalized_pagerank(g, seeds, direction=direction, method="fora", epsilon=1e-3, walks=2e5, backend="cpu")
+    np.testing.assert_allclose(fora.values.sum(axis=1), 1.0, rtol=1e-12)  # nothing left in the residual
+    np.testing.assert_array_equal(fora.delta, push.delta)  # delta: what the push left for the walks
+    assert np.all(np.abs(x - fora.values).sum(axis=1) < 0.25 * push.delta)
+
+
+def test_fora_gives_the_same_estimate_alone_in_a_batch_and_run_after_run():
+    g, rng = random_graph(9, n=150, m=900)
+    seeds = rng.integers(0, g.n_nodes, 4)
+    kw = {"direction": "follows", "method": "fora", "epsilon": 1e-3, "walks": 1e4, "backend": "cpu"}
+    together = personalized_pagerank(g, seeds, **kw)
+    assert np.array_equal(together.values, personalized_pagerank(g, seeds, **kw).values)
+    for j, s in enumerate(seeds.tolist()):
+        assert np.array_equal(personalized_pagerank(g, [s], **kw).values[0], together.values[j])
+
+
+def test_bad_walks_are_refused_by_name():
+    g, _ = random_graph(1, n=10, m=20)
+    for bad in (0, 0.5, 2e9, True, "10"):
+        with pytest.raises(ValueError, match="walks must be a number from 1 to 1e9"):
+            wtf(g, [0], method="fora", walks=bad)
+    with pytest.raises(ValueError, match="method='fora' runs on the CPU only"):
+        wtf(g, [0], method="fora", backend="gpu")
