@@ -49,3 +49,19 @@ def generated_collection(data: Path, retweets: int, *, seed: int = 0) -> list[Pa
         generate("twitter", data, fmt="v1", retweets=retweets, seed=seed)
         print(f"generated {data} in {time.perf_counter() - t:.1f} s", flush=True)
     return [data / "tweets.jsonl", data / "follows.csv"]
+
+
+def twitter_graph(scale: float, seed: int, emit) -> object:
+    """The ``twitter`` preset's follower graph (``compute.graphs.Graph``), generated; ``emit`` gets a row with its
+    size, the time it took and the cores (the WTF benchmarks' first line)."""
+    import os
+
+    from compute.generators.twitter import follower_graph as generate
+    from compute.graphs import follower_graph
+
+    t = time.perf_counter()
+    fg, _ = generate(scale=scale, seed=seed)
+    g = follower_graph(fg)
+    emit({"case": "graph", "users": g.n_nodes, "follows": g.n_edges, "generate_s": time.perf_counter() - t,
+          "cores": os.cpu_count()})  # fmt: skip
+    return g

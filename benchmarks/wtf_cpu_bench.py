@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -41,11 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
 
+    from _setup import twitter_graph
     from scipy.sparse import csr_array
 
     from compute.algorithms import wtf as mod
-    from compute.generators.twitter import follower_graph as generate
-    from compute.graphs import follower_graph
 
     rows: list[dict] = []
 
@@ -53,11 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    t = time.perf_counter()
-    fg, _ = generate(scale=args.scale, seed=args.seed)
-    g = follower_graph(fg)
-    emit({"case": "graph", "users": g.n_nodes, "follows": g.n_edges, "generate_s": time.perf_counter() - t,
-          "cores": os.cpu_count()})  # fmt: skip
+    g = twitter_graph(args.scale, args.seed, emit)
 
     t = time.perf_counter()
     walk = mod._walk(g, "follows")

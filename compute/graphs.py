@@ -51,6 +51,7 @@ __all__ = [
     "graph_from_edges",
     "interaction_graph",
     "ordered_components",
+    "per_graph",
     "reciprocal",
     "subgraph",
     "top_overlap",
@@ -176,6 +177,15 @@ def _first_unsorted(indptr, indices, simple):
 # --------------------------------------------------------------------------------------------------------------
 # Builders and views
 # --------------------------------------------------------------------------------------------------------------
+
+
+def per_graph(cache, g: Graph, key, make):
+    """``make(g, key)``, made once per graph and key and kept in ``cache`` (a ``weakref.WeakKeyDictionary``: the
+    value goes with its graph), so that the requests of a worker on one graph share it."""
+    values = cache.setdefault(g, {})
+    if key not in values:
+        values[key] = make(g, key)
+    return values[key]
 
 
 def graph_from_edges(src_ids, dst_ids, *, weights=None, ids=None, directed: bool = True) -> Graph:

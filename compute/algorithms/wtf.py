@@ -29,7 +29,7 @@ import numpy as np
 from .._jit import HAVE_NUMBA, njit, prange
 from ..arrays import unique
 from ..backends import BACKENDS, resolve_backend
-from ..graphs import Graph
+from ..graphs import Graph, per_graph
 from ..results import (
     BATCH,
     RANK_SLACK,
@@ -110,9 +110,9 @@ def wtf(
         alpha=alpha,
     )
     if (n_walks := _local(method, epsilon, walks, backend)) is not None:
-        return _wtf_local(
+        return wtf_cpu(
             g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol,
-            max_iter=max_iter, epsilon=epsilon, walks=n_walks,
+            max_iter=max_iter, local=(epsilon, n_walks),
         )  # fmt: skip
     if resolve_backend(backend) != "gpu":
         return wtf_cpu(
@@ -215,10 +215,7 @@ _WALKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _walk(g: Graph, direction: str) -> _Walk:
-    walks = _WALKS.setdefault(g, {})
-    if direction not in walks:
-        walks[direction] = _Walk(g, direction)
-    return walks[direction]
+    return per_graph(_WALKS, g, direction, _Walk)
 
 
 #: terms (edges x columns) from which a product runs on all cores
@@ -395,73 +392,48 @@ def wtf_cpu(
     alpha: float,
     tol: float,
     max_iter: int,
+    local: tuple[float, float] | None = None,
 ) -> list[Recommendations]:
-    walk = _walk(g, direction)
-    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
+    """The CPU pipeline. ``local``: ``(epsilon, walks)`` for the local estimate (:mod:`compute.algorithms.wtf_push`:
+    the push, then ``walks`` per unit of residual if > 0), one seed at a time, whose PPR iterations are the pushes,
+    ``converged`` True and change the residual the push left; None for the exact block iteration."""
     out: list[Recommendations] = []
+    if local is not None:
+        st = push_state(g, direction)
+        for seed in seeds.tolist():
+            touched, pushes, residual = st.run(seed, damping, *local)
+            try:  # the estimate is read here, before the clear
+                stats = (pushes, True, residual)
+                out.append(_recommend(g, seed, st.p, touched, stats, direction, circle, top, alpha, tol, max_iter))
+            finally:
+                st.clear(touched)
+        return out
+    walk = _walk(g, direction)
     for lo in range(0, len(seeds), BATCH):
         block = seeds[lo : lo + BATCH]
         x, iterations, converged, delta = _ppr_block(walk, block, damping, tol, max_iter)
         for j, seed in enumerate(block.tolist()):
             col = np.ascontiguousarray(x[:, j])
-            cand = _circle_candidates(col, seed, circle)
-            members, ppr = circle_of_trust(cand, col[cand], seed, col[seed], circle)
-            scores = _money(g, seed, np.sort(members), direction, alpha, tol, max_iter)
-            out.append(
-                recommendations(
-                    g,
-                    seed=seed,
-                    direction=direction,
-                    ppr_stats=(iterations[j], converged[j], delta[j]),
-                    circle=(members, ppr),
-                    money=scores,
-                    linked=out_idx[out_ptr[seed] : out_ptr[seed + 1]],
-                    top=top,
-                    ppr_of=col.__getitem__,
-                )
-            )
+            stats = (iterations[j], converged[j], delta[j])
+            out.append(_recommend(g, seed, col, None, stats, direction, circle, top, alpha, tol, max_iter))
     return out
 
 
-def _wtf_local(
-    g: Graph,
-    seeds: np.ndarray,
-    *,
-    direction: str,
-    circle: int,
-    top: int,
-    damping: float,
-    alpha: float,
-    tol: float,
-    max_iter: int,
-    epsilon: float,
-    walks: float,
-) -> list[Recommendations]:
-    """Who-to-follow with the circle of trust from the local estimate (:mod:`compute.algorithms.wtf_push`: the
-    push, then ``walks`` per unit of residual if > 0), one seed at a time; Money as in the exact method. The PPR
-    iterations reported are the pushes, ``converged`` is True and the change is the residual the push left."""
-    st = push_state(g, direction)
-    out: list[Recommendations] = []
-    for seed in seeds.tolist():
-        touched, pushes, residual = st.run(seed, damping, epsilon, walks)
-        try:
-            col = st.p
-            cand = _circle_candidates(col, seed, circle, among=touched)
-            members, ppr = circle_of_trust(cand, col[cand], seed, col[seed], circle)
-            scores = _money(g, seed, np.sort(members), direction, alpha, tol, max_iter)
-            out.append(
-                recommendations(
-                    g,
-                    seed=seed,
-                    direction=direction,
-                    ppr_stats=(pushes, True, residual),
-                    circle=(members, ppr),
-                    money=scores,
-                    linked=st.out_idx[st.out_ptr[seed] : st.out_ptr[seed + 1]],
-                    top=top,
-                    ppr_of=col.__getitem__,  # called here, before the clear
-                )
-            )
-        finally:
-            st.clear(touched)
-    return out
+def _recommend(g, seed, col, among, ppr_stats, direction, circle, top, alpha, tol, max_iter) -> Recommendations:
+    """One seed's lists from its PPR vector ``col`` (``among``: the only accounts where it can be positive, or
+    None): the circle of trust, Money on it, and the two top lists."""
+    (out_ptr, out_idx), _ = walk_adjacency(g, direction)
+    cand = _circle_candidates(col, seed, circle, among=among)
+    members, ppr = circle_of_trust(cand, col[cand], seed, col[seed], circle)
+    scores = _money(g, seed, np.sort(members), direction, alpha, tol, max_iter)
+    return recommendations(
+        g,
+        seed=seed,
+        direction=direction,
+        ppr_stats=ppr_stats,
+        circle=(members, ppr),
+        money=scores,
+        linked=out_idx[out_ptr[seed] : out_ptr[seed + 1]],
+        top=top,
+        ppr_of=col.__getitem__,
+    )

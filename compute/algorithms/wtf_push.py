@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 
 from .._jit import njit
-from ..graphs import Graph
+from ..graphs import Graph, per_graph
 from ..results import DEFAULT_EPSILON, DEFAULT_WALKS, PageRank, walk_adjacency
 
 __all__ = ["DEFAULT_EPSILON", "DEFAULT_WALKS", "check_epsilon", "check_walks", "personalized_pagerank_push", "state"]
@@ -178,10 +178,7 @@ _STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def state(g: Graph, direction: str) -> _State:
     """The push's arrays for ``g`` and ``direction`` (made at the first call, kept while ``g`` lives)."""
-    states = _STATES.setdefault(g, {})
-    if direction not in states:
-        states[direction] = _State(g, direction)
-    return states[direction]
+    return per_graph(_STATES, g, direction, _State)
 
 
 def personalized_pagerank_push(
