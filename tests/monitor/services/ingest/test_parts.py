@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from monitor.models import Account, Collection, Follow, FollowerCount, Publisher, Retweet, Tweet
+from monitor.models import Account, Collection, ComputeBatch, Follow, FollowerCount, Publisher, Retweet, Tweet
 from tests.webapp import total_by_name
 
 CSV_HEAD = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name,text,label\n"
@@ -29,6 +29,8 @@ def _earlier_upload(tmp_path):
         + _row(2, 0, 2, T0 + 10, 200, "u2")
         + _row(5001, 1, 10, T0 + 500, 7, "old10")  # the big upload has (1, 10) earlier
         + _row(5002, 2, 11, T0 + 40, 8, "old11")  # ... and (2, 11) later
+        + _row(50, 0, 3, T0 + 20, 300, "u3")  # a tweet the big upload does not repeat ...
+        + _row(5003, 50, 10, T0 + 60, 7, "old10")  # ... retweeted by an account that gains a follow in it
     )
     follows = tmp_path / "earlier_follows.csv"
     follows.write_text("follower_id,followee_id\n10,1\n11,2\n12,10\n")
@@ -60,7 +62,7 @@ def _big_upload(tmp_path, seed: int):
     rng.shuffle(rows)  # retweets before their originals, the earliest repeat not first
     tweets = tmp_path / f"big{seed}.csv"
     tweets.write_text(CSV_HEAD + "".join(rows))
-    edges = [(rng.randint(1, 30), rng.randint(1, 30)) for _ in range(80)] + [(10, 1), (12, 12)]
+    edges = [(rng.randint(1, 30), rng.randint(1, 30)) for _ in range(80)] + [(10, 1), (12, 12), (10, 3)]
     follows = tmp_path / f"big{seed}_follows.csv"
     follows.write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in edges))
     return [tweets, follows]
@@ -122,6 +124,16 @@ def test_an_upload_merged_in_parts_stores_and_counts_what_one_merge_does(
     assert whole.counts["duplicate_retweets"] > 0 and whole.counts["self_follows"] >= 1
     assert _stored(ws_b) == _stored(ws_a)
     assert total_by_name(ws_b) == pytest.approx(total_by_name(ws_a), rel=1e-12)
+    # the run recomputes the same cascades: a part skips the stored retweets of the accounts an earlier part
+    # created, whose tweets it has marked already, but not those of an account from before the import (10 gains
+    # the follow 10 -> 3, so its retweet of the earlier tweet 50 of 3 may gain a spreading edge)
+    assert _computed(parts) == _computed(whole) and 50 in _computed(parts)
+
+
+def _computed(c) -> list[int]:
+    """The tweet ids the collection's run computed."""
+    pks = [pk for b in ComputeBatch.objects.filter(run__collection=c) for pk in b.tweet_pks]
+    return sorted(Tweet.objects.filter(pk__in=pks).values_list("tweet_id", flat=True))
 
 
 def test_a_part_merged_then_a_bad_record_in_strict_mode_leaves_nothing_stored(ws_a, import_files, settings, tmp_path):
