@@ -72,7 +72,6 @@ class Stager:
         self.texts_taken: set[int] = set()  # originals whose text and label an earlier part took
         self.originals_counted = np.zeros(0, np.int64)  # multi-part: the originals' ids counted so far, sorted
         self.accounts_before = 0  # multi-part: the workspace's highest account key before the import
-        self.accounts_created = np.zeros(0, np.int64)  # multi-part: keys of the accounts it created, sorted
         self.renamed: set[int] = set()  # multi-part: keys of accounts from before the import that were renamed
         self.renames_given = False  # multi-part: some part gave names to accounts it found stored
 
