@@ -34,6 +34,7 @@ NETWORK_ANALYSES = (
 def build_parser() -> argparse.ArgumentParser:
     from .formats.registry import AUTO, FORMATS  # here: the formats pull in numba, which `import compute.cli` need not
     from .graphs import DEFAULT_BETWEENNESS_SAMPLES
+    from .results import DEFAULT_EPSILON, DEFAULT_WALKS, WTF_METHODS
 
     p = argparse.ArgumentParser(prog="python -m compute", description="Spreadwatch influence engine")
     sub = p.add_subparsers(dest="command", required=True)
@@ -123,17 +124,25 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--top", type=int, default=20, metavar="K", help="relevant and similar accounts per seed")
     w.add_argument(
         "--method",
-        choices=("exact", "push", "fora"),
+        choices=WTF_METHODS,
         default="exact",
         help="the circle of trust's PageRank: exact (power iteration over the graph, default), push (local "
         "forward push from the account) or fora (push, then random walks from what it left); the last two on "
         "the CPU (docs/wtf.md)",
     )
     w.add_argument(
-        "--epsilon", type=float, default=None, metavar="E", help="push threshold per out-edge (default 1e-7)"
+        "--epsilon",
+        type=float,
+        default=None,
+        metavar="E",
+        help=f"push threshold per out-edge (default {DEFAULT_EPSILON:g})",
     )
     w.add_argument(
-        "--walks", type=float, default=None, metavar="W", help="fora: walks per unit of residual (default 1e6)"
+        "--walks",
+        type=float,
+        default=None,
+        metavar="W",
+        help=f"fora: walks per unit of residual (default {DEFAULT_WALKS:g})",
     )
     w.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     w.add_argument("--output", choices=("table", "json"), default="table")
@@ -737,8 +746,9 @@ def _stream_table(out: dict) -> str:
 
 
 def _wtf(args) -> int:
-    from .algorithms.wtf import DEFAULT_EPSILON, DEFAULT_WALKS, wtf
+    from .algorithms.wtf import wtf
     from .backends import resolve_backend
+    from .results import DEFAULT_EPSILON, DEFAULT_WALKS
 
     with Progress("wtf", quiet=args.quiet) as progress:
         g = _follower_graph(args.inputs, args.format, args.follows)

@@ -179,11 +179,16 @@ def complete_forward(
 
 __all__ += [  # extended here so the WTF section stays in one place
     "BATCH",
+    "DEFAULT_EPSILON",
+    "DEFAULT_WALKS",
     "WTF_DIRECTIONS",
+    "WTF_METHODS",
     "RANK_SLACK",
     "MoneyScores",
     "PageRank",
     "Recommendations",
+    "check_epsilon",
+    "check_walks",
     "check_wtf",
     "circle_of_trust",
     "rank_key",
@@ -278,10 +283,27 @@ def _unit(name: str, x) -> None:
         raise ValueError(f"{name} must be a number strictly between 0 and 1, not {x!r}")
 
 
-#: the local methods' defaults (``compute.algorithms.wtf_push``): the push threshold per out-edge, and FORA's walks
-#: per unit of the residual the push left; measured on the generated `twitter` graph (benchmarks/wtf_push.md)
+#: how WTF computes the circle of trust's PPR: the power iteration over the graph, the local forward push, or the
+#: push followed by random walks from its residual (FORA; ``compute.algorithms.wtf_push``)
+WTF_METHODS = ("exact", "push", "fora")
+#: the local methods' defaults: the push threshold per out-edge, and FORA's walks per unit of the residual the
+#: push left; measured on the generated `twitter` graph (benchmarks/wtf_push.md)
 DEFAULT_EPSILON = 1e-7
 DEFAULT_WALKS = 1e6
+
+
+def check_epsilon(epsilon) -> float:
+    """``epsilon`` as a float in (0, 1); ValueError naming it otherwise."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating)) or not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must be a number between 0 and 1 (exclusive), not {epsilon!r}")
+    return float(epsilon)
+
+
+def check_walks(walks) -> float:
+    """``walks`` (per unit of residual) as a float from 1 to 1e9; ValueError naming it otherwise."""
+    if isinstance(walks, bool) or not isinstance(walks, (int, float, np.floating)) or not 1 <= walks <= 1e9:
+        raise ValueError(f"walks must be a number from 1 to 1e9 (walks per unit of residual), not {walks!r}")
+    return float(walks)
 
 
 def check_wtf(

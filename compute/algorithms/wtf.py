@@ -32,35 +32,30 @@ from ..backends import BACKENDS, resolve_backend
 from ..graphs import Graph, per_graph
 from ..results import (
     BATCH,
+    DEFAULT_EPSILON,
+    DEFAULT_WALKS,
     RANK_SLACK,
     WTF_DIRECTIONS,
+    WTF_METHODS,
     MoneyScores,
     PageRank,
     Recommendations,
+    check_epsilon,
+    check_walks,
     check_wtf,
     circle_of_trust,
     recommendations,
     walk_adjacency,
 )
-from .wtf_push import (
-    DEFAULT_EPSILON,
-    DEFAULT_WALKS,
-    check_epsilon,
-    check_walks,
-    personalized_pagerank_push,
-)
+from .wtf_push import personalized_pagerank_push
 from .wtf_push import state as push_state
-
-#: how the circle of trust's PPR is computed: the power iteration over the graph, the local forward push, or the
-#: push followed by random walks from its residual (FORA)
-METHODS = ("exact", "push", "fora")
 
 __all__ = [
     "BATCH",
     "DEFAULT_EPSILON",
     "DEFAULT_WALKS",
-    "METHODS",
     "WTF_DIRECTIONS",
+    "WTF_METHODS",
     "MoneyScores",
     "PageRank",
     "Recommendations",
@@ -162,8 +157,8 @@ def personalized_pagerank(
 def _local(method: str, epsilon: float, walks: float, backend: str) -> float | None:
     """None for the exact method; for a local one (validated, with its ``epsilon``, ``walks`` and ``backend``)
     the walks per unit of residual it takes (0 for the plain push)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if method not in WTF_METHODS:
+        raise ValueError(f"method must be one of {', '.join(WTF_METHODS)}, not {method!r}")
     if method == "exact":
         return None
     check_epsilon(epsilon)

@@ -34,30 +34,17 @@ import numpy as np
 
 from .._jit import njit
 from ..graphs import Graph, per_graph
-from ..results import DEFAULT_EPSILON, DEFAULT_WALKS, PageRank, walk_adjacency
+from ..results import PageRank, walk_adjacency
 
-__all__ = ["DEFAULT_EPSILON", "DEFAULT_WALKS", "check_epsilon", "check_walks", "personalized_pagerank_push", "state"]
-
-
-def check_walks(walks) -> float:
-    """``walks`` (per unit of residual) as a float >= 1; ValueError naming it otherwise."""
-    if isinstance(walks, bool) or not isinstance(walks, (int, float, np.floating)) or not 1 <= walks <= 1e9:
-        raise ValueError(f"walks must be a number from 1 to 1e9 (walks per unit of residual), not {walks!r}")
-    return float(walks)
-
-
-def check_epsilon(epsilon) -> float:
-    """``epsilon`` as a float in (0, 1); ValueError naming it otherwise."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating)) or not 0 < epsilon < 1:
-        raise ValueError(f"epsilon must be a number between 0 and 1 (exclusive), not {epsilon!r}")
-    return float(epsilon)
+__all__ = ["personalized_pagerank_push", "state"]
 
 
 @njit(cache=True)
 def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touched):  # pragma: no cover - numba
     """Push from ``seed`` until no residual is above ``eps`` times its account's out-degree (1 for none).
     ``p``, ``r``, ``queued`` and ``seen`` are all zero on entry; the accounts touched are written to
-    ``touched`` (their number is returned) so the caller can clear them. Returns (touched, pushes, edge visits)."""
+    ``touched`` (their number is returned) so the caller can clear them; the queue ends empty, so ``queued``
+    ends all zero. Returns (touched, pushes)."""
     cap = len(queue)  # n + 1: every account at most once in the queue, and a full queue is not an empty one
     head = 0
     tail = 0
@@ -69,7 +56,6 @@ def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touch
     tail = (tail + 1) % cap
     queued[seed] = 1
     pushes = 0
-    visits = 0
     while head != tail:
         u = queue[head]
         head = (head + 1) % cap
@@ -91,7 +77,6 @@ def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touch
                 tail = (tail + 1) % cap
             continue
         share = damping * ru / deg
-        visits += deg
         for e in range(lo, hi):
             v = out_idx[e]
             r[v] += share
@@ -103,7 +88,7 @@ def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touch
                 queued[v] = 1
                 queue[tail] = v
                 tail = (tail + 1) % cap
-    return n_touched, pushes, visits
+    return n_touched, pushes
 
 
 @njit(cache=True)
@@ -154,7 +139,7 @@ class _State:
         """Push from ``seed``, then with ``walks`` > 0 spend the residual by that many walks per unit (FORA);
         returns (the touched accounts, pushes, residual left by the push). ``self.p`` holds the estimate until
         :meth:`clear`."""
-        k, pushes, _visits = _push(
+        k, pushes = _push(
             self.out_ptr, self.out_idx, seed, damping, epsilon, self.p, self.r, self.queued, self.seen, self.queue,
             self.touched,
         )  # fmt: skip
@@ -169,7 +154,6 @@ class _State:
         self.p[touched] = 0.0
         self.r[touched] = 0.0
         self.seen[touched] = 0
-        self.queued[touched] = 0
 
 
 #: work arrays per graph (weakly held: they go with the graph)
