@@ -14,6 +14,13 @@ take the next batch when they finish then run Graham's *longest processing time 
 makespan is at most the lower bound ``max(total / N, largest cascade)`` plus one batch: with ``per_worker = 4``,
 within 25 % of the best possible whenever no single cascade is bigger than a worker's fair share.
 
+Cascades may come in **groups** that a batch should hold whole: the influence measure's batches each rewrite
+the daily aggregates of every (publisher, day) pair they touch, so a pair spread over k batches is rewritten k
+times, and with cascades taken by size alone every batch touched nearly every pair (at 10M retweets, 11 batches
+each rewrote most of a 10M-row table: ``benchmarks/data_layer.md``). With ``groups`` the planner packs whole
+groups, largest first, and closes a batch when the next group does not fit; only a group bigger than a batch is
+cut, into consecutive batches. Two consecutive batches then hold more than one batch's target between them.
+
 :func:`simulate` replays that schedule for given costs; the tests use it to check the balance with N simulated
 workers on heavy-tailed cascade sizes. Pure Python: the web side (``monitor.algorithms.influence``) calls it.
 """
@@ -22,20 +29,30 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 __all__ = ["lower_bound", "plan_batches", "simulate"]
 
 
 def plan_batches(
-    sizes: Mapping[int, int], budget: int, *, workers: int = 1, per_worker: int = 4, min_nodes: int = 1
+    sizes: Mapping[int, int],
+    budget: int,
+    *,
+    workers: int = 1,
+    per_worker: int = 4,
+    min_nodes: int = 1,
+    groups: Mapping[int, Hashable] | None = None,
 ) -> list[list[int]]:
     """Group the cascades (``sizes``: key -> participants) into batches for ``workers`` workers.
 
     Each batch holds at most ``budget`` participants (a cascade bigger than that gets a batch of its own);
     with more than one worker the batches are smaller, about ``total / (per_worker * workers)`` participants
     but at least ``min_nodes``, so that every worker has work until near the end. Cascades are taken largest
-    first (ties by key) and the batches come out in decreasing size: the order to queue them in."""
+    first (ties by key) and the batches come out in decreasing size: the order to queue them in.
+
+    ``groups`` (key -> group, every key of ``sizes``) keeps each group's cascades in one batch unless the
+    group alone exceeds a batch's target: groups are taken largest first (ties by their first key), each
+    group's cascades largest first."""
     if budget < 1:
         raise ValueError(f"budget: at least 1 participant per batch, got {budget}")
     if workers < 1:
@@ -47,6 +64,8 @@ def plan_batches(
     if workers > 1 and total:
         target = min(budget, max(min_nodes, math.ceil(total / (per_worker * workers))))
     order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    if groups is not None:
+        return _by_load(*_pack_groups(sizes, order, groups, target))
     batches: list[list[int]] = []
     loads: list[int] = []
     cur: list[int] = []
@@ -62,9 +81,48 @@ def plan_batches(
     if cur:
         batches.append(cur)
         loads.append(used)
-    # largest first (stable: equal loads keep the order their cascades came in)
+    return _by_load(batches, loads)
+
+
+def _by_load(batches: list[list[int]], loads: list[int]) -> list[list[int]]:
+    """Largest first (stable: equal loads keep the order their cascades came in)."""
     ranked = sorted(range(len(batches)), key=lambda i: -loads[i])
     return [batches[i] for i in ranked]
+
+
+def _pack_groups(
+    sizes: Mapping[int, int], order: list[int], groups: Mapping[int, Hashable], target: int
+) -> tuple[list[list[int]], list[int]]:
+    """Next fit over whole groups (largest first): a batch closes when the next group does not fit in it; a
+    group bigger than ``target`` starts a batch and is cut into consecutive ones, its cascades largest first."""
+    members: dict[Hashable, list[int]] = {}
+    for key in order:  # each group's cascades keep the largest-first order
+        try:
+            members.setdefault(groups[key], []).append(key)
+        except KeyError:
+            raise ValueError(f"groups: cascade {key} has no group") from None
+    totals = {g: sum(sizes[k] for k in ks) for g, ks in members.items()}
+    batches: list[list[int]] = []
+    loads: list[int] = []
+    cur: list[int] = []
+    used = 0
+    for g in sorted(members, key=lambda g: (-totals[g], members[g][0])):
+        if cur and used + totals[g] > target:
+            batches.append(cur)
+            loads.append(used)
+            cur, used = [], 0
+        for key in members[g]:  # only a group bigger than the target closes a batch in its middle
+            n = sizes[key]
+            if cur and used + n > target:
+                batches.append(cur)
+                loads.append(used)
+                cur, used = [], 0
+            cur.append(key)
+            used += n
+    if cur:
+        batches.append(cur)
+        loads.append(used)
+    return batches, loads
 
 
 def simulate(costs: Sequence[float], workers: int) -> float:

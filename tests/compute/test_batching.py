@@ -81,6 +81,62 @@ def test_the_schedule_is_never_worse_than_the_bound_plus_one_batch(sizes, worker
     assert simulate(loads, workers) <= sum(loads) / workers + max(loads)
 
 
+def batches_of_each_group(plan: list[list[int]], groups: dict[int, int]) -> dict[int, set[int]]:
+    seen: dict[int, set[int]] = {}
+    for i, b in enumerate(plan):
+        for k in b:
+            seen.setdefault(groups[k], set()).add(i)
+    return seen
+
+
+def test_grouped_cascades_stay_in_one_batch_where_plain_size_order_spreads_them():
+    # 40 groups (publisher, day pairs) of 25 cascades each, sizes shuffled across groups
+    rng = np.random.default_rng(3)
+    sizes = {k: int(v) for k, v in enumerate(rng.integers(1, 100, 1_000))}
+    groups = {k: k % 40 for k in sizes}
+    budget = sum(sizes.values()) // 8
+    plain = batches_of_each_group(plan_batches(sizes, budget), groups)
+    assert min(len(b) for b in plain.values()) > 1  # size order alone puts every group in several batches
+    plan = plan_batches(sizes, budget, groups=groups)
+    assert sorted(k for b in plan for k in b) == sorted(sizes)
+    assert all(len(b) == 1 for b in batches_of_each_group(plan, groups).values())
+    loads = [sum(sizes[k] for k in b) for b in plan]
+    assert max(loads) <= budget and loads == sorted(loads, reverse=True)
+
+
+def test_a_group_bigger_than_a_batch_is_cut_into_consecutive_batches_and_the_others_stay_whole():
+    sizes = {k: 10 for k in range(100)}  # group 0: 60 cascades (600), groups 1-4: 10 each (100)
+    groups = {k: 0 if k < 60 else 1 + (k - 60) // 10 for k in sizes}
+    plan = plan_batches(sizes, 250, groups=groups)
+    seen = batches_of_each_group(plan, groups)
+    assert len(seen[0]) == 3  # 600 participants over batches of at most 250
+    assert all(len(seen[g]) == 1 for g in range(1, 5))
+    assert all(sum(sizes[k] for k in b) <= 250 for b in plan)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cascades=st.lists(st.tuples(st.integers(1, 500), st.integers(0, 30)), min_size=1, max_size=300),
+    workers=st.integers(1, 8),
+    budget=st.integers(500, 20_000),
+)
+def test_grouped_plans_keep_every_group_that_fits_whole_and_batches_at_least_half_full(cascades, workers, budget):
+    sizes = {k: n for k, (n, _) in enumerate(cascades)}
+    groups = {k: g for k, (_, g) in enumerate(cascades)}
+    plan = plan_batches(sizes, budget, workers=workers, groups=groups)
+    assert sorted(k for b in plan for k in b) == sorted(sizes)
+    total = sum(sizes.values())
+    target = budget if workers == 1 else min(budget, max(1, -(-total // (4 * workers))))
+    group_totals = {g: sum(n for k, n in sizes.items() if groups[k] == g) for g in set(groups.values())}
+    for g, where in batches_of_each_group(plan, groups).items():
+        if group_totals[g] <= target:
+            assert len(where) == 1, f"group {g} ({group_totals[g]} <= {target}) in batches {sorted(where)}"
+    loads = [sum(sizes[k] for k in b) for b in plan]
+    assert all(load <= target or len(b) == 1 for load, b in zip(loads, plan, strict=True))
+    # next fit: any two batches hold more than one target between them, so there are at most 2 x total/target + 1
+    assert len(plan) <= 2 * total / target + 1
+
+
 def test_it_refuses_nonsense():
     with pytest.raises(ValueError, match="budget"):
         plan_batches({1: 1}, 0)
@@ -88,3 +144,5 @@ def test_it_refuses_nonsense():
         plan_batches({1: 1}, 10, workers=0)
     with pytest.raises(ValueError, match="workers"):
         simulate([1.0], 0)
+    with pytest.raises(ValueError, match="cascade 2 has no group"):
+        plan_batches({1: 1, 2: 1}, 10, groups={1: "a"})

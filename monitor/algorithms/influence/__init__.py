@@ -1,11 +1,12 @@
-"""The influence measure as a compute-run algorithm: planning batches by cascade size, loading and computing a
-batch, storing its per-cascade influence and refreshing the daily aggregates.
+"""The influence measure as a compute-run algorithm: planning batches by (publisher, day) and cascade size,
+loading and computing a batch, storing its per-cascade influence and refreshing the daily aggregates.
 
 A run covers a set of tweets; the planner groups them into batches of about ``SPREADWATCH_BATCH_NODES``
-participants, largest cascades first, so one task holds a bounded amount of data and a GPU sees cascades of
-similar size together. A batch loads its cascades and the follow edges among their participants, runs the
-forward and backward phases (``compute``; CPU or GPU), and in one transaction replaces the per-cascade
-influence of its tweets and recomputes the daily aggregates of the (publisher, day) pairs they belong to.
+participants, so one task holds a bounded amount of data. A batch rewrites the daily aggregates of every
+(publisher, day) pair its tweets belong to, so the planner keeps a pair's tweets in one batch (whole pairs,
+largest first; only a pair bigger than a batch is cut). A batch loads its cascades and the follow edges among
+their participants, runs the forward and backward phases (``compute``; CPU or GPU), and in one transaction
+replaces the per-cascade influence of its tweets and recomputes the daily aggregates of its pairs.
 Running a batch twice gives the same rows once: rows are replaced, not added (the runner skips a batch that is
 already done under a row lock: ``monitor.services.runs``).
 
@@ -54,6 +55,7 @@ from .batch import (  # noqa: F401
     _load,
     _load_follows_among,
     _packed_graphs,
+    _planned_cascades,
     _rebuilt,
     _roles,
     _split_notes,
@@ -126,7 +128,9 @@ class Influence(Algorithm):
     label = "Influence measure"
 
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
-        sizes = _cascade_sizes(tweet_pks) if tweet_pks else {}
+        # a batch rewrites the daily aggregates of every (publisher, day) pair its tweets belong to: a pair's
+        # tweets go in one batch, so that a run rewrites each daily row once, not once per batch
+        sizes, pairs = _planned_cascades(tweet_pks) if tweet_pks else ({}, {})
         return [
             PlannedBatch(tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))
             for pks in plan_batches(
@@ -134,6 +138,7 @@ class Influence(Algorithm):
                 settings.SPREADWATCH_BATCH_NODES,
                 workers=settings.SPREADWATCH_RUN_WORKERS,
                 min_nodes=settings.SPREADWATCH_BATCH_MIN_NODES,
+                groups=pairs,
             )
         ]
 

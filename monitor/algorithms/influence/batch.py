@@ -50,6 +50,26 @@ log = logging.getLogger(__name__)
 # --- planning ------------------------------------------------------------------------------------------------
 
 
+def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, tuple[int, object]]]:
+    """Participants per tweet pk, and each tweet's (publisher, UTC day): the daily aggregates' pair that a batch
+    holding the tweet rewrites, so that the planner keeps a pair's tweets in one batch."""
+    d = dialect()
+    with connection.cursor() as cur:
+        tmp = _stage_ids(cur, "plan", tweet_pks)
+        cur.execute(
+            f"""SELECT p.id, t.author_id, {d.ts_to_day("t.created_at")}, 1 + COUNT(r.id)
+                FROM {tmp} p JOIN monitor_tweet t ON t.id = p.id LEFT JOIN monitor_retweet r ON r.tweet_id = p.id
+                GROUP BY p.id, t.author_id, t.created_at"""
+        )
+        sizes: dict[int, int] = {}
+        pairs: dict[int, tuple[int, object]] = {}
+        for pk, author, day, n in cur.fetchall():
+            sizes[int(pk)] = int(n)
+            pairs[int(pk)] = (int(author), day)
+        cur.execute(f"DROP TABLE IF EXISTS {tmp}")
+    return sizes, pairs
+
+
 def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
     """Participants (the publisher and the retweeters) per tweet pk."""
     with connection.cursor() as cur:

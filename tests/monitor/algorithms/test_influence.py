@@ -3,13 +3,14 @@ units, stored spreading edges, a GPU that runs out of memory."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from compute.backends import is_device_oom
 from monitor import selectors, services
 from monitor.algorithms import influence
 from monitor.algorithms.influence import plan_batches
-from monitor.models import CascadeInfluence, ComputeRun, Tweet
+from monitor.models import CascadeInfluence, ComputeRun, DailyInfluence, Tweet
 from monitor.services import runs
 from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
 
@@ -31,6 +32,65 @@ def test_a_run_for_several_workers_is_cut_into_smaller_batches_with_the_same_res
     assert run.status == "done"
     assert run.batches.count() == 2  # the thesis' two cascades: one each, not one batch for both
     assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def _daily(ws) -> dict:
+    rows = DailyInfluence.objects.filter(workspace=ws).values_list(
+        "publisher__twitter_id", "account__twitter_id", "day", "label", "influence", "cascades"
+    )
+    return {r[:4]: (round(r[4], 9), r[5]) for r in rows}
+
+
+def _collection(tmp_path) -> list:
+    """4 publishers x 3 days x 6 tweets, each retweeted by 0-19 of 40 accounts, and random follows among them."""
+    rng = np.random.default_rng(7)
+    lines, follows, tid = ["tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name"], set(), 10
+    for pub in range(4):
+        for day in range(3):
+            for _ in range(6):
+                root, tid = tid, tid + 1
+                lines.append(f"{root},,{pub},2020-03-0{day + 1}T10:00:00Z,{10 + pub},p{pub}")
+                for k, acc in enumerate(rng.choice(40, rng.integers(0, 20), replace=False)):
+                    lines.append(f"{tid},{root},{100 + acc},2020-03-0{day + 1}T10:{k + 1:02d}:00Z,{acc + 1},a{acc}")
+                    tid += 1
+    for a, b in rng.integers(0, 44, (300, 2)):
+        ids = [100 + x if x < 40 else x - 40 for x in (a, b)]
+        if ids[0] != ids[1]:
+            follows.add(tuple(ids))
+    (tmp_path / "tweets.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "follows.csv").write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in follows))
+    return [tmp_path / "tweets.csv", tmp_path / "follows.csv"]
+
+
+def _daily(ws) -> dict:
+    rows = DailyInfluence.objects.filter(workspace=ws).values_list(
+        "publisher__twitter_id", "account__twitter_id", "day", "label", "influence", "cascades"
+    )
+    return {r[:4]: (round(r[4], 9), r[5]) for r in rows}
+
+
+def test_a_runs_batches_hold_whole_publisher_days_and_store_what_one_batch_does(
+    ws_a, ws_b, import_files, settings, tmp_path
+):
+    files = _collection(tmp_path)
+    import_files(ws_a, files)  # one batch
+    settings.SPREADWATCH_BATCH_NODES = 150  # of about 800 participants; a publisher's day has about 65
+    c = import_files(ws_b, files)
+    assert c.status == c.Status.DONE, c.error
+    run = ComputeRun.objects.filter(workspace=ws_b).latest("pk")
+    assert run.status == "done" and run.batches.count() >= 5
+    pair_of = {
+        pk: (author, created.date())
+        for pk, author, created in Tweet.objects.filter(workspace=ws_b).values_list("pk", "author_id", "created_at")
+    }
+    assert len(set(pair_of.values())) == 12
+    where: dict = {}
+    for i, pks in enumerate(run.batches.values_list("tweet_pks", flat=True)):
+        for pk in pks:
+            where.setdefault(pair_of[pk], set()).add(i)
+    assert all(len(batches) == 1 for batches in where.values()), f"pairs spread over several batches: {where}"
+    # each batch rewrites its pairs' daily rows from all of their cascades: the same rows as one batch
+    assert _daily(ws_b) == _daily(ws_a) and _daily(ws_a)
 
 
 def test_it_recomputes_the_whole_workspace_with_another_orphan_policy(ws_a, import_files, run_tasks):
