@@ -14,12 +14,14 @@ take the next batch when they finish then run Graham's *longest processing time 
 makespan is at most the lower bound ``max(total / N, largest cascade)`` plus one batch: with ``per_worker = 4``,
 within 25 % of the best possible whenever no single cascade is bigger than a worker's fair share.
 
-Cascades may come in **groups** that a batch should hold whole: the influence measure's batches each rewrite
-the daily aggregates of every (publisher, day) pair they touch, so a pair spread over k batches is rewritten k
-times, and with cascades taken by size alone every batch touched nearly every pair (at 10M retweets, 11 batches
-each rewrote most of a 10M-row table: ``benchmarks/data_layer.md``). With ``groups`` the planner packs whole
-groups, largest first, and closes a batch when the next group does not fit; only a group bigger than a batch is
-cut, into consecutive batches. Two consecutive batches then hold more than one batch's target between them.
+Cascades may come in **groups** that a batch should hold whole, with keys in the order the batch's rows are
+stored in: the influence measure's batches each rewrite the daily aggregates of every (publisher, day) pair they
+touch. With ``groups`` the planner packs whole groups in key order and closes a batch when the next group does
+not fit; only a group bigger than a batch is cut, into consecutive batches. Two consecutive batches then hold more
+than one batch's target between them, a pair's daily rows are written by one batch, and a batch's rows are one
+contiguous range of the aggregates' unique index (publisher first), so that writing them touches about as many
+index pages as they fill, however large the index; taken by cascade size, every batch of a 10M-retweet run wrote
+its 1M daily rows all over a 951 MB index (``benchmarks/data_layer.md``).
 
 :func:`simulate` replays that schedule for given costs; the tests use it to check the balance with N simulated
 workers on heavy-tailed cascade sizes. Pure Python: the web side (``monitor.algorithms.influence``) calls it.
@@ -50,9 +52,9 @@ def plan_batches(
     but at least ``min_nodes``, so that every worker has work until near the end. Cascades are taken largest
     first (ties by key) and the batches come out in decreasing size: the order to queue them in.
 
-    ``groups`` (key -> group, every key of ``sizes``) keeps each group's cascades in one batch unless the
-    group alone exceeds a batch's target: groups are taken largest first (ties by their first key), each
-    group's cascades largest first."""
+    ``groups`` (key -> group, every key of ``sizes``; groups comparable with each other, such as tuples of
+    numbers) keeps each group's cascades in one batch unless the group alone exceeds a batch's target: groups
+    are taken in their order, each group's cascades largest first."""
     if budget < 1:
         raise ValueError(f"budget: at least 1 participant per batch, got {budget}")
     if workers < 1:
@@ -93,7 +95,7 @@ def _by_load(batches: list[list[int]], loads: list[int]) -> list[list[int]]:
 def _pack_groups(
     sizes: Mapping[int, int], order: list[int], groups: Mapping[int, Hashable], target: int
 ) -> tuple[list[list[int]], list[int]]:
-    """Next fit over whole groups (largest first): a batch closes when the next group does not fit in it; a
+    """Next fit over whole groups in their order: a batch closes when the next group does not fit in it; a
     group bigger than ``target`` starts a batch and is cut into consecutive ones, its cascades largest first."""
     members: dict[Hashable, list[int]] = {}
     for key in order:  # each group's cascades keep the largest-first order
@@ -106,7 +108,11 @@ def _pack_groups(
     loads: list[int] = []
     cur: list[int] = []
     used = 0
-    for g in sorted(members, key=lambda g: (-totals[g], members[g][0])):
+    try:
+        ordered = sorted(members)
+    except TypeError as exc:
+        raise ValueError(f"groups: the groups must be comparable with each other ({exc})") from None
+    for g in ordered:
         if cur and used + totals[g] > target:
             batches.append(cur)
             loads.append(used)

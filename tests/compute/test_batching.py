@@ -102,6 +102,10 @@ def test_grouped_cascades_stay_in_one_batch_where_plain_size_order_spreads_them(
     assert all(len(b) == 1 for b in batches_of_each_group(plan, groups).values())
     loads = [sum(sizes[k] for k in b) for b in plan]
     assert max(loads) <= budget and loads == sorted(loads, reverse=True)
+    # each batch's groups are a contiguous range of the group keys: its rows one range of the aggregates' index
+    for b in plan:
+        keys = sorted({groups[k] for k in b})
+        assert keys == list(range(keys[0], keys[-1] + 1))
 
 
 def test_a_group_bigger_than_a_batch_is_cut_into_consecutive_batches_and_the_others_stay_whole():
@@ -146,3 +150,5 @@ def test_it_refuses_nonsense():
         simulate([1.0], 0)
     with pytest.raises(ValueError, match="cascade 2 has no group"):
         plan_batches({1: 1, 2: 1}, 10, groups={1: "a"})
+    with pytest.raises(ValueError, match="groups must be comparable"):
+        plan_batches({1: 1, 2: 1}, 10, groups={1: "a", 2: 3})

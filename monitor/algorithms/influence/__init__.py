@@ -1,12 +1,13 @@
-"""The influence measure as a compute-run algorithm: planning batches by (publisher, day) and cascade size,
+"""The influence measure as a compute-run algorithm: planning batches by (publisher, day) and participants,
 loading and computing a batch, storing its per-cascade influence and refreshing the daily aggregates.
 
 A run covers a set of tweets; the planner groups them into batches of about ``SPREADWATCH_BATCH_NODES``
 participants, so one task holds a bounded amount of data. A batch rewrites the daily aggregates of every
-(publisher, day) pair its tweets belong to, so the planner keeps a pair's tweets in one batch (whole pairs,
-largest first; only a pair bigger than a batch is cut). A batch loads its cascades and the follow edges among
-their participants, runs the forward and backward phases (``compute``; CPU or GPU), and in one transaction
-replaces the per-cascade influence of its tweets and recomputes the daily aggregates of its pairs.
+(publisher, day) pair its tweets belong to, so the planner keeps a pair's tweets in one batch and gives each batch
+a contiguous range of pairs in the aggregates' key order (only a pair bigger than a batch is cut). A batch
+loads its cascades and the follow edges among their participants, runs the forward and backward phases
+(``compute``; CPU or GPU), and in one transaction replaces the per-cascade influence of its tweets and
+recomputes the daily aggregates of its pairs.
 Running a batch twice gives the same rows once: rows are replaced, not added (the runner skips a batch that is
 already done under a row lock: ``monitor.services.runs``).
 
@@ -129,7 +130,7 @@ class Influence(Algorithm):
 
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
         # a batch rewrites the daily aggregates of every (publisher, day) pair its tweets belong to: a pair's
-        # tweets go in one batch, so that a run rewrites each daily row once, not once per batch
+        # tweets go in one batch, and a batch's pairs are a contiguous range of the aggregates' unique index
         sizes, pairs = _planned_cascades(tweet_pks) if tweet_pks else ({}, {})
         return [
             PlannedBatch(tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))

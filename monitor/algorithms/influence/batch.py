@@ -4,6 +4,7 @@ and computing them in groups (CPU or GPU), split in halves where a GPU runs out 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import time
 from collections import OrderedDict
@@ -50,9 +51,10 @@ log = logging.getLogger(__name__)
 # --- planning ------------------------------------------------------------------------------------------------
 
 
-def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, tuple[int, object]]]:
-    """Participants per tweet pk, and each tweet's (publisher, UTC day): the daily aggregates' pair that a batch
-    holding the tweet rewrites, so that the planner keeps a pair's tweets in one batch."""
+def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
+    """Participants per tweet pk, and each tweet's (publisher, UTC day as an ordinal): the daily aggregates' pair
+    that a batch holding the tweet rewrites, in the order of their unique index, so that the planner gives each
+    batch whole pairs and one contiguous range of that index (``compute.batching``)."""
     d = dialect()
     with connection.cursor() as cur:
         tmp = _stage_ids(cur, "plan", tweet_pks)
@@ -62,10 +64,14 @@ def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, t
                 GROUP BY p.id, t.author_id, t.created_at"""
         )
         sizes: dict[int, int] = {}
-        pairs: dict[int, tuple[int, object]] = {}
+        pairs: dict[int, tuple[int, int]] = {}
         for pk, author, day, n in cur.fetchall():
             sizes[int(pk)] = int(n)
-            pairs[int(pk)] = (int(author), day)
+            # SQLite gives the day as text: both read as one ordinal, comparable with the others
+            pairs[int(pk)] = (
+                int(author),
+                (day if isinstance(day, dt.date) else dt.date.fromisoformat(day)).toordinal(),
+            )
         cur.execute(f"DROP TABLE IF EXISTS {tmp}")
     return sizes, pairs
 
