@@ -374,7 +374,9 @@ def copy_out(
     return out
 
 
-def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int, *, committed: bool = False) -> bool:
+def analyze_after_bulk_write(
+    cursor, tables: Sequence[str], rows: int, *, committed: bool = False, changed: bool = False
+) -> bool:
     """Refresh the planner's statistics of those of ``tables`` that have grown past them, counting the ``rows``
     this transaction adds; PostgreSQL only; returns whether any was analysed. A write that added no rows checks
     nothing, unless ``committed``: a check after the commit, whose rows the server counts itself (a stream
@@ -391,20 +393,34 @@ def analyze_after_bulk_write(cursor, tables: Sequence[str], rows: int, *, commit
     workspace analyses what it wrote, as before; and a live stream, whose micro-batches each rewrite 40-90K
     rows of the same cascades but add a few thousand, analyses once its tables have grown by a tenth, not at
     every micro-batch (0.4 s each time, ``benchmarks/stream_web.md``). Between two ANALYZEs the planner scales
-    the row counts by the tables' pages on its own; what goes stale is only the distribution of values."""
+    the row counts by the tables' pages on its own; what goes stale is only the distribution of values.
+
+    ``changed``: the ``rows`` were updated in place (a compute batch's tweets, from pending to computed), so the
+    tables do not grow; they count as stale when the rows changed since their last ANALYZE (the server's count of
+    the committed ones, plus ``rows``) reach a tenth of them, and at least ``SPREADWATCH_ANALYZE_MIN_ROWS`` / 10.
+    Left stale, the statistics of the 10M benchmark's tweets said almost none was computed, and a join filtered
+    on it took 113 s instead of 0.2 s (``benchmarks/data_layer.md``)."""
     from django.conf import settings
 
     floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
     if connection.vendor != "postgresql" or (rows <= 0 and not committed):
         return False
-    cursor.execute(
-        # the statistics function, not the pg_stat_user_tables view (0.6 ms against 7 ms: the view sums over
-        # every table's indexes)
-        """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid)
-           FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
-        [list(tables)],
-    )
-    stale = [name for name, seen, live in cursor.fetchall() if live + rows - seen >= max(floor, 0.1 * seen)]
+    if changed:
+        cursor.execute(
+            """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_mod_since_analyze(c.oid)
+               FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
+            [list(tables)],
+        )
+        stale = [name for name, seen, mods in cursor.fetchall() if mods + rows >= max(floor / 10, 0.1 * seen)]
+    else:
+        cursor.execute(
+            # the statistics function, not the pg_stat_user_tables view (0.6 ms against 7 ms: the view sums over
+            # every table's indexes)
+            """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid)
+               FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
+            [list(tables)],
+        )
+        stale = [name for name, seen, live in cursor.fetchall() if live + rows - seen >= max(floor, 0.1 * seen)]
     if stale:
         cursor.execute("ANALYZE " + ", ".join(sorted(stale)))
     return bool(stale)

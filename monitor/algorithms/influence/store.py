@@ -108,6 +108,8 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             later(tables, added)
         else:
             analyze_after_bulk_write(cur, tables, added)
+            # the tweets' statuses went from pending to computed: the pages filter on them
+            analyze_after_bulk_write(cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True)
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:
@@ -437,10 +439,9 @@ def _refresh_aggregates_in_engine(
             cur,
             f"""SELECT ci.publisher_id, ci.account_id, {_DAY_NUMBER.format(col="ci.day")},
                     ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
-                FROM {touched} k JOIN monitor_tweet t ON t.author_id = k.publisher
-                    AND (t.created_at AT TIME ZONE 'UTC')::date = k.day
+                FROM {touched} k JOIN monitor_tweet t ON {_PAIR_TWEETS}
                 JOIN monitor_cascadeinfluence ci ON ci.tweet_id = t.id
-                WHERE t.workspace_id = %s AND t.id NOT IN (SELECT id FROM {batch_table})""",
+                WHERE t.id NOT IN (SELECT id FROM {batch_table})""",
             [ws],
             [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
@@ -467,17 +468,28 @@ def _refresh_aggregates_in_engine(
             WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
         [ws],
     )
+    # the computed tweets counted by FILTER, not in the join's WHERE: statistics taken while the tweets were pending
+    # say almost none is computed, and with that estimate the planner joined every tweet against every pair by a
+    # nested loop (113 s in one batch of the 10M benchmark, benchmarks/data_layer.md)
     cur.execute(
         f"""INSERT INTO monitor_publisherday (workspace_id, publisher_id, day, label, tweets, reach)
-            SELECT %s, t.author_id, (t.created_at AT TIME ZONE 'UTC')::date, t.label, COUNT(*),
-                COALESCE(SUM(t.reach), 0)
-            FROM {touched} k JOIN monitor_tweet t ON t.author_id = k.publisher
-                AND (t.created_at AT TIME ZONE 'UTC')::date = k.day
-            WHERE t.workspace_id = %s AND t.compute_status = 'computed'
-            GROUP BY t.author_id, (t.created_at AT TIME ZONE 'UTC')::date, t.label""",
+            SELECT %s, g.author_id, g.day, g.label, g.tweets, g.reach FROM (
+                SELECT t.author_id, (t.created_at AT TIME ZONE 'UTC')::date AS day, t.label,
+                    COUNT(*) FILTER (WHERE t.compute_status = 'computed') AS tweets,
+                    COALESCE(SUM(t.reach) FILTER (WHERE t.compute_status = 'computed'), 0) AS reach
+                FROM {touched} k JOIN monitor_tweet t ON {_PAIR_TWEETS}
+                GROUP BY 1, 2, 3) g
+            WHERE g.tweets > 0""",
         [ws, ws],
     )
     return None
+
+
+#: the tweets of the touched pair ``k`` (publisher, UTC day) as a range of the (workspace, author, created_at) index,
+#: not a cast of every tweet's time: one parameter, the workspace
+_PAIR_TWEETS = """t.workspace_id = %s AND t.author_id = k.publisher
+    AND t.created_at >= (k.day::timestamp AT TIME ZONE 'UTC')
+    AND t.created_at < ((k.day + 1)::timestamp AT TIME ZONE 'UTC')"""
 
 
 def _copy_daily(cur, ws: int, pub, day, lab, acc, influence, cascades) -> None:

@@ -3,6 +3,8 @@ units, stored spreading edges, a GPU that runs out of memory."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from compute.backends import is_device_oom
 from monitor import selectors, services
 from monitor.algorithms import influence
 from monitor.algorithms.influence import plan_batches
-from monitor.models import CascadeInfluence, ComputeRun, DailyInfluence, Tweet
+from monitor.models import CascadeInfluence, ComputeRun, DailyInfluence, PublisherDay, Tweet
 from monitor.services import runs
 from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
 
@@ -91,6 +93,20 @@ def test_a_runs_batches_hold_whole_publisher_days_and_store_what_one_batch_does(
     assert all(len(batches) == 1 for batches in where.values()), f"pairs spread over several batches: {where}"
     # each batch rewrites its pairs' daily rows from all of their cascades: the same rows as one batch
     assert _daily(ws_b) == _daily(ws_a) and _daily(ws_a)
+
+
+def test_a_publishers_day_totals_count_its_computed_tweets_only(ws_a, import_files, run_tasks, tmp_path):
+    import_files(ws_a, _collection(tmp_path))
+    day = dt.date(2020, 3, 1)
+    pair = Tweet.objects.filter(workspace=ws_a, author__twitter_id=0, created_at__date=day).order_by("pk")
+    assert pair.count() == 6
+    first, pending = pair[0], pair[1]
+    Tweet.objects.filter(pk=pending.pk).update(compute_status="pending", reach=None)
+    run_tasks(services.compute_run_start, workspace=ws_a, tweet_pks=[first.pk], backend="cpu")
+    totals = PublisherDay.objects.filter(workspace=ws_a, publisher=first.author, day=day)
+    assert sum(totals.values_list("tweets", flat=True)) == 5  # the pending tweet is not counted
+    computed = pair.filter(compute_status="computed")
+    assert sum(totals.values_list("reach", flat=True)) == pytest.approx(sum(t.reach for t in computed))
 
 
 def test_it_recomputes_the_whole_workspace_with_another_orphan_policy(ws_a, import_files, run_tasks):
