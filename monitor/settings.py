@@ -291,6 +291,10 @@ SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # SPREADWATCH_WARM_REST) the pages of this many top accounts, the explorer of this many largest cascades, then the
 # rankings' variants
 SPREADWATCH_WARM_SECONDS = env_int("SPREADWATCH_WARM_SECONDS", 30)
+# an account page computes its who-amplifies-whom panels when it opens (exact method, a run's defaults; cached per
+# data version) if the workspace's follower graph has at most this many follows: the exact method's work grows with
+# them (benchmarks/wtf_on_open.md). Beyond it, or at 0, the panels wait for a run as before (docs/wtf.md)
+SPREADWATCH_WTF_ON_OPEN_EDGES = max(0, env_int("SPREADWATCH_WTF_ON_OPEN_EDGES", 3_000_000))
 SPREADWATCH_WARM_PUBLISHERS = env_int("SPREADWATCH_WARM_PUBLISHERS", 10)
 SPREADWATCH_WARM_ACCOUNTS = env_int("SPREADWATCH_WARM_ACCOUNTS", 20)
 SPREADWATCH_WARM_CASCADES = env_int("SPREADWATCH_WARM_CASCADES", 10)

@@ -59,9 +59,11 @@ __all__ = [
     "RUN_DIRECTIONS",
     "SEEDS_PER_BATCH",
     "LoadedGraph",
+    "OnOpen",
     "SeedResult",
     "Wtf",
     "WtfBatchResult",
+    "compute_on_open",
     "load_graph",
 ]
 
@@ -125,6 +127,73 @@ def _fingerprint(g) -> str:
     for a in (g.ids, g.indptr, g.indices):
         h.update(np.ascontiguousarray(a, dtype="<i8").tobytes())
     return h.hexdigest()
+
+
+# --- one account's panels, computed when its page opens ----------------------------------------------------------
+
+
+@dataclass
+class OnOpen:
+    """One seed's results in each direction computed now (:func:`compute_on_open`), or ``results`` None when the
+    graph has more follows than ``max_edges`` (``n_edges`` is then ``max_edges + 1``: not counted further)."""
+
+    n_nodes: int
+    n_edges: int
+    fingerprint: str
+    results: dict[str, SeedResult] | None
+    seconds: float = 0.0
+
+
+def compute_on_open(ws: Workspace, account: Account, *, max_edges: int) -> OnOpen:
+    """``account``'s results in both directions, with a run's defaults (circle, K, iteration cap) and the exact
+    method on the CPU, when the workspace's follower graph has at most ``max_edges`` follows (the page's budget:
+    the exact method's work grows with the follows, ~0.1 s per direction and million follows here). A read: the
+    account page shows them without a run and keeps them only in the data-version cache."""
+    t = time.perf_counter()
+    n_edges = _follows_up_to(ws, max_edges)
+    if n_edges > max_edges:  # before reading the graph: its fingerprint alone reads every follow
+        return OnOpen(n_nodes=0, n_edges=n_edges, fingerprint="", results=None)
+    loaded = load_graph(ws)
+    g = loaded.graph
+    out = OnOpen(n_nodes=g.n_nodes, n_edges=g.n_edges, fingerprint=loaded.fingerprint, results=None)
+    from compute.algorithms.wtf import wtf
+
+    out.results = {}
+    idx = g.index_of(np.asarray([account.pk], dtype=np.int64))
+    for direction in DIRECTIONS:
+        if idx[0] < 0:
+            out.results[direction] = SeedResult(seed=account.pk, direction=direction, in_graph=False)
+            continue
+        (rec,) = wtf(
+            g,
+            idx,
+            direction=direction,
+            circle=DEFAULT_CIRCLE,
+            top=DEFAULT_TOP,
+            max_iter=DEFAULT_MAX_ITER,
+            backend="cpu",
+        )
+        out.results[direction] = _seed_result(rec, g, direction)
+    out.seconds = time.perf_counter() - t
+    return out
+
+
+def _follows_up_to(ws: Workspace, most: int) -> int:
+    """The workspace's follows, or ``most + 1`` where there are more: read from this machine's graph file of the
+    current version (mapped: free), else counted from the rows, stopping after ``most + 1``, so that a page never
+    pays for more than its budget of follows."""
+    from django.db import connection
+
+    from ..graph_files import follows_token, load
+
+    with connection.cursor() as cur:
+        csr = load(ws.pk, follows_token(cur, ws.pk))
+        if csr is not None:
+            return min(csr.n_edges, most + 1)
+        cur.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM monitor_follow WHERE workspace_id = %s LIMIT %s) f", [ws.pk, most + 1]
+        )
+        return int(cur.fetchone()[0])
 
 
 # --- the result of one batch -------------------------------------------------------------------------------------

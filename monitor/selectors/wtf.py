@@ -10,7 +10,12 @@ column. Which runs are going, and their progress, is read fresh every time.
 
 from __future__ import annotations
 
+import logging
+from typing import NamedTuple
+
+from django.conf import settings
 from django.db.models import Max
+from django.utils import timezone
 
 from ..cache import cached
 from ..models import Account, CascadeInfluence, ComputeBatch, ComputeRun, Workspace, WtfEntry, WtfResult
@@ -26,6 +31,8 @@ __all__ = [
     "wtf_watchlist_publishers",
     "wtf_watchlist_rule",
 ]
+
+log = logging.getLogger(__name__)
 
 #: the account page's two panels: (key, direction, list)
 PANELS = (("lookalikes", "follows", "similarity"), ("amplifiers", "followers", "relevance"))
@@ -88,19 +95,89 @@ def _account_panel_rows(ws: Workspace, account: Account, marker: str) -> dict:
     return out
 
 
-def wtf_account(ws: Workspace, account: Account) -> dict:
+def wtf_account(ws: Workspace, account: Account, *, on_open: bool = True) -> dict:
     """The account page's two panels — ``lookalikes`` (similar accounts, walking the accounts it follows) and
     ``amplifiers`` (relevant accounts, walking its followers) — each ``{"result": WtfResult | None, "rows": [...],
     "previous": bool}`` from the newest result of that direction, and ``run``: a run computing this account now,
     if any. ``previous`` is true when ``run`` is going and the panel still shows an earlier run's result (each row
-    has ``relative``: its score over the first row's)."""
+    has ``relative``: its score over the first row's).
+
+    A direction without a stored result is computed when the page opens (``on_open``), if the workspace's
+    follower graph is within ``SPREADWATCH_WTF_ON_OPEN_EDGES`` follows: its ``result`` is then an unsaved
+    ``WtfResult`` (``pk`` None, no run), kept in the data-version cache. ``on_open`` says what happened:
+    ``{"edges", "budget", "computed"}`` (``edges``: the graph's follows, counted up to ``budget + 1``), or None
+    when every panel had a stored result or ``on_open`` is false."""
     panels = _account_panel_rows(ws, account, wtf_marker(ws))
     run = wtf_active_run(ws, account=account)
-    out: dict = {"run": run}
+    out: dict = {"run": run, "on_open": None}
+    missing = [key for key, panel in panels.items() if panel["result"] is None]
+    budget = int(settings.SPREADWATCH_WTF_ON_OPEN_EDGES)
+    if missing and on_open and budget > 0:
+        now = _panels_on_open(ws, account, budget)
+        out["on_open"] = {"edges": now["edges"], "budget": budget, "computed": now["panels"] is not None}
+        if now["panels"] is not None:
+            panels = panels | {key: now["panels"][key] for key in missing}
     for key, panel in panels.items():
         r = panel["result"]
         out[key] = panel | {"previous": run is not None and r is not None and r.run_id != run.pk}
     return out
+
+
+@cached
+def _panels_on_open(ws: Workspace, account: Account, budget: int) -> dict:
+    """Both panels computed now (:func:`monitor.algorithms.wtf.compute_on_open`): ``{"edges": follows of the
+    graph, "panels": {key: {"result", "rows"}} or None beyond the budget}``, once per data version."""
+    from ..algorithms.wtf import DEFAULT_CIRCLE, DEFAULT_MAX_ITER, DEFAULT_TOP, compute_on_open
+
+    got = compute_on_open(ws, account, max_edges=budget)
+    if got.results is None:
+        return {"edges": got.n_edges, "panels": None}
+    listed = {int(a) for r in got.results.values() for accounts, _, _ in r.lists.values() for a in accounts.tolist()}
+    names = {a.pk: a for a in Account.objects.filter(pk__in=listed).only("pk", "twitter_id", "screen_name")}
+    computed_at = timezone.now()
+    panels = {}
+    for key, direction, name in PANELS:
+        s = got.results[direction]
+        result = WtfResult(
+            workspace=ws,
+            seed=account,
+            direction=direction,
+            circle=DEFAULT_CIRCLE,
+            top=DEFAULT_TOP,
+            in_graph=s.in_graph,
+            circle_size=s.circle_size,
+            ppr_iterations=s.ppr_iterations,
+            ppr_converged=s.ppr_converged,
+            money_iterations=s.money_iterations,
+            money_converged=s.money_converged,
+            max_iter=DEFAULT_MAX_ITER,
+            n_nodes=got.n_nodes,
+            n_edges=got.n_edges,
+            fingerprint=got.fingerprint,
+            backend="cpu",
+            computed_at=computed_at,
+        )
+        accounts, scores, ppr = s.lists.get(name, ((), (), ()))
+        entries = [
+            _Entry(rank, names[int(a)], float(sc), float(pr))
+            for rank, (a, sc, pr) in enumerate(zip(list(accounts), list(scores), list(ppr), strict=True), start=1)
+        ]
+        panels[key] = {"result": result, "rows": _rows(entries)}
+    log.info("wtf: account %s's panels computed on open in %.3f s (%d follows)", account.pk, got.seconds, got.n_edges)
+    return {"edges": got.n_edges, "panels": panels}
+
+
+class _Entry(NamedTuple):
+    """A row computed on open, shaped as a stored ``WtfEntry`` for :func:`_rows`."""
+
+    rank: int
+    account: Account
+    score: float
+    ppr: float
+
+    @property
+    def account_id(self) -> int:
+        return self.account.pk
 
 
 @cached

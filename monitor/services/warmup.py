@@ -242,7 +242,7 @@ def _rest_reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
             lambda a=a: (
                 selectors.account_summary(ws, a),
                 selectors.account_amplification(ws, a),
-                selectors.wtf_account(ws, a),
+                selectors.wtf_account(ws, a, on_open=False),  # computing the panels is the page's to pay
             ),
         )
     for t in _largest_cascades(ws, settings.SPREADWATCH_WARM_CASCADES):

@@ -80,7 +80,10 @@ def test_the_network_form_updates_its_estimate_with_samples(page, login, loaded,
 
 
 @pytest.mark.parametrize("width", [1440, 390])
-def test_an_account_s_wtf_form_shows_its_estimate_and_the_run_page_estimate_beside_actual(page, login, loaded, width):
+def test_an_account_s_wtf_form_shows_its_estimate_and_the_run_page_estimate_beside_actual(
+    page, login, loaded, width, settings
+):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 0  # the form as it reads before any list: "Compute look-alikes ..."
     login()
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"/w/{loaded.slug}/accounts/102/")

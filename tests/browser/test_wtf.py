@@ -13,6 +13,7 @@ b's watch list; d starts spreading b with the second upload."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -25,6 +26,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = {"wide": (1440, 900), "phone": (390, 844)}
 D_DAY_1 = "1001,1000,104,2020-01-01T00:00:01Z,8,d"
 D_DAY_2 = "2005,2000,104,2020-01-02T00:00:05Z,8,d"
+
+
+@pytest.fixture(autouse=True)
+def stored_only(settings):
+    """Most tests here follow the lists a run stores: computing them when a page opens is off, except in the tests
+    of that, which turn it on."""
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 0
 
 
 def two_uploads(tmp_path):
@@ -118,6 +126,22 @@ def test_it_computes_the_panels_and_alerts_when_a_watched_account_starts_spreadi
     page.goto(f"/w/{ws_a.slug}/publishers/102/")
     expect(page.locator("#watchlist")).to_contain_text("Every account on the list already spreads @b")
     expect(page.locator("#watchlist details.wtf-already summary")).to_have_text("2 already spread @b: show")
+
+
+def test_a_cold_workspace_s_account_page_opens_with_both_panels_filled_within_2_s(page, login, ws_a, settings):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 3_000_000  # the default
+    login()
+    upload(page, ws_a.slug, [THESIS / "tweets.csv", THESIS / "follows.csv"])  # its warm-up leaves the panels cold
+    t = time.perf_counter()
+    page.goto(f"/w/{ws_a.slug}/accounts/101/")  # a: walking its followers, d and e are its likely next amplifiers
+    amplifiers = page.locator("#wtf-amplifiers")
+    expect(amplifiers.get_by_role("link", name="@d")).to_be_visible(timeout=2_000)
+    expect(amplifiers.get_by_role("link", name="@e")).to_be_visible(timeout=1)
+    expect(page.locator("#wtf-lookalikes .wtf-on-open")).to_have_text("when this page was first opened", timeout=1)
+    assert time.perf_counter() - t < 2.0
+    expect(page.locator("#wtf .wtf-progress")).to_have_count(0)
+    expect(page.locator("#wtf").get_by_role("button", name="Store both lists with a run")).to_be_enabled()
+    look(page, "wtf-account-on-open", "#wtf")
 
 
 def test_the_panels_follow_a_run_going_and_show_its_lists_when_it_ends(page, login, ws_a, monkeypatch):

@@ -28,6 +28,13 @@ def thesis(ws_a, import_files):
     return ws_a
 
 
+@pytest.fixture(autouse=True)
+def stored_only(settings):
+    """Most tests here follow the lists a run stores: computing them when a page opens is off, except in the tests
+    of that, which turn it on."""
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 0
+
+
 def _account(client, ws, twitter_id: int):
     r = client.get(reverse("account", kwargs={"ws": ws.slug, "twitter_id": twitter_id}))
     assert r.status_code == 200
@@ -48,6 +55,30 @@ def test_it_offers_to_compute_both_panels_on_every_account_page(client, alice, t
     assert reverse("wtf-docs", kwargs={"ws": thesis.slug}) in page
     assert "Compute look-alikes and likely next amplifiers" in page
     assert "data-progress-url" not in page
+
+
+def test_an_account_page_opens_with_both_lists_computed_and_offers_to_store_them_with_a_run(
+    client, alice, thesis, settings
+):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
+    client.force_login(alice)
+    r = client.get(reverse("account", kwargs={"ws": thesis.slug, "twitter_id": 101}))  # a
+    page = r.content.decode()
+    assert "Not computed yet." not in page and "data-progress-url" not in page
+    assert page.count("when this page was first opened</span> (exact method") == 2
+    assert {e["screen_name"] for e in r.context["wtf"]["amplifiers"]["rows"]} == {"d", "e"}
+    assert "Store both lists with a run" in page
+    assert 'class="downloads"' not in page  # the downloads are of stored lists: none yet
+    assert not ComputeRun.objects.filter(algorithm="wtf").exists()
+
+
+def test_beyond_the_budget_an_account_page_says_why_its_lists_wait_for_a_run(client, alice, thesis, settings):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 3
+    client.force_login(alice)
+    page = _account(client, thesis, 105)
+    assert page.count("Not computed yet.") == 2
+    assert "This workspace's follower graph has more than 3 follows, the most for which a page computes" in page
+    assert "Compute look-alikes and likely next amplifiers" in page
 
 
 def test_it_computes_an_accounts_lists_and_shows_them_with_their_parameters(client, alice, thesis, run_tasks):

@@ -17,6 +17,12 @@ from monitor.models import Account, ComputeBatch, ComputeRun, WtfEntry, WtfResul
 from tests.webapp import THESIS
 
 
+@pytest.fixture(autouse=True)
+def stored_only(settings):
+    """The panels of stored results alone: computing them when a page opens is off, except where a test turns it on."""
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 0
+
+
 @pytest.fixture
 def thesis(ws_a, import_files):
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
@@ -82,6 +88,7 @@ def test_the_panels_read_the_newest_result_of_each_direction_in_rank_order(thesi
         "lookalikes": {"result": None, "rows": [], "previous": False},
         "amplifiers": {"result": None, "rows": [], "previous": False},
         "run": None,
+        "on_open": None,
     }
 
 
@@ -247,3 +254,95 @@ def test_a_watch_list_the_previous_code_cached_is_not_read(thesis, settings):
     cached(_watchlist)(thesis, b, run, wtf_marker(thesis))
     wl = selectors.wtf_watchlist(thesis, b)
     assert [r["screen_name"] for r in wl["new"]] == ["z"] and [r["screen_name"] for r in wl["already"]] == ["d"]
+
+
+# --- the panels computed when the page opens ---------------------------------------------------------------------
+
+
+def _lists(panels: dict) -> dict:
+    return {
+        k: [(r["screen_name"], r["rank"], r["score"], r["ppr"]) for r in panels[k]["rows"]]
+        for k in ("lookalikes", "amplifiers")
+    }
+
+
+def test_panels_without_a_stored_result_are_computed_when_the_page_opens_as_a_run_with_the_defaults_stores(
+    thesis, settings, run_tasks
+):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
+    e = acc(thesis, "e")
+    now = selectors.wtf_account(thesis, e)
+    follows = len((THESIS / "follows.csv").read_text().splitlines()) - 1
+    assert now["on_open"] == {"edges": follows, "budget": 1_000, "computed": True}
+    for key, direction in (("lookalikes", "follows"), ("amplifiers", "followers")):
+        r = now[key]["result"]
+        assert r.pk is None and r.run_id is None and r.direction == direction and r.in_graph
+        assert (r.circle, r.top, r.max_iter, r.n_edges) == (1000, 20, 100, follows)
+    assert [r["screen_name"] for r in now["lookalikes"]["rows"]] == ["a"]
+    assert now["amplifiers"]["rows"] == []  # nobody follows e's followers' circle without following e already
+
+    run = run_tasks(
+        services.compute_run_start, workspace=thesis, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]}
+    )
+    stored = selectors.wtf_account(thesis, e)
+    assert stored["on_open"] is None and stored["lookalikes"]["result"].run_id == run.pk
+    assert _lists(stored) == _lists(now)
+    # a's amplifiers, computed on open: d and e follow a's followers b and c
+    amplifiers = selectors.wtf_account(thesis, acc(thesis, "a"))["amplifiers"]["rows"]
+    assert {r["screen_name"] for r in amplifiers} == {"d", "e"}
+
+
+def test_a_panel_computed_on_open_is_computed_once_per_data_version(thesis, settings, monkeypatch):
+    from monitor.algorithms import wtf
+
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    calls = []
+    real = wtf.compute_on_open
+    monkeypatch.setattr(wtf, "compute_on_open", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    e = acc(thesis, "e")
+    first = selectors.wtf_account(thesis, e)
+    assert _lists(selectors.wtf_account(thesis, e)) == _lists(first) and len(calls) == 1
+    from monitor.cache import bump_data_version
+
+    bump_data_version(thesis.pk)  # an import or a run: the follower graph may have changed
+    selectors.wtf_account(thesis, e)
+    assert len(calls) == 2
+
+
+def test_beyond_the_budget_the_panels_wait_for_a_run_and_say_why(thesis, settings):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 3  # the worked example has 8 follows: counted up to 4
+    p = selectors.wtf_account(thesis, acc(thesis, "e"))
+    assert p["on_open"] == {"edges": 4, "budget": 3, "computed": False}
+    assert p["lookalikes"] == p["amplifiers"] == {"result": None, "rows": [], "previous": False}
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 0  # off: nothing said either
+    assert selectors.wtf_account(thesis, acc(thesis, "e"))["on_open"] is None
+
+
+def test_a_stored_result_is_shown_as_stored_and_only_the_other_direction_is_computed_on_open(thesis, settings):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
+    b, e = acc(thesis, "b"), acc(thesis, "e")
+    stored = result(thesis, e, "follows", {"similarity": [(b, 0.7)]})
+    p = selectors.wtf_account(thesis, e)
+    assert p["lookalikes"]["result"] == stored and [r["screen_name"] for r in p["lookalikes"]["rows"]] == ["b"]
+    assert p["amplifiers"]["result"].pk is None and p["on_open"]["computed"]
+
+
+def test_an_account_outside_the_follower_graph_gets_panels_that_say_so(thesis, settings):
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
+    outsider = Account.objects.create(workspace=thesis, twitter_id=999, screen_name="z")
+    p = selectors.wtf_account(thesis, outsider)
+    assert p["lookalikes"]["result"].in_graph is False and p["amplifiers"]["result"].in_graph is False
+    assert p["lookalikes"]["rows"] == p["amplifiers"]["rows"] == []
+
+
+def test_without_the_graph_file_the_budget_counts_the_rows_and_a_page_never_builds_a_bigger_graph(
+    thesis, settings, monkeypatch
+):
+    from monitor import graph_files
+    from monitor.algorithms import wtf
+
+    monkeypatch.setattr(graph_files, "load", lambda ws, token: None)  # this machine has no copy of the graph
+    monkeypatch.setattr(wtf, "load_graph", lambda ws: pytest.fail("a graph over the budget was read"))
+    settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 7
+    assert selectors.wtf_account(thesis, acc(thesis, "e"))["on_open"] == {"edges": 8, "budget": 7, "computed": False}
