@@ -34,8 +34,8 @@ def main() -> int:
     args = ap.parse_args()
 
     import numba
-
     from _setup import twitter_graph
+
     from compute.algorithms.wtf import wtf
 
     rows: list[dict] = []
@@ -54,7 +54,7 @@ def main() -> int:
             "top-degree": np.argsort(-out_deg, kind="stable")[: args.seeds],
         }
 
-        def page(i: int) -> float:
+        def page(i: int, g=g) -> float:
             t = time.perf_counter()
             for direction in ("follows", "followers"):
                 wtf(g, np.asarray([i]), direction=direction, circle=1000, top=20, max_iter=100, backend="cpu")

@@ -1,4 +1,4 @@
-"""``python -m compute``: rank, network, wtf, influence-max, generate, bench.
+"""``python -m compute``: rank, network, wtf, influence-max, coordination, stream, generate, bench.
 
 Exit codes: 0 success, 2 bad input or usage (the message names the file, line and field), 1 anything else.
 """
@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from .cli_coordination import coordination
 from .cli_network import network
 from .progress import Progress
 
@@ -29,6 +30,13 @@ NETWORK_ANALYSES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .algorithms.coordination import (
+        COORDINATION_METHODS,
+        DEFAULT_MIN_COUNT,
+        DEFAULT_MIN_RETWEETS,
+        DEFAULT_THRESHOLD,
+        DEFAULT_WINDOW,
+    )
     from .formats.registry import AUTO, FORMATS  # here: the formats pull in numba, which `import compute.cli` need not
     from .graphs import DEFAULT_BETWEENNESS_SAMPLES
     from .results import DEFAULT_EPSILON, DEFAULT_WALKS, WTF_METHODS
@@ -145,6 +153,29 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--output", choices=("table", "json"), default="table")
     w.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+    c = sub.add_parser(
+        "coordination",
+        help="coordinated accounts: pairs that retweet the same tweets (co-retweet or similarity) and their clusters",
+        description="Every edge between coordinated accounts (docs/coordination.md): JSON rows {a, b, weight, "
+        "cluster} with a < b as strings, sorted by weight descending then ids; clusters numbered by size.",
+    )
+    c.add_argument("inputs", nargs="+", metavar="INPUT", help="tweet files (retweets with their times)")
+    c.add_argument("--format", choices=(AUTO, *FORMATS), default=AUTO, help="input format (default: detect)")
+    c.add_argument("--method", choices=COORDINATION_METHODS, default="co-retweet")
+    c.add_argument("--window", type=float, default=DEFAULT_WINDOW, metavar="SECONDS",
+                   help=f"co-retweet: first retweets at most this far apart (default {DEFAULT_WINDOW:g})")  # fmt: skip
+    c.add_argument("--min-count", type=int, default=DEFAULT_MIN_COUNT, metavar="N",
+                   help=f"co-retweet: an edge from N shared tweets (default {DEFAULT_MIN_COUNT})")  # fmt: skip
+    c.add_argument("--min-retweets", type=int, default=DEFAULT_MIN_RETWEETS, metavar="N",
+                   help=f"similarity: accounts with N tweets retweeted or more (default {DEFAULT_MIN_RETWEETS})",
+                   )  # fmt: skip
+    c.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="COS",
+                   help=f"similarity: an edge from this cosine (default {DEFAULT_THRESHOLD:g})")  # fmt: skip
+    c.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    c.add_argument("--top", type=int, default=50, metavar="N", help="table: clusters and edges shown (0: all)")
+    c.add_argument("--output", choices=("table", "json"), default="table")
+    c.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
     s = sub.add_parser(
         "stream",
         help="replay a collection as a stream of micro-batches and check the result against batch (docs/stream.md)",
@@ -215,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             "network": network,
             "wtf": _wtf,
             "influence-max": _influence_max,
+            "coordination": coordination,
             "stream": _stream,
             "generate": _generate,
             "bench": _bench,

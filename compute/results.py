@@ -440,3 +440,150 @@ def recommendations(
         similarity_score=sim[1],
         similarity_ppr=sim[2],
     )
+
+
+# --- coordinated accounts (compute.algorithms.coordination; docs/coordination.md) --------------------------------
+
+__all__ += [
+    "COORDINATION_METHODS",
+    "Coordination",
+    "check_coordination",
+    "coordination_edges",
+    "first_retweets",
+    "number_clusters",
+]
+
+COORDINATION_METHODS = ("co-retweet", "similarity")
+DEFAULT_WINDOW = 60.0
+DEFAULT_MIN_COUNT = 2
+DEFAULT_MIN_RETWEETS = 10
+DEFAULT_THRESHOLD = 0.9
+#: a cosine this close below the threshold still makes an edge (floating-point rounding of equal vectors)
+COSINE_SLACK = 1e-12
+
+
+@dataclass
+class Coordination:
+    """Edges between coordinated accounts, one row per pair, ``a < b`` as strings, sorted by weight descending,
+    then ``a``, then ``b`` (as strings); ``cluster``: each edge's cluster (1 = the largest)."""
+
+    method: str
+    a: np.ndarray
+    b: np.ndarray
+    weight: np.ndarray
+    cluster: np.ndarray
+    params: dict = field(default_factory=dict)
+    accounts: int = 0  # accounts the method considered (co-retweet: every retweeter; similarity: those kept)
+    tweets: int = 0  # original tweets retweeted
+    pairs: int = 0  # pairs counted before the cut (co-retweet: within the window; similarity: sharing a tweet)
+    backend: str = "cpu"
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def rows(self) -> list[dict]:
+        """The JSON rows: ``{"a": "<id>", "b": "<id>", "weight": w, "cluster": k}``."""
+        w = self.weight.tolist() if self.method == "similarity" else self.weight.astype(np.int64).tolist()
+        return [
+            {"a": str(a), "b": str(b), "weight": x, "cluster": int(k)}
+            for a, b, x, k in zip(self.a.tolist(), self.b.tolist(), w, self.cluster.tolist(), strict=True)
+        ]
+
+    def clusters(self) -> list[dict]:
+        """Per cluster, in number order: ``{"cluster", "size", "edges", "members"}`` (members as strings, sorted)."""
+        out: dict[int, dict] = {}
+        for a, b, k in zip(self.a.tolist(), self.b.tolist(), self.cluster.tolist(), strict=True):
+            c = out.setdefault(int(k), {"cluster": int(k), "edges": 0, "members": set()})
+            c["edges"] += 1
+            c["members"].update((str(a), str(b)))
+        return [
+            {"cluster": k, "size": len(c["members"]), "edges": c["edges"], "members": sorted(c["members"])}
+            for k, c in sorted(out.items())
+        ]
+
+
+def check_coordination(method: str, window: float, min_count: int, min_retweets: int, threshold: float) -> None:
+    """Refuse parameters outside their meaning, naming the parameter."""
+    if method not in COORDINATION_METHODS:
+        raise ValueError(f"method: one of {', '.join(COORDINATION_METHODS)}, got {method!r}")
+    if not np.isfinite(window) or window < 0:
+        raise ValueError(f"window: seconds, at least 0, got {window}")
+    if int(min_count) != min_count or min_count < 1:
+        raise ValueError(f"min_count: a whole number of tweets, at least 1, got {min_count}")
+    if int(min_retweets) != min_retweets or min_retweets < 1:
+        raise ValueError(f"min_retweets: a whole number of tweets, at least 1, got {min_retweets}")
+    if not np.isfinite(threshold) or not 0 < threshold <= 1:
+        raise ValueError(f"threshold: a cosine in (0, 1], got {threshold}")
+
+
+def first_retweets(tweet, account, time) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each account's first retweet of each tweet, sorted by (tweet, time, account): tweet ids, account indices
+    into the returned ``users`` (their ids, sorted) and times."""
+    tweet = np.asarray(tweet, dtype=np.int64)
+    account = np.asarray(account, dtype=np.int64)
+    time = np.asarray(time, dtype=np.float64)
+    if not (len(tweet) == len(account) == len(time)):
+        raise ValueError(f"tweet, account and time differ in length: {len(tweet)}, {len(account)}, {len(time)}")
+    if len(time) and not np.isfinite(time).all():
+        raise ValueError(f"time: {int((~np.isfinite(time)).sum())} retweet(s) without a finite time")
+    users, acc = np.unique(account, return_inverse=True)
+    acc = acc.astype(np.int64)
+    order = np.lexsort((time, acc, tweet))  # stable: equal times keep the rows' order
+    tweet, acc, time = tweet[order], acc[order], time[order]
+    first = np.ones(len(tweet), bool)
+    first[1:] = (tweet[1:] != tweet[:-1]) | (acc[1:] != acc[:-1])
+    tweet, acc, time = tweet[first], acc[first], time[first]
+    order = np.lexsort((acc, time, tweet))
+    return tweet[order], acc[order], time[order], users
+
+
+def coordination_edges(
+    users: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Edges between ``users[lo]`` and ``users[hi]`` (``users``: the sorted account ids) as :class:`Coordination`
+    keeps them: weights rounded to 12 decimals, ``a < b`` as strings, sorted by weight descending then ids (as
+    strings), and each edge's cluster number. Only the accounts are turned into strings, once, to rank them; the
+    edges are ordered and clustered by those ranks (integers)."""
+    # rounded to 12 decimals: cosines equal in exact arithmetic differ in their last bits between two summation
+    # orders (the CPU's and the GPU's products), and the order of the rows must not depend on the engine
+    users = np.asarray(users, np.int64)
+    w = np.round(np.asarray(w, np.float64), 12)
+    by_name = np.argsort(users.astype(str), kind="stable")
+    rank = np.empty(len(users), np.int64)
+    rank[by_name] = np.arange(len(users))
+    ra, rb = rank[np.asarray(lo, np.int64)], rank[np.asarray(hi, np.int64)]
+    ra, rb = np.minimum(ra, rb), np.maximum(ra, rb)
+    order = np.lexsort((rb, ra, -w))
+    ra, rb, w = ra[order], rb[order], w[order]
+    return users[by_name[ra]], users[by_name[rb]], w, _clusters_of_ranks(ra, rb, len(users))
+
+
+def number_clusters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each edge's connected component, numbered 1, 2, ... by size (accounts) descending, then by the smallest
+    member as a string."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    users, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+    by_name = np.argsort(users.astype(str), kind="stable")
+    rank = np.empty(len(users), np.int64)
+    rank[by_name] = np.arange(len(users))
+    return _clusters_of_ranks(rank[inv[: len(a)]], rank[inv[len(a) :]], len(users))
+
+
+def _clusters_of_ranks(ra: np.ndarray, rb: np.ndarray, n: int) -> np.ndarray:
+    """Cluster numbers of edges between accounts given by their rank in string order (0 to ``n - 1``)."""
+    if not len(ra):
+        return np.zeros(0, np.int64)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    m = coo_matrix((np.ones(len(ra), np.int8), (ra, rb)), shape=(n, n))
+    _, comp = connected_components(m, directed=False)
+    members = np.unique(np.concatenate([ra, rb]))  # the accounts with an edge, by rank
+    size = np.bincount(comp[members], minlength=comp.max() + 1)
+    smallest = np.full(len(size), n, np.int64)
+    np.minimum.at(smallest, comp[members], members)  # the smallest rank: the smallest member as a string
+    live = np.flatnonzero(size)
+    ranked = live[np.lexsort((smallest[live], -size[live]))]
+    number = np.zeros(len(size), np.int64)
+    number[ranked] = np.arange(1, len(ranked) + 1)
+    return number[comp[ra]]
