@@ -66,65 +66,45 @@ def plan_batches(
     if workers > 1 and total:
         target = min(budget, max(min_nodes, math.ceil(total / (per_worker * workers))))
     order = sorted(sizes, key=lambda k: (-sizes[k], k))
-    if groups is not None:
-        return _by_load(*_pack_groups(sizes, order, groups, target))
-    batches: list[list[int]] = []
-    loads: list[int] = []
-    cur: list[int] = []
-    used = 0
-    for key in order:
-        n = sizes[key]
-        if cur and used + n > target:
-            batches.append(cur)
-            loads.append(used)
-            cur, used = [], 0
-        cur.append(key)
-        used += n
-    if cur:
-        batches.append(cur)
-        loads.append(used)
-    return _by_load(batches, loads)
-
-
-def _by_load(batches: list[list[int]], loads: list[int]) -> list[list[int]]:
-    """Largest first (stable: equal loads keep the order their cascades came in)."""
+    units = [[key] for key in order] if groups is None else _whole_groups(order, groups)
+    batches, loads = _next_fit(units, sizes, target)
+    # largest first (stable: equal loads keep the order their cascades came in)
     ranked = sorted(range(len(batches)), key=lambda i: -loads[i])
     return [batches[i] for i in ranked]
 
 
-def _pack_groups(
-    sizes: Mapping[int, int], order: list[int], groups: Mapping[int, Hashable], target: int
-) -> tuple[list[list[int]], list[int]]:
-    """Next fit over whole groups in their order: a batch closes when the next group does not fit in it; a
-    group bigger than ``target`` starts a batch and is cut into consecutive ones, its cascades largest first."""
+def _whole_groups(order: list[int], groups: Mapping[int, Hashable]) -> list[list[int]]:
+    """The cascades of each group (largest first, as in ``order``), the groups in their own order."""
     members: dict[Hashable, list[int]] = {}
-    for key in order:  # each group's cascades keep the largest-first order
+    for key in order:
         try:
             members.setdefault(groups[key], []).append(key)
         except KeyError:
             raise ValueError(f"groups: cascade {key} has no group") from None
-    totals = {g: sum(sizes[k] for k in ks) for g, ks in members.items()}
+    try:
+        return [members[g] for g in sorted(members)]
+    except TypeError as exc:
+        raise ValueError(f"groups: the groups must be comparable with each other ({exc})") from None
+
+
+def _next_fit(units: list[list[int]], sizes: Mapping[int, int], target: int) -> tuple[list[list[int]], list[int]]:
+    """Next fit over ``units`` (lists of cascades kept together): a batch closes when the next unit does not fit
+    in it; a unit bigger than ``target`` starts a batch and is cut into consecutive ones. Returns the batches and
+    their loads."""
     batches: list[list[int]] = []
     loads: list[int] = []
     cur: list[int] = []
     used = 0
-    try:
-        ordered = sorted(members)
-    except TypeError as exc:
-        raise ValueError(f"groups: the groups must be comparable with each other ({exc})") from None
-    for g in ordered:
-        if cur and used + totals[g] > target:
-            batches.append(cur)
-            loads.append(used)
-            cur, used = [], 0
-        for key in members[g]:  # only a group bigger than the target closes a batch in its middle
-            n = sizes[key]
+    for unit in units:
+        total = sum(sizes[k] for k in unit)
+        for first, key in enumerate(unit):
+            n = total if first == 0 else sizes[key]  # a unit that fits goes in whole
             if cur and used + n > target:
                 batches.append(cur)
                 loads.append(used)
                 cur, used = [], 0
             cur.append(key)
-            used += n
+            used += sizes[key]
     if cur:
         batches.append(cur)
         loads.append(used)

@@ -448,6 +448,7 @@ __all__ += [
     "COORDINATION_METHODS",
     "Coordination",
     "check_coordination",
+    "check_retweets",
     "coordination_edges",
     "first_retweets",
     "number_clusters",
@@ -516,9 +517,9 @@ def check_coordination(method: str, window: float, min_count: int, min_retweets:
         raise ValueError(f"threshold: a cosine in (0, 1], got {threshold}")
 
 
-def first_retweets(tweet, account, time) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each account's first retweet of each tweet, sorted by (tweet, time, account): tweet ids, account indices
-    into the returned ``users`` (their ids, sorted) and times."""
+def check_retweets(tweet, account, time) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The retweets as int64 tweet and account ids and float64 seconds; refused when their lengths differ or a
+    time is not finite."""
     tweet = np.asarray(tweet, dtype=np.int64)
     account = np.asarray(account, dtype=np.int64)
     time = np.asarray(time, dtype=np.float64)
@@ -526,6 +527,13 @@ def first_retweets(tweet, account, time) -> tuple[np.ndarray, np.ndarray, np.nda
         raise ValueError(f"tweet, account and time differ in length: {len(tweet)}, {len(account)}, {len(time)}")
     if len(time) and not np.isfinite(time).all():
         raise ValueError(f"time: {int((~np.isfinite(time)).sum())} retweet(s) without a finite time")
+    return tweet, account, time
+
+
+def first_retweets(tweet, account, time) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each account's first retweet of each tweet, sorted by (tweet, time, account): tweet ids, account indices
+    into the returned ``users`` (their ids, sorted) and times."""
+    tweet, account, time = check_retweets(tweet, account, time)
     users, acc = np.unique(account, return_inverse=True)
     acc = acc.astype(np.int64)
     order = np.lexsort((time, acc, tweet))  # stable: equal times keep the rows' order

@@ -27,6 +27,7 @@ from ..results import (
     DEFAULT_WINDOW,
     Coordination,
     check_coordination,
+    check_retweets,
     coordination_edges,
 )
 from ._device import module
@@ -86,13 +87,7 @@ def coordination(
 ) -> Coordination:
     """The GPU twin of :func:`compute.algorithms.coordination.coordination`."""
     check_coordination(method, float(window), min_count, min_retweets, float(threshold))
-    tweet = np.asarray(tweet, dtype=np.int64)
-    account = np.asarray(account, dtype=np.int64)
-    time = np.asarray(time, dtype=np.float64)
-    if not (len(tweet) == len(account) == len(time)):
-        raise ValueError(f"tweet, account and time differ in length: {len(tweet)}, {len(account)}, {len(time)}")
-    if len(time) and not np.isfinite(time).all():
-        raise ValueError(f"time: {int((~np.isfinite(time)).sum())} retweet(s) without a finite time")
+    tweet, account, time = check_retweets(tweet, account, time)
     users_d, inverse = cp.unique(cp.asarray(account), return_inverse=True)
     users = cp.asnumpy(users_d)
     tw, acc, t = _first_retweets(cp.asarray(tweet), inverse.ravel().astype(cp.int64), cp.asarray(time))
