@@ -108,8 +108,10 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             later(tables, added)
         else:
             analyze_after_bulk_write(cur, tables, added)
-            # the tweets' statuses went from pending to computed: the pages filter on them
-            analyze_after_bulk_write(cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True)
+            if (
+                not changes
+            ):  # a compute batch: its tweets' statuses went from pending to computed, which pages filter on
+                analyze_after_bulk_write(cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True)
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:

@@ -25,8 +25,15 @@ def computed(ws_a, import_files, read_cache):
     return ws_a
 
 
-def _cold_builds(caplog) -> list[str]:
+def _built(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "monitor.cache" and "built" in r.getMessage()]
+
+
+def _cold_builds(caplog) -> list[str]:
+    """The reads a page built itself, less the who-amplifies-whom panels an account page computes when it opens:
+    the warm-up leaves those to their first reader by design (docs/wtf.md: they would hold the run's "done" back
+    by a computation per top account, for pages nobody may open)."""
+    return [m for m in _built(caplog) if "built _panels_on_open" not in m]
 
 
 def _busy_pages(ws) -> list[str]:
@@ -56,6 +63,8 @@ def test_it_leaves_the_busiest_pages_nothing_to_build_after_a_compute_run(comput
     for url in pages:
         assert client.get(url).status_code == 200, url
     assert _cold_builds(caplog) == []
+    accounts = sum(1 for url in pages if "/accounts/" in url)
+    assert sum("built _panels_on_open" in m for m in _built(caplog)) == accounts  # each computed on its first open
     assert total_by_name(computed) == EXPECTED_TOTAL
 
 
