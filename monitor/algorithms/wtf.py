@@ -29,10 +29,8 @@ version *and* the newest result's time (``monitor.selectors.wtf``).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,9 +39,22 @@ from django.utils import timezone
 
 from compute.backends import is_device_oom
 
-from ..models import Account, ComputeBatch, ComputeRun, Workspace, WtfEntry, WtfResult
+from ..models import Account, ComputeBatch, ComputeRun, WtfEntry, WtfResult
 from ..models.wtf import DIRECTIONS
 from .base import Algorithm, BatchOutcome, PlannedBatch, RunCancelled, Stop, register
+from .wtf_graph import (  # noqa: F401  (the graph, a seed's result and the panels on open: monitor.algorithms.wtf_graph)
+    _GRAPHS,
+    _GRAPHS_KEEP,
+    DEFAULT_CIRCLE,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOP,
+    LoadedGraph,
+    OnOpen,
+    SeedResult,
+    _seed_result,
+    compute_on_open,
+    load_graph,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,149 +81,15 @@ __all__ = [
 #: seeds per batch: the engine's block (``compute.algorithms.wtf.BATCH``), so a batch is one block of products
 SEEDS_PER_BATCH = 64
 RUN_DIRECTIONS = ("both", *DIRECTIONS)
-DEFAULT_CIRCLE = 1000
-DEFAULT_TOP = 20
 DEFAULT_SPREADERS = 20
 MAX_CIRCLE = 100_000
 MAX_TOP = 1000
 MAX_SEEDS = 10 * SEEDS_PER_BATCH  # accounts, or a publisher's spreaders, per run
-#: the engine's cap; PageRank's L1 change shrinks at least 0.85 times per iteration from at most 2, so it is below
-#: the tolerance of 1e-10 after at most 147 iterations whatever the graph (docs/wtf.md): 150 always converges it
-DEFAULT_MAX_ITER = 100
 MAX_MAX_ITER = 1000
 PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter")
 
 
-# --- the graph, read once per data version -----------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class LoadedGraph:
-    """The workspace's follower graph (``compute.graphs.Graph`` over ``Account`` pks) and its fingerprint."""
-
-    graph: object
-    fingerprint: str
-
-
-_GRAPHS_KEEP = 2  # a worker serves one workspace at a time, mostly; the graph of a big one is most of its memory
-_GRAPHS: OrderedDict[tuple, LoadedGraph] = OrderedDict()
-
-
-def load_graph(ws: Workspace) -> LoadedGraph:
-    """The follower graph of ``ws`` as the data is now, read once per data version by each process. A read:
-    keeping it is this process's memory, not a write."""
-    from ..cache import current_version
-
-    key = (ws.pk, current_version(ws))
-    hit = _GRAPHS.get(key)
-    if hit is not None:
-        _GRAPHS.move_to_end(key)
-        return hit
-    from compute.graphs import Graph
-
-    from ..graph_files import follower_csr
-
-    csr, _ = follower_csr(ws.pk)  # mapped from this machine's one copy (monitor/graph_files.py)
-    g = Graph(csr.ids, csr.indptr, csr.indices)
-    loaded = LoadedGraph(g, _fingerprint(g))
-    _GRAPHS[key] = loaded
-    while len(_GRAPHS) > _GRAPHS_KEEP:
-        _GRAPHS.popitem(last=False)
-    return loaded
-
-
-def _fingerprint(g) -> str:
-    """A name for the graph's content: two reads of the same follows give the same one."""
-    h = hashlib.sha1()
-    for a in (g.ids, g.indptr, g.indices):
-        h.update(np.ascontiguousarray(a, dtype="<i8").tobytes())
-    return h.hexdigest()
-
-
-# --- one account's panels, computed when its page opens ----------------------------------------------------------
-
-
-@dataclass
-class OnOpen:
-    """One seed's results in each direction computed now (:func:`compute_on_open`), or ``results`` None when the
-    graph has more follows than ``max_edges`` (``n_edges`` is then ``max_edges + 1``: not counted further)."""
-
-    n_nodes: int
-    n_edges: int
-    fingerprint: str
-    results: dict[str, SeedResult] | None
-    seconds: float = 0.0
-
-
-def compute_on_open(ws: Workspace, account: Account, *, max_edges: int) -> OnOpen:
-    """``account``'s results in both directions, with a run's defaults (circle, K, iteration cap) and the exact
-    method on the CPU, when the workspace's follower graph has at most ``max_edges`` follows (the page's budget:
-    the exact method's work grows with the follows, ~0.1 s per direction and million follows here). A read: the
-    account page shows them without a run and keeps them only in the data-version cache."""
-    t = time.perf_counter()
-    n_edges = _follows_up_to(ws, max_edges)
-    if n_edges > max_edges:  # before reading the graph: its fingerprint alone reads every follow
-        return OnOpen(n_nodes=0, n_edges=n_edges, fingerprint="", results=None)
-    loaded = load_graph(ws)
-    g = loaded.graph
-    out = OnOpen(n_nodes=g.n_nodes, n_edges=g.n_edges, fingerprint=loaded.fingerprint, results=None)
-    from compute.algorithms.wtf import wtf
-
-    out.results = {}
-    idx = g.index_of(np.asarray([account.pk], dtype=np.int64))
-    for direction in DIRECTIONS:
-        if idx[0] < 0:
-            out.results[direction] = SeedResult(seed=account.pk, direction=direction, in_graph=False)
-            continue
-        (rec,) = wtf(
-            g,
-            idx,
-            direction=direction,
-            circle=DEFAULT_CIRCLE,
-            top=DEFAULT_TOP,
-            max_iter=DEFAULT_MAX_ITER,
-            backend="cpu",
-        )
-        out.results[direction] = _seed_result(rec, g, direction)
-    out.seconds = time.perf_counter() - t
-    return out
-
-
-def _follows_up_to(ws: Workspace, most: int) -> int:
-    """The workspace's follows, or ``most + 1`` where there are more: read from this machine's graph file of the
-    current version (mapped: free), else counted from the rows, stopping after ``most + 1``, so that a page never
-    pays for more than its budget of follows."""
-    from django.db import connection
-
-    from ..graph_files import follows_token, load
-
-    with connection.cursor() as cur:
-        csr = load(ws.pk, follows_token(cur, ws.pk))
-        if csr is not None:
-            return min(csr.n_edges, most + 1)
-        cur.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM monitor_follow WHERE workspace_id = %s LIMIT %s) f", [ws.pk, most + 1]
-        )
-        return int(cur.fetchone()[0])
-
-
 # --- the result of one batch -------------------------------------------------------------------------------------
-
-
-@dataclass
-class SeedResult:
-    """One seed's result in one direction, its lists as ``Account`` pks, until it is stored."""
-
-    seed: int
-    direction: str
-    in_graph: bool
-    circle_size: int = 0
-    ppr_iterations: int = 0
-    ppr_converged: bool = True
-    money_iterations: int = 0
-    money_converged: bool = True
-    # list name -> (account pks, scores, ppr), in the engine's order
-    lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass
@@ -225,30 +102,6 @@ class WtfBatchResult(BatchOutcome):
     graph_edges: int = 0
     backend: str = "cpu"
     reused: int = 0
-
-
-def _seed_result(rec, g, direction: str) -> SeedResult:
-    """An engine ``Recommendations`` as a :class:`SeedResult` over ``Account`` pks."""
-    ids = np.asarray(g.ids, dtype=np.int64)
-    lists = {}
-    for name in ("relevance", "similarity"):
-        idx = np.asarray(getattr(rec, name), dtype=np.int64)
-        lists[name] = (
-            ids[idx],
-            np.asarray(getattr(rec, f"{name}_score"), dtype=np.float64),
-            np.asarray(getattr(rec, f"{name}_ppr"), dtype=np.float64),
-        )
-    return SeedResult(
-        seed=int(rec.account),
-        direction=direction,
-        in_graph=True,
-        circle_size=len(rec.circle),
-        ppr_iterations=int(rec.iterations),
-        ppr_converged=bool(rec.converged),
-        money_iterations=int(rec.money_iterations),
-        money_converged=bool(rec.money_converged),
-        lists=lists,
-    )
 
 
 def _run_engine(

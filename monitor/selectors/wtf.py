@@ -125,9 +125,9 @@ def wtf_account(ws: Workspace, account: Account, *, on_open: bool = True) -> dic
 
 @cached
 def _panels_on_open(ws: Workspace, account: Account, budget: int) -> dict:
-    """Both panels computed now (:func:`monitor.algorithms.wtf.compute_on_open`): ``{"edges": follows of the
+    """Both panels computed now (:func:`monitor.algorithms.wtf_graph.compute_on_open`): ``{"edges": follows of the
     graph, "panels": {key: {"result", "rows"}} or None beyond the budget}``, once per data version."""
-    from ..algorithms.wtf import DEFAULT_CIRCLE, DEFAULT_MAX_ITER, DEFAULT_TOP, compute_on_open
+    from ..algorithms.wtf_graph import DEFAULT_CIRCLE, DEFAULT_MAX_ITER, DEFAULT_TOP, compute_on_open
 
     got = compute_on_open(ws, account, max_edges=budget)
     if got.results is None:

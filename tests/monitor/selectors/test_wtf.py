@@ -293,7 +293,7 @@ def test_panels_without_a_stored_result_are_computed_when_the_page_opens_as_a_ru
 
 
 def test_a_panel_computed_on_open_is_computed_once_per_data_version(thesis, settings, monkeypatch):
-    from monitor.algorithms import wtf
+    from monitor.algorithms import wtf_graph as wtf
 
     settings.SPREADWATCH_WTF_ON_OPEN_EDGES = 1_000
     settings.SPREADWATCH_READ_CACHE_SECONDS = 60
@@ -340,7 +340,7 @@ def test_without_the_graph_file_the_budget_counts_the_rows_and_a_page_never_buil
     thesis, settings, monkeypatch
 ):
     from monitor import graph_files
-    from monitor.algorithms import wtf
+    from monitor.algorithms import wtf_graph as wtf
 
     monkeypatch.setattr(graph_files, "load", lambda ws, token: None)  # this machine has no copy of the graph
     monkeypatch.setattr(wtf, "load_graph", lambda ws: pytest.fail("a graph over the budget was read"))
