@@ -99,8 +99,7 @@ def coordination(
         params = {"min_retweets": int(min_retweets), "threshold": float(threshold)}
         lo, hi, w, n_pairs, n_accounts, n_tweets = _similarity(tw, acc, int(min_retweets), float(threshold))
     a, b, w, k = coordination_edges(users, cp.asnumpy(lo), cp.asnumpy(hi), cp.asnumpy(w))
-    return Coordination("co-retweet" if method == "co-retweet" else "similarity", a, b, w, k, params, n_accounts,
-                        n_tweets, n_pairs, "gpu")  # fmt: skip
+    return Coordination(method, a, b, w, k, params, n_accounts, n_tweets, n_pairs, "gpu")
 
 
 def _first_retweets(tw, acc, t):

@@ -78,15 +78,7 @@ def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, t
 
 def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
     """Participants (the publisher and the retweeters) per tweet pk."""
-    with connection.cursor() as cur:
-        tmp = _stage_ids(cur, "plan", tweet_pks)
-        cur.execute(
-            f"""SELECT p.id, 1 + COUNT(r.id) FROM {tmp} p LEFT JOIN monitor_retweet r ON r.tweet_id = p.id
-                GROUP BY p.id"""
-        )
-        sizes = {int(pk): int(n) for pk, n in cur.fetchall()}
-        cur.execute(f"DROP TABLE IF EXISTS {tmp}")
-    return sizes
+    return _planned_cascades(tweet_pks)[0]
 
 
 # --- one batch: the result ---------------------------------------------------------------------------------------
