@@ -116,7 +116,7 @@ def _phases(cp, g, dg, seeds: np.ndarray, direction: str, repeat: int = 3) -> di
         seed_ppr = x[walk.rank[cp.asarray(seeds)], cp.arange(len(seeds))].get()
         circles = [
             circle_of_trust(nodes, ppr, int(seeds[j]), float(seed_ppr[j]), 1000)
-            for j, (nodes, ppr) in enumerate(twin._circle_candidates(walk, x, seeds, 1000))
+            for j, (nodes, ppr) in enumerate(twin._circle_candidates(x, walk.rank[cp.asarray(seeds)], walk.order, 1000))
         ]
         t2 = time.perf_counter()
         scores = twin._money_block(dg, direction, seeds, [np.sort(c[0]) for c in circles], 0.15, 1e-10, 100)

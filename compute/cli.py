@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=WTF_METHODS,
         default="exact",
         help="the circle of trust's PageRank: exact (power iteration over the graph, default), push (local "
-        "forward push from the account) or fora (push, then random walks from what it left); the last two on "
-        "the CPU (docs/wtf.md)",
+        "forward push from the account) or fora (push, then random walks from what it left); both on the CPU "
+        "and the GPU (docs/wtf.md)",
     )
     w.add_argument(
         "--epsilon",
@@ -603,7 +603,7 @@ def _wtf(args) -> int:
         epsilon = DEFAULT_EPSILON if args.epsilon is None else args.epsilon
         walks = DEFAULT_WALKS if args.walks is None else args.walks
         push = args.method != "exact"
-        used = "cpu" if push and args.backend == "auto" else resolve_backend(args.backend)
+        used = resolve_backend(args.backend)
         progress.stage(f"circle of trust and Money for {len(seeds):,} account(s)")
         recs = wtf(
             g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used, method=args.method,

@@ -188,6 +188,7 @@ __all__ += [  # extended here so the WTF section stays in one place
     "PageRank",
     "Recommendations",
     "check_epsilon",
+    "check_local",
     "check_walks",
     "check_wtf",
     "circle_of_trust",
@@ -304,6 +305,17 @@ def check_walks(walks) -> float:
     if isinstance(walks, bool) or not isinstance(walks, (int, float, np.floating)) or not 1 <= walks <= 1e9:
         raise ValueError(f"walks must be a number from 1 to 1e9 (walks per unit of residual), not {walks!r}")
     return float(walks)
+
+
+def check_local(method, epsilon, walks) -> float | None:
+    """None for the exact method; for a local one (``method``, ``epsilon`` and ``walks`` validated, each named
+    when wrong) the walks per unit of residual it takes: 0 for the plain push."""
+    if method not in WTF_METHODS:
+        raise ValueError(f"method must be one of {', '.join(WTF_METHODS)}, not {method!r}")
+    if method == "exact":
+        return None
+    check_epsilon(epsilon)
+    return check_walks(walks) if method == "fora" else 0.0
 
 
 def check_wtf(

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._jit import HAVE_NUMBA, njit, prange
 from ..arrays import unique
-from ..backends import BACKENDS, resolve_backend
+from ..backends import resolve_backend
 from ..graphs import Graph, per_graph
 from ..results import (
     BATCH,
@@ -40,8 +40,7 @@ from ..results import (
     MoneyScores,
     PageRank,
     Recommendations,
-    check_epsilon,
-    check_walks,
+    check_local,
     check_wtf,
     circle_of_trust,
     recommendations,
@@ -92,7 +91,8 @@ def wtf(
     ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts.
     ``method``: ``exact`` (the power iteration to ``tol``), ``push`` (the local forward push to ``epsilon``) or
     ``fora`` (the push, then ``walks`` random walks per unit of the residual it left); the last two are
-    :mod:`compute.algorithms.wtf_push`, on the CPU."""
+    :mod:`compute.algorithms.wtf_push` on the CPU and :mod:`compute.gpu.wtf_push` on the GPU (synchronous push
+    rounds: another order of pushes within the same bound, and the same estimator from other random streams)."""
     s = check_wtf(
         g,
         seeds,
@@ -104,15 +104,12 @@ def wtf(
         top=top,
         alpha=alpha,
     )
-    if (n_walks := _local(method, epsilon, walks, backend)) is not None:
-        return wtf_cpu(
-            g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol,
-            max_iter=max_iter, local=(epsilon, n_walks),
-        )  # fmt: skip
+    n_walks = check_local(method, epsilon, walks)
     if resolve_backend(backend) != "gpu":
         return wtf_cpu(
-            g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol, max_iter=max_iter
-        )
+            g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol,
+            max_iter=max_iter, local=None if n_walks is None else (epsilon, n_walks),
+        )  # fmt: skip
     from ..gpu.wtf import wtf as twin
 
     return twin(
@@ -126,6 +123,9 @@ def wtf(
         tol=tol,
         max_iter=max_iter,
         backend="gpu",
+        method=method,
+        epsilon=epsilon,
+        walks=walks,
     )
 
 
@@ -145,30 +145,16 @@ def personalized_pagerank(
     """The full PPR vector of each seed (k x n float64: mind the memory on a large graph); ``method`` as in
     :func:`wtf` (with ``push``, ``iterations`` counts the pushes and ``delta`` is the exact L1 error)."""
     s = check_wtf(g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
-    if (n_walks := _local(method, epsilon, walks, backend)) is not None:
-        return personalized_pagerank_push(g, s, direction=direction, damping=damping, epsilon=epsilon, walks=n_walks)
+    n_walks = check_local(method, epsilon, walks)
     if resolve_backend(backend) != "gpu":
+        if n_walks is not None:
+            return personalized_pagerank_push(g, s, direction=direction, damping=damping, epsilon=epsilon,
+                                              walks=n_walks)  # fmt: skip
         return personalized_pagerank_cpu(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
     from ..gpu.wtf import personalized_pagerank as twin
 
-    return twin(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter, backend="gpu")
-
-
-def _local(method: str, epsilon: float, walks: float, backend: str) -> float | None:
-    """None for the exact method; for a local one (validated, with its ``epsilon``, ``walks`` and ``backend``)
-    the walks per unit of residual it takes (0 for the plain push)."""
-    if method not in WTF_METHODS:
-        raise ValueError(f"method must be one of {', '.join(WTF_METHODS)}, not {method!r}")
-    if method == "exact":
-        return None
-    check_epsilon(epsilon)
-    n_walks = check_walks(walks) if method == "fora" else 0.0
-    if backend not in BACKENDS:  # refused in the same words as for every method
-        resolve_backend(backend)
-    if backend == "gpu":
-        # one seed's push is a serial queue over a few thousand accounts: benchmarks/wtf_push.md
-        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
-    return n_walks
+    return twin(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter, backend="gpu",
+                method=method, epsilon=epsilon, walks=walks)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -16,9 +16,12 @@ returned as ``delta``: the exact L1 distance to the converged vector. Each push 
 
 **FORA** (Wang et al., KDD 2017; ``method="fora"``): the push stops early (a larger ``epsilon``) and the residual
 it leaves is spent by random walks, ``ceil(r[u] walks)`` from each account ``u``, each stopping at every step with
-probability ``1 - d`` and adding ``r[u]`` over their number where it stops: an unbiased estimate of the part the
-push left, for less work than pushing it down. The walks draw from NumPy's generator in numba, seeded per seed
-account, so a seed's result is the same alone or in a batch, and from run to run.
+probability ``1 - d``. Every account a walk visits, its start included, gets ``(1 - d)`` times ``r[u]`` over the
+number of walks: a walk of geometric length visits an account ``x_u / (1 - d)`` times on average, so this is an
+unbiased estimate of the part the push left, with less variance than adding ``r[u]`` only where a walk stops (the
+visits near the start, which carry most of the mass, are counted, not sampled). The walks draw from NumPy's
+generator in numba, seeded per seed account, so a seed's result is the same alone or in a batch, and from run to
+run.
 
 The accounts are pushed in first-in first-out order from one queue, so a seed's result does not depend on the
 other seeds of a call. The arrays (estimate, residual, flags, queue) are allocated once per graph and direction
@@ -95,8 +98,9 @@ def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touch
 def _walks(out_ptr, out_idx, seed, damping, per_unit, rng_seed, p, r, seen, touched, n_touched):  # pragma: no cover
     """FORA's second half: from every account with residual ``r[u]``, ``ceil(r[u] per_unit)`` random walks that
     stop at each step with probability ``1 - damping`` (an account with nowhere to go sends the walk to the seed),
-    each adding its share of ``r[u]`` to ``p`` where it stops: an unbiased estimate of ``sum_u r[u] x_u``. The
-    residuals are spent (set to 0); accounts first reached are appended to ``touched``; returns their number."""
+    each adding ``(1 - damping)`` times its share of ``r[u]`` to ``p`` at every account it visits, the start
+    included: an unbiased estimate of ``sum_u r[u] x_u``. The residuals are spent (set to 0); accounts first
+    reached are appended to ``touched``; returns their number."""
     np.random.seed(rng_seed)
     n_start = n_touched
     for i in range(n_start):
@@ -106,18 +110,20 @@ def _walks(out_ptr, out_idx, seed, damping, per_unit, rng_seed, p, r, seen, touc
             continue
         r[u] = 0.0
         k = int(np.ceil(ru * per_unit))
-        share = ru / k
+        share = (1.0 - damping) * ru / k
         for _ in range(k):
             v = u
-            while np.random.random() < damping:
+            while True:
+                p[v] += share
+                if seen[v] == 0:
+                    seen[v] = 1
+                    touched[n_touched] = v
+                    n_touched += 1
+                if np.random.random() >= damping:
+                    break
                 lo = out_ptr[v]
                 deg = out_ptr[v + 1] - lo
                 v = seed if deg == 0 else out_idx[lo + np.random.randint(0, deg)]
-            p[v] += share
-            if seen[v] == 0:
-                seen[v] = 1
-                touched[n_touched] = v
-                n_touched += 1
     return n_touched
 
 

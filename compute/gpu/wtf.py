@@ -29,6 +29,10 @@ relative, and a seed's results are bitwise the same alone or in any batch.
   iteration a relevance pass, the chunks of long hub rows, a similarity pass (fused restart and L1 terms) and a
   per-seed finish; a seed that converged keeps its scores (its kernels skip it, so the flags are read only every
   :data:`_MONEY_CHECK` iterations).
+* The local methods (``method="push"`` or ``"fora"``, :mod:`.wtf_push`) replace the PPR step: their estimate is
+  in node indices (no renumbered walk is built), and the circle and Money run on it as above. They agree with the
+  CPU reference within the methods' bounds, not to the bit (another order of pushes, other random streams), and
+  a seed's result is bitwise the same alone or in any batch and from run to run.
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ from ..results import (
     MoneyScores,
     PageRank,
     Recommendations,
+    check_local,
     check_wtf,
     circle_of_trust,
     recommendations,
 )
 from ._wtf_kernels import _BINS, _LONG, _ROWS_PER_BLOCK, _WARPS, _kernel, _width
+from .wtf_push import local_block
 
 __all__ = ["device_graph", "personalized_pagerank", "wtf"]
 
@@ -339,15 +345,13 @@ def personalized_pagerank(
     epsilon: float = DEFAULT_EPSILON,
     walks: float = DEFAULT_WALKS,
 ) -> PageRank:
-    """Twin of :func:`compute.algorithms.wtf.personalized_pagerank`: the exact method (the local ones run on the
-    CPU)."""
+    """Twin of :func:`compute.algorithms.wtf.personalized_pagerank`, every method (the local ones:
+    :mod:`compute.gpu.wtf_push`)."""
     if backend not in ("auto", "gpu"):
         raise ValueError(f"the GPU twin runs on backend 'gpu' (or 'auto'), not {backend!r}")
-    if method != "exact":
-        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
     s = check_wtf(g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
+    local = check_local(method, epsilon, walks)
     dg = device_graph(g)
-    walk = dg.walk(direction)
     k = len(s)
     values = np.zeros((k, g.n_nodes))
     iterations = np.zeros(k, dtype=np.int64)
@@ -355,23 +359,41 @@ def personalized_pagerank(
     delta = np.zeros(k)
     for lo in range(0, k, BATCH):
         block = s[lo : lo + BATCH]
-        x, it, conv, d = _ppr_block(dg, direction, block, damping, tol, max_iter)
-        values[lo : lo + len(block)] = x[walk.rank, : len(block)].T.get()
+        x, _, order, it, conv, d = _estimate(dg, direction, block, damping, tol, max_iter, local, epsilon)
+        rows = x if order is None else x[dg.walk(direction).rank]
+        values[lo : lo + len(block)] = rows[:, : len(block)].T.get()
         iterations[lo : lo + BATCH], converged[lo : lo + BATCH], delta[lo : lo + BATCH] = it, conv, d
     return PageRank(s.astype(np.int64), values, iterations, converged, delta)
 
 
-def _circle_candidates(walk: _Walk, x: cp.ndarray, seeds: np.ndarray, circle: int):
+def _estimate(dg: _DeviceGraph, direction: str, block: np.ndarray, damping: float, tol: float, max_iter: int,
+              local: float | None, epsilon: float):  # fmt: skip
+    """One block's PPR by the method asked: (x (n, width), the seeds' rows of x, x's row -> node order or None
+    for node indices, iterations, converged, delta). ``local``: None for the exact method, else the walks per
+    unit of residual (0: the push alone)."""
+    if local is None:
+        walk = dg.walk(direction)
+        x, it, conv, d = _ppr_block(dg, direction, block, damping, tol, max_iter)
+        return x, walk.rank[cp.asarray(block)], walk.order, it, conv, d
+    csr = dg.out_csr(direction)
+    x, pushes, residual = local_block(
+        csr.indptr, csr.indices, block, _width(len(block)), damping=damping, epsilon=epsilon, walks=local
+    )
+    return x, cp.asarray(block), None, pushes, np.ones(len(block), dtype=bool), residual
+
+
+def _circle_candidates(x: cp.ndarray, seed_rows: cp.ndarray, order: cp.ndarray | None, circle: int):
     """Per column j: (nodes, ppr) on the host of every non-seed node whose PPR is at least the power of two at or
     below the (circle - 1)-th largest non-seed value, less the ranking's slack (a superset of the circle's other
-    members; the seed may be among them). Node indices, not the walk's numbering."""
-    k, width = len(seeds), x.shape[1]
+    members; the seed may be among them). ``x``'s rows are numbered by ``order`` (row -> node; None: rows are
+    node indices) and ``seed_rows`` are the seeds' rows; the nodes come back as node indices."""
+    k, width = len(seed_rows), x.shape[1]
     want = circle - 1
     if want == 0:
         return [(np.zeros(0, np.int64), np.zeros(0)) for _ in range(k)]
     hist = cp.zeros((width, _BINS), dtype=cp.uint64)
     dev_seeds = cp.full(width, -1, dtype=cp.int64)
-    dev_seeds[:k] = walk.rank[cp.asarray(seeds)]
+    dev_seeds[:k] = seed_rows
     blocks = min(1024, max(1, (x.shape[0] + 255) // 256))
     _kernel("exponent_histogram", width)(
         (blocks, max(1, width // 8)), (256,), (x, np.int64(x.shape[0]), dev_seeds, hist)
@@ -385,7 +407,7 @@ def _circle_candidates(walk: _Walk, x: cp.ndarray, seeds: np.ndarray, circle: in
         threshold[j] = np.ldexp(1.0 - RANK_SLACK, exponent - 1023) if exponent else 5e-324
     rows, cols = cp.nonzero(x >= cp.asarray(threshold)[None, :])
     values = x[rows, cols].get()
-    nodes = walk.order[rows].get()
+    nodes = (rows if order is None else order[rows]).get()
     cols = cols.get()
     order = np.argsort(cols, kind="stable")
     bounds = np.searchsorted(cols[order], np.arange(k + 1))
@@ -395,6 +417,29 @@ def _circle_candidates(walk: _Walk, x: cp.ndarray, seeds: np.ndarray, circle: in
 # --------------------------------------------------------------------------------------------------------------
 # Money, all seeds of a block at once
 # --------------------------------------------------------------------------------------------------------------
+
+
+def _replayable(launches):
+    """``launches`` (a function that only launches kernels, with fixed arguments) captured once as a CUDA graph:
+    each call of the result replays it on the current stream, one launch instead of one per kernel (Money's
+    iterations are launch-bound for one seed: 32 kernels between two reads of the flags). Where the runtime cannot
+    capture, ``launches`` itself."""
+    side = cp.cuda.Stream(non_blocking=True)
+    try:
+        with side:
+            side.begin_capture()
+            try:
+                launches()
+            finally:
+                graph = side.end_capture()
+    except (AttributeError, NotImplementedError, RuntimeError, cp.cuda.runtime.CUDARuntimeError):
+        cp.cuda.Device().synchronize()
+        return launches
+
+    def replay() -> None:
+        graph.launch(cp.cuda.get_current_stream())
+
+    return replay
 
 
 def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: list[np.ndarray], alpha: float,
@@ -450,8 +495,8 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
     relevance, chunks, similarity, finish = (
         _kernel(f) for f in ("money_relevance", "money_chunks", "money_similarity", "money_finish")
     )
-    done = 0
-    while True:
+
+    def iterate() -> None:
         # a converged seed's kernels skip it, so iterations past convergence change nothing: check every few
         for _ in range(_MONEY_CHECK):
             if n_auth:
@@ -472,6 +517,11 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
             finish(
                 (k,), (256,), (diff, dev_hub_ptr, active, iterations, converged, np.float64(tol), np.int64(max_iter))
             )
+
+    iterate = _replayable(iterate)
+    done = 0
+    while True:
+        iterate()
         done += _MONEY_CHECK
         if done >= max_iter or not active.get().any():
             break
@@ -508,48 +558,56 @@ def wtf(
     epsilon: float = DEFAULT_EPSILON,
     walks: float = DEFAULT_WALKS,
 ) -> list[Recommendations]:
-    """Twin of :func:`compute.algorithms.wtf.wtf`: the exact method (the local ones run on the CPU)."""
+    """Twin of :func:`compute.algorithms.wtf.wtf`, every method (the local ones: :mod:`compute.gpu.wtf_push`)."""
     if backend not in ("auto", "gpu"):
         raise ValueError(f"the GPU twin runs on backend 'gpu' (or 'auto'), not {backend!r}")
-    if method != "exact":
-        raise ValueError(f"method={method!r} runs on the CPU only: use backend='cpu' or 'auto'")
     s = check_wtf(
         g, seeds, direction=direction, damping=damping, tol=tol, max_iter=max_iter, circle=circle, top=top,
         alpha=alpha,
     )  # fmt: skip
+    local = check_local(method, epsilon, walks)
     dg = device_graph(g)
-    walk = dg.walk(direction)
-    out_csr = dg.out_csr(direction)
     out: list[Recommendations] = []
     for lo in range(0, len(s), BATCH):
         block = s[lo : lo + BATCH]
-        x, iterations, converged, delta = _ppr_block(dg, direction, block, damping, tol, max_iter)
-        ranks = walk.rank[cp.asarray(block)]
-        seed_ppr = x[ranks, cp.arange(len(block))].get()
-        circles = []
-        for j, (nodes, ppr) in enumerate(_circle_candidates(walk, x, block, circle)):
-            circles.append(circle_of_trust(nodes, ppr, int(block[j]), float(seed_ppr[j]), circle))
-        scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter)
-        bounds = out_csr.indptr[cp.asarray(np.c_[block, block + 1].ravel())].get()
-        for j, seed in enumerate(block.tolist()):
-            lo_e, hi_e = int(bounds[2 * j]), int(bounds[2 * j + 1])
-            linked = out_csr.indices[lo_e:hi_e].get().astype(np.int64)
+        est = _estimate(dg, direction, block, damping, tol, max_iter, local, epsilon)
+        out += _recommend_block(g, dg, direction, block, est, circle, top, alpha, tol, max_iter)
+    return out
 
-            def ppr_of(nodes, j=j, x=x):
-                nodes = np.asarray(nodes, dtype=np.int64)
-                return x[walk.rank[cp.asarray(nodes)], j].get() if len(nodes) else np.zeros(0)
 
-            out.append(
-                recommendations(
-                    g,
-                    seed=seed,
-                    direction=direction,
-                    ppr_stats=(iterations[j], converged[j], delta[j]),
-                    circle=circles[j],
-                    money=scores[j],
-                    linked=linked,
-                    top=top,
-                    ppr_of=ppr_of,
-                )
+def _recommend_block(g: Graph, dg: _DeviceGraph, direction: str, block: np.ndarray, est: tuple, circle: int,
+                     top: int, alpha: float, tol: float, max_iter: int) -> list[Recommendations]:  # fmt: skip
+    """A block's lists from its PPR estimate ``est`` (what :func:`_estimate` returns): the circles of trust,
+    Money on them, and each seed's relevant and similar accounts."""
+    x, ranks, order, iterations, converged, delta = est
+    out_csr = dg.out_csr(direction)
+    rank = None if order is None else dg.walk(direction).rank
+    seed_ppr = x[ranks, cp.arange(len(block))].get()
+    circles = []
+    for j, (nodes, ppr) in enumerate(_circle_candidates(x, ranks, order, circle)):
+        circles.append(circle_of_trust(nodes, ppr, int(block[j]), float(seed_ppr[j]), circle))
+    scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter)
+    bounds = out_csr.indptr[cp.asarray(np.c_[block, block + 1].ravel())].get()
+    out = []
+    for j, seed in enumerate(block.tolist()):
+        lo_e, hi_e = int(bounds[2 * j]), int(bounds[2 * j + 1])
+        linked = out_csr.indices[lo_e:hi_e].get().astype(np.int64)
+
+        def ppr_of(nodes, j=j):
+            nodes = cp.asarray(np.asarray(nodes, dtype=np.int64))
+            return x[nodes if rank is None else rank[nodes], j].get() if len(nodes) else np.zeros(0)
+
+        out.append(
+            recommendations(
+                g,
+                seed=seed,
+                direction=direction,
+                ppr_stats=(iterations[j], converged[j], delta[j]),
+                circle=circles[j],
+                money=scores[j],
+                linked=linked,
+                top=top,
+                ppr_of=ppr_of,
             )
+        )
     return out

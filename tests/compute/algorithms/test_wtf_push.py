@@ -91,8 +91,6 @@ def test_bad_methods_and_epsilons_are_refused_by_name():
     for bad in (0, 1, -1e-3, True, "1e-6"):
         with pytest.raises(ValueError, match="epsilon must be a number between 0 and 1"):
             personalized_pagerank(g, [0], method="push", epsilon=bad)
-    with pytest.raises(ValueError, match="runs on the CPU only"):
-        wtf(g, [0], method="push", backend="gpu")
 
 
 @pytest.mark.parametrize("direction", ["follows", "followers"])
@@ -102,7 +100,9 @@ def test_fora_spends_the_whole_residual_by_walks_and_lands_near_the_converged_pp
     x = exact(g, seeds, direction).values
     push = personalized_pagerank(g, seeds, direction=direction, method="push", epsilon=1e-3, backend="cpu")
     fora = personalized_pagerank(g, seeds, direction=direction, method="fora", epsilon=1e-3, walks=2e5, backend="cpu")
-    np.testing.assert_allclose(fora.values.sum(axis=1), 1.0, rtol=1e-12)  # nothing left in the residual
+    # the walks spend the whole residual: each deposits (1 - d) of its share per visit, and a walk visits
+    # 1 / (1 - d) accounts on average (std sqrt(d) / (1 - d)), so the mass is 1 up to a few 1e-3 of the residual
+    assert np.all(np.abs(fora.values.sum(axis=1) - 1.0) < 0.02 * push.delta)
     np.testing.assert_array_equal(fora.delta, push.delta)  # delta: what the push left for the walks
     assert np.all(np.abs(x - fora.values).sum(axis=1) < 0.25 * push.delta)
 
@@ -122,5 +122,3 @@ def test_bad_walks_are_refused_by_name():
     for bad in (0, 0.5, 2e9, True, "10"):
         with pytest.raises(ValueError, match="walks must be a number from 1 to 1e9"):
             wtf(g, [0], method="fora", walks=bad)
-    with pytest.raises(ValueError, match="method='fora' runs on the CPU only"):
-        wtf(g, [0], method="fora", backend="gpu")
