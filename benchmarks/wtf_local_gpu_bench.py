@@ -17,8 +17,9 @@ on each of its seeds alone (what an account page asks), and is scored against it
 
 Time, per account: the wall clock of ``wtf(g, [seed], method=..., backend="gpu")`` (estimate, circle, Money and
 the lists: what an account page needs) after a warm-up; the estimate alone (synchronized); and per account in a
-batch of 64 random seeds (``--batches`` batches); and, on 16 random seeds, one account's steps apart (the estimate,
-the circle, Money, and circle + Money + lists from the estimate). Prints JSON lines, then the table.
+batch of 64 random seeds (``--batches`` batches); and, on 16 random seeds, one account's steps apart (the push alone,
+the estimate and its own steps, the circle, Money, and circle + Money + lists from the estimate). Prints JSON lines,
+then the table.
 """
 
 from __future__ import annotations
@@ -42,14 +43,24 @@ def _share(exact_ids: list[str], got_ids: list[str]) -> float:
 def _phases(cp, twin, g, dg, direction: str, seeds, run: tuple, circle: int, top: int) -> dict:
     """Median milliseconds of one account's steps (synchronized wall clock): the estimate, the circle of trust
     (candidates and ranking), Money, and the lists (:func:`compute.results.recommendations`)."""
+    from compute.gpu.wtf_push import local_block
     from compute.results import circle_of_trust
 
     method, eps, walks = run
     local = walks if method == "fora" else 0.0
-    out: dict[str, list[float]] = {"estimate_ms": [], "circle_ms": [], "money_ms": [], "whole_ms": []}
+    out: dict[str, list[float]] = {"push_ms": [], "estimate_ms": [], "circle_ms": [], "money_ms": [], "whole_ms": []}
+    csr = dg.out_csr(direction)
     for seed in seeds:
         block = np.array([seed], dtype=np.int64)
+        inside: dict = {}  # the estimate's own steps, synchronized between them
+        local_block(csr.indptr, csr.indices, block, 1, damping=0.85, epsilon=eps, walks=local, steps=inside)
+        for key, value in inside.items():
+            out.setdefault(f"step_{key}", []).append(value)
         cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        twin._estimate(dg, direction, block, 0.85, 1e-10, 100, 0.0, eps)
+        cp.cuda.Device().synchronize()
+        out["push_ms"].append(1e3 * (time.perf_counter() - t0))
         t0 = time.perf_counter()
         est = twin._estimate(dg, direction, block, 0.85, 1e-10, 100, local, eps)
         cp.cuda.Device().synchronize()
@@ -139,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         for r in runs:
             steps = _phases(cp, twin, g, dg, direction, picked["random"][:16], r, args.circle, args.top)
             emit({"case": "phases", "direction": direction, "run": list(r), "seeds": 16, **steps})
+        from compute.gpu._device import CAPTURE_FAILURES
+
+        emit({"case": "graph_captures", "failures": CAPTURE_FAILURES[:3], "n_failures": len(CAPTURE_FAILURES)})
         for kind, seeds in picked.items():
             acc = {r: {"circle": [], "relevance": [], "similarity": [], "wtf_s": [], "ppr_s": []} for r in runs}
             exact_s = 0.0

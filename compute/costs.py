@@ -54,6 +54,13 @@ SNAPSHOT_SECONDS_PER_PICK = 5.0e-9
 PPR_SECONDS_PER_EDGE = 8.0e-9
 PPR_SECONDS_PER_EDGE_COLUMN = 6.0e-9
 MONEY_SECONDS_PER_MEMBER_ITER = 1.0e-7
+#: WTF's local methods on one CPU thread (benchmarks/wtf_push.md, `twitter` preset at scale 0.1): seconds per
+#: unit of the push's work bound 1 / ((1 - d) epsilon) (the slowest median there: 190 ms at epsilon 1e-7), and
+#: per step of a FORA walk (walks <= walks per unit x a residual of at most 1, 1 / (1 - d) steps each)
+PUSH_SECONDS_PER_BOUND = 3.0e-9
+WALK_SECONDS_PER_STEP = 2.0e-7
+#: bytes per account of the push's arrays (estimate, residual, two flags, queue, touched)
+PUSH_BYTES_PER_NODE = 34
 #: the influence measure, end to end on a worker (load, forward + backward, the per-cascade rows, the aggregates):
 #: seconds per cascade participant, and peak bytes per participant of a batch (the follower graph the worker keeps
 #: included) — from ``benchmarks/web.md``'s 10M-retweet run (compute 511 s for about 10.3M participants, peak RSS
@@ -329,37 +336,63 @@ def _round_up(x: float) -> float:
 
 
 def wtf_cost(
-    *, nodes: int, edges: int, seeds: int, directions: int, circle: int, max_iter: int, top: int = 20
+    *,
+    nodes: int,
+    edges: int,
+    seeds: int,
+    directions: int,
+    circle: int,
+    max_iter: int,
+    top: int = 20,
+    method: str = "exact",
+    epsilon: float | None = None,
+    walks: float | None = None,
 ) -> Estimate:
     """A WTF run: per direction, blocks of up to :data:`WTF_BLOCK` seeds; each block's personalized PageRank
     multiplies the follower graph by its columns ``min(max_iter, 147)`` times at most, then Money runs on each
-    seed's circle for up to ``max_iter`` iterations. Peak: the graph, its walk and one block's dense columns."""
+    seed's circle for up to ``max_iter`` iterations. Peak: the graph, its walk and one block's dense columns.
+    ``method`` ``push`` or ``fora``: each seed's PPR is the push, bounded by ``1 / ((1 - d) epsilon)`` edge visits
+    whatever the graph, plus for ``fora`` at most ``walks`` walks of ``1 / (1 - d)`` steps on average; the peak
+    holds the push's arrays instead of the block."""
     n, m = int(nodes), int(edges)
     iters = min(int(max_iter), PPR_ITERATIONS_MAX)
     blocks = math.ceil(seeds / WTF_BLOCK) if seeds else 0
-    full, rest = divmod(int(seeds), WTF_BLOCK)
-    cols = [WTF_BLOCK] * full + ([rest] if rest else [])
-    ppr = sum(iters * m * (PPR_SECONDS_PER_EDGE + PPR_SECONDS_PER_EDGE_COLUMN * c) for c in cols)
     members = min(int(circle), n)
     avg_deg = m / n if n else 0.0
     money = int(seeds) * int(max_iter) * MONEY_SECONDS_PER_MEMBER_ITER * members * max(avg_deg, 1.0)
+    graph_bytes = 8 * (n + 1) * 2 + 12 * m * 2
+    if method == "exact":
+        full, rest = divmod(int(seeds), WTF_BLOCK)
+        cols = [WTF_BLOCK] * full + ([rest] if rest else [])
+        ppr = sum(iters * m * (PPR_SECONDS_PER_EDGE + PPR_SECONDS_PER_EDGE_COLUMN * c) for c in cols)
+        ppr_per_seed = iters * m * (PPR_SECONDS_PER_EDGE / WTF_BLOCK + PPR_SECONDS_PER_EDGE_COLUMN)
+        width = min(int(seeds), WTF_BLOCK) if seeds else 0
+        peak = graph_bytes + 4 * 8 * n * width
+    else:
+        damping = 0.85
+        ppr_per_seed = PUSH_SECONDS_PER_BOUND / ((1 - damping) * float(epsilon))
+        if method == "fora":
+            ppr_per_seed += WALK_SECONDS_PER_STEP * float(walks) / (1 - damping)
+        ppr = int(seeds) * ppr_per_seed
+        peak = graph_bytes + PUSH_BYTES_PER_NODE * n
     seconds = directions * (ppr + money)
-    width = min(int(seeds), WTF_BLOCK) if seeds else 0
-    peak = 8 * (n + 1) * 2 + 12 * m * 2 + 4 * 8 * n * width
-    per_seed = directions * (
-        iters * m * (PPR_SECONDS_PER_EDGE / WTF_BLOCK + PPR_SECONDS_PER_EDGE_COLUMN) + money / max(seeds, 1)
-    )
+    per_seed = directions * (ppr_per_seed + money / max(seeds, 1))
 
     def fit_time(limit: float):
         s = math.floor(limit / per_seed) if per_seed > 0 else seeds
         return max(s, 0) if s < seeds else None
 
+    if method != "exact" and seeds <= 1:
+        time_param = "walks" if method == "fora" else "epsilon"
+    else:
+        time_param = "max_iter" if max_iter > iters or seeds <= 1 else "seeds"
+    drivers = {"seeds": int(seeds), "blocks": blocks, "iterations": iters, "nodes": n, "edges": m}
     return Estimate(
         "wtf",
         seconds,
         int(peak),
-        {"seeds": int(seeds), "blocks": blocks, "iterations": iters, "nodes": n, "edges": m, "directions": directions},
-        time_param="max_iter" if max_iter > iters or seeds <= 1 else "seeds",
+        drivers | {"directions": directions, "method": method},
+        time_param=time_param,
         memory_param="seeds",
         _fit_time=fit_time,
     )

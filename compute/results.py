@@ -408,7 +408,16 @@ def circle_of_trust(
 
 
 def _top(nodes, scores, excluded, top, ppr_of) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    keep = (scores > 0) & ~np.isin(nodes, excluded)
+    """The ``top`` nodes of highest score > 0 not in ``excluded``, ranked (:func:`_ranked`), with their scores
+    and PPR. Only what can reach the top is ranked: the scores at least ``1 - RANK_SLACK`` times the
+    (``top`` + excluded)-th largest (at most that many are excluded, so ``top`` others are at or above it)."""
+    nodes, scores = nodes[scores > 0], scores[scores > 0]
+    reach = top + len(excluded)
+    if len(scores) > 2 * reach + 256:  # ranking 100K authorities costs more than the rest of a page's lists
+        kth = np.partition(scores, len(scores) - reach)[len(scores) - reach]
+        near = scores >= kth * (1.0 - RANK_SLACK)
+        nodes, scores = nodes[near], scores[near]
+    keep = ~np.isin(nodes, excluded)
     nodes, scores = nodes[keep], scores[keep]
     take = _ranked(nodes, scores)[:top]
     nodes = nodes[take]

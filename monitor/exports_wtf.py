@@ -25,6 +25,7 @@ ACCOUNT_COLUMNS = (
     "circle",
     "top",
     "computed_at",
+    "method",
 )
 WATCHLIST_COLUMNS = ("rank", "twitter_id", "screen_name", "spreaders", "score", "already_spreading", "pointed_by")
 
@@ -49,6 +50,9 @@ def _result_facts(r) -> dict:
         "money_iterations": r.money_iterations,
         "money_converged": r.money_converged,
         "max_iter": r.max_iter,
+        "method": r.method,
+        "epsilon": r.epsilon,
+        "walks": r.walks,
         "computed_at": r.computed_at.isoformat(),
         "run": r.run_id,
     }
@@ -95,6 +99,7 @@ def account_csv(ws: Workspace, account: Account) -> Iterator[str]:
                     r.circle,
                     r.top,
                     r.computed_at.isoformat(),
+                    r.method,
                 )
                 for e in d[name]
             ]

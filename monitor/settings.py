@@ -438,6 +438,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # two parameters named "method" (influence maximisation's and who amplifies whom's) get their own enums
+    "ENUM_NAME_OVERRIDES": {"WtfMethodEnum": "compute.results.WTF_METHODS"},
 }
 
 # --- security headers and HTTPS ---------------------------------------------------------------------------------

@@ -26,6 +26,36 @@ def kernel(source: str, name: str) -> cp.RawKernel:
     return module(source).get_function(name)
 
 
+#: why each capture that :func:`replayable` tried failed (benchmarks report it: a fallback is slower, not wrong)
+CAPTURE_FAILURES: list[str] = []
+
+
+def replayable(launches):
+    """``launches`` (a function that only launches kernels, with fixed arguments and no allocation) captured once
+    as a CUDA graph: each call of the result replays it on the current stream, one launch instead of one per
+    kernel (a loop of small kernels is bound by the launches from Python, ~10-25 us each). Where the runtime
+    cannot capture, ``launches`` itself (the failure is logged and kept in :data:`CAPTURE_FAILURES`)."""
+    side = cp.cuda.Stream(non_blocking=True)
+    try:
+        with side:
+            side.begin_capture()
+            try:
+                launches()
+            finally:
+                graph = side.end_capture()
+    except (AttributeError, NotImplementedError, RuntimeError, cp.cuda.runtime.CUDARuntimeError) as e:
+        cp.cuda.Device().synchronize()
+        if len(CAPTURE_FAILURES) < 100:
+            CAPTURE_FAILURES.append(f"{type(e).__name__}: {e}")
+            log.warning("CUDA graph capture failed, launching one kernel at a time: %s", e)
+        return launches
+
+    def replay() -> None:
+        graph.launch(cp.cuda.get_current_stream())
+
+    return replay
+
+
 def memory_budget() -> int:
     """Bytes a batch may use on the device: ``SPREADWATCH_GPU_MEMORY_BYTES`` if set (tests use it to force
     chunking), else 80% of what is free now plus what CuPy's pool holds unused."""

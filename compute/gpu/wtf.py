@@ -28,7 +28,8 @@ relative, and a seed's results are bitwise the same alone or in any batch.
 * Money: the bipartite graphs of all the block's seeds stacked into one (rows of different seeds never mix): per
   iteration a relevance pass, the chunks of long hub rows, a similarity pass (fused restart and L1 terms) and a
   per-seed finish; a seed that converged keeps its scores (its kernels skip it, so the flags are read only every
-  :data:`_MONEY_CHECK` iterations).
+  :data:`_MONEY_CHECK` iterations). Those iterations are captured once as a CUDA graph and replayed
+  (:func:`._device.replayable`): one launch instead of 32 from Python.
 * The local methods (``method="push"`` or ``"fora"``, :mod:`.wtf_push`) replace the PPR step: their estimate is
   in node indices (no renumbered walk is built), and the circle and Money run on it as above. They agree with the
   CPU reference within the methods' bounds, not to the bit (another order of pushes, other random streams), and
@@ -56,6 +57,7 @@ from ..results import (
     circle_of_trust,
     recommendations,
 )
+from ._device import replayable
 from ._wtf_kernels import _BINS, _LONG, _ROWS_PER_BLOCK, _WARPS, _kernel, _width
 from .wtf_push import local_block
 
@@ -419,29 +421,6 @@ def _circle_candidates(x: cp.ndarray, seed_rows: cp.ndarray, order: cp.ndarray |
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _replayable(launches):
-    """``launches`` (a function that only launches kernels, with fixed arguments) captured once as a CUDA graph:
-    each call of the result replays it on the current stream, one launch instead of one per kernel (Money's
-    iterations are launch-bound for one seed: 32 kernels between two reads of the flags). Where the runtime cannot
-    capture, ``launches`` itself."""
-    side = cp.cuda.Stream(non_blocking=True)
-    try:
-        with side:
-            side.begin_capture()
-            try:
-                launches()
-            finally:
-                graph = side.end_capture()
-    except (AttributeError, NotImplementedError, RuntimeError, cp.cuda.runtime.CUDARuntimeError):
-        cp.cuda.Device().synchronize()
-        return launches
-
-    def replay() -> None:
-        graph.launch(cp.cuda.get_current_stream())
-
-    return replay
-
-
 def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: list[np.ndarray], alpha: float,
                  tol: float, max_iter: int) -> list[MoneyScores]:  # fmt: skip
     out_csr = dg.out_csr(direction)
@@ -518,7 +497,7 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
                 (k,), (256,), (diff, dev_hub_ptr, active, iterations, converged, np.float64(tol), np.int64(max_iter))
             )
 
-    iterate = _replayable(iterate)
+    iterate = replayable(iterate)
     done = 0
     while True:
         iterate()

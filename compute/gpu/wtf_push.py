@@ -34,15 +34,17 @@ residual, visits) and two frontier lists of n W entries of 8 bytes.
 
 from __future__ import annotations
 
+import time
+
 import cupy as cp
 import numpy as np
 
-from ._device import module
+from ._device import module, replayable
 
 __all__ = ["local_block"]
 
-#: push rounds launched between two reads of the frontier's size, and the blocks of 256 threads each launches
-#: (grid-stride loops: a round's frontier can be far larger)
+#: push rounds launched (as one CUDA graph) between two reads of the frontier's size, an even number; and the
+#: blocks of 256 threads each round launches (grid-stride loops: a round's frontier can be far larger)
 _ROUNDS = 8
 _GRID = 2048
 #: the residual's and the visits' fixed points
@@ -137,15 +139,38 @@ extern "C" __global__ void local_walks(const long long* ptr, const int* idx, con
     u64 weight = (u64)((1.0 - damping) * ((double)residual[lo] / R_ONE) / (double)count * V_ONE);
     u64 state = mix((u64)s * 0x9e3779b97f4a7c15ULL ^ mix((u64)u + 0x632be59bd9b4e019ULL) ^ (u64)(t - first));
     unsigned int go = (unsigned int)(damping * 4294967296.0);
+    // every walk of the entry visits its start: the entry's first walk adds them all at once (the same integer
+    // sum), instead of `count` atomic additions to one address
+    if (t == first) atomicAdd(&visits[e], weight * (u64)count);
     long long v = u;
     while (true) {
-        atomicAdd(&visits[v * width + j], weight);
         state += 0x9e3779b97f4a7c15ULL;
         u64 x = mix(state);
         if ((unsigned int)(x >> 32) >= go) break;
         long long a = ptr[v], deg = ptr[v + 1] - a;
         v = deg ? (long long)idx[a + (long long)(((x & 0xffffffffULL) * (u64)deg) >> 32)] : s;
+        atomicAdd(&visits[v * width + j], weight);
     }
+}
+
+extern "C" __global__ void local_reset(u64* counts, int rounds) {
+    counts[0] = counts[rounds];
+    for (int t = 1; t <= rounds; t++) counts[t] = 0;
+}
+
+// per column, the sum of the residual (integers: exact in any order); out[] zero on entry
+extern "C" __global__ void local_column_sums(const u64* r, long long size, int width, u64* out) {
+    __shared__ u64 acc[64];
+    for (int c = threadIdx.x; c < width; c += blockDim.x) acc[c] = 0;
+    __syncthreads();
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < size;
+         i += (long long)gridDim.x * blockDim.x) {
+        u64 v = r[i];
+        if (v) atomicAdd(&acc[i % width], v);
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < width; c += blockDim.x)
+        if (acc[c]) atomicAdd(&out[c], acc[c]);
 }
 
 extern "C" __global__ void local_sum(double* p, const u64* visits, long long size) {
@@ -163,11 +188,32 @@ def _grid(threads: int) -> tuple[int]:
     return (max(1, (threads + 255) // 256),)
 
 
+class _Steps:
+    """Synchronized wall clock of :func:`local_block`'s steps, in ms, into ``out`` (None: nothing, no sync)."""
+
+    def __init__(self, out: dict | None) -> None:
+        self.out = out
+        self.t = time.perf_counter()
+        if out is not None:
+            cp.cuda.Device().synchronize()
+
+    def __call__(self, name: str, **facts) -> None:
+        if self.out is None:
+            return
+        cp.cuda.Device().synchronize()
+        now = time.perf_counter()
+        self.out[f"{name}_ms"] = self.out.get(f"{name}_ms", 0.0) + 1e3 * (now - self.t)
+        self.out.update(facts)
+        self.t = now
+
+
 def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, width: int, *, damping: float,
-                epsilon: float, walks: float) -> tuple[cp.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+                epsilon: float, walks: float, steps: dict | None = None):  # fmt: skip
     """The local estimate of each seed's PPR on the walk's CSR (``out_ptr`` int64, ``out_idx`` int32, node
     indices): (x (n, ``width``) float64 in node indices, zero past the seeds' columns; the pushes per seed;
-    the residual the push left per seed). ``walks`` 0: the push alone."""
+    the residual the push left per seed). ``walks`` 0: the push alone. ``steps``: a dict to add each step's
+    synchronized time to (benchmarks; it syncs the device between steps)."""
+    step = _Steps(steps)
     n = len(out_ptr) - 1
     k = len(seeds)
     size = n * width
@@ -181,27 +227,40 @@ def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, wid
     bufs[0][:k] = start
     taken = cp.empty(max(size, 1), dtype=cp.uint64)
     pushes = cp.zeros(width, dtype=cp.uint64)
-    take, scatter = _kernel("local_take"), _kernel("local_scatter")
+    take, scatter, reset = _kernel("local_take"), _kernel("local_scatter"), _kernel("local_reset")
     grid = (_GRID,)
-    rounds, last = 0, k
-    while True:
-        # _ROUNDS rounds without a host sync: counts[t] is round t's frontier size, written by round t - 1
-        counts = cp.zeros(_ROUNDS + 1, dtype=cp.uint64)
-        counts[0] = last
+    # counts[t]: round t's frontier size, written by round t - 1; a group of _ROUNDS rounds (an even number, so
+    # each group starts from bufs[0]) first carries the last count over to counts[0]
+    counts = cp.zeros(_ROUNDS + 1, dtype=cp.uint64)
+    counts[_ROUNDS] = k
+
+    def rounds() -> None:
+        reset((1,), (1,), (counts, np.int32(_ROUNDS)))
         for t in range(_ROUNDS):
-            front, nxt = bufs[(rounds + t) % 2], bufs[(rounds + t + 1) % 2]
+            front, nxt = bufs[t % 2], bufs[(t + 1) % 2]
             take(grid, (256,), (front, counts[t:], r, p, taken, np.float64(1.0 - damping), np.int32(width), pushes))
             scatter(
                 grid, (256,),
                 (out_ptr, out_idx, front, taken, counts[t:], np.int32(width), dev_seeds, np.float64(damping),
                  np.float64(epsilon), r, nxt, counts[t + 1 :]),
             )  # fmt: skip
-        rounds += _ROUNDS
-        last = int(counts[_ROUNDS].get())
-        if not last:
+
+    step("setup")
+    rounds = replayable(rounds)
+    step("capture")
+    groups = 0
+    while True:  # no host sync within a group: one read of the last count per group
+        rounds()
+        groups += 1
+        if not int(counts[_ROUNDS].get()):
             break
-    del bufs, taken
-    residual = r.sum(axis=0, dtype=cp.uint64)[:k].get().astype(np.float64) / _R_ONE  # exact: integers
+    step("push", groups=groups)
+    rounds = bufs = taken = None  # the frontiers go before the walks allocate
+    # CuPy's sum over axis 0 of an (n, width) array took 3 ms for one column: one pass of our own instead
+    sums = cp.zeros(width, dtype=cp.uint64)
+    _kernel("local_column_sums")((1024,), (256,), (r, np.int64(size), np.int32(width), sums))
+    residual = sums.get()[:k].astype(np.float64) / _R_ONE
+    step("residual")
     if walks > 0:
         entries = cp.flatnonzero(r)
         if len(entries):
@@ -212,10 +271,13 @@ def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, wid
             del counts
             n_walks = int(ends[-1].get())
             visits = cp.zeros((n, width), dtype=cp.uint64)
+            step("walk_setup", entries=len(entries), walks=n_walks)
             _kernel("local_walks")(
                 _grid(n_walks), (256,),
                 (out_ptr, out_idx, entries, left, ends, np.int64(len(entries)), np.int64(n_walks), np.int32(width),
                  dev_seeds, np.float64(damping), visits),
             )  # fmt: skip
+            step("walks")
             _kernel("local_sum")(_grid(size), (256,), (p, visits, np.int64(size)))
+            step("sum")
     return p, pushes.get()[:k].astype(np.int64), residual

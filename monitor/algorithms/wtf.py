@@ -7,7 +7,9 @@ in one direction or both.
 out: the ranking page's order); ``direction`` is ``follows`` (look-alike accounts: Money's hubs), ``followers``
 (likely next amplifiers: its authorities on the reversed graph) or ``both``; ``circle`` is the circle of trust's
 size and ``top`` the K accounts kept per list; ``max_iter`` (optional, default 100) is the iteration cap of
-PageRank and Money (a result that stopped at it without converging is recomputed with a higher one). A
+PageRank and Money (a result that stopped at it without converging is recomputed with a higher one); ``method``
+(optional, default ``exact``: the precise power iteration) is how the circle of trust's PPR is computed, ``push``
+or ``fora`` with their ``epsilon`` and ``walks`` (the engine's local estimates, docs/wtf.md). A
 publisher's run is its **watch list**: the union of its top spreaders' likely next amplifiers
 (``monitor.selectors.wtf``).
 
@@ -38,6 +40,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from compute.backends import is_device_oom
+from compute.results import DEFAULT_EPSILON, DEFAULT_WALKS, WTF_METHODS, check_local
 
 from ..models import Account, ComputeBatch, ComputeRun, WtfEntry, WtfResult
 from ..models.wtf import DIRECTIONS
@@ -76,6 +79,7 @@ __all__ = [
     "WtfBatchResult",
     "compute_on_open",
     "load_graph",
+    "method_of",
 ]
 
 #: seeds per batch: the engine's block (``compute.algorithms.wtf.BATCH``), so a batch is one block of products
@@ -86,7 +90,7 @@ MAX_CIRCLE = 100_000
 MAX_TOP = 1000
 MAX_SEEDS = 10 * SEEDS_PER_BATCH  # accounts, or a publisher's spreaders, per run
 MAX_MAX_ITER = 1000
-PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter")
+PARAMS = ("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter", "method", "epsilon", "walks")
 
 
 # --- the result of one batch -------------------------------------------------------------------------------------
@@ -105,20 +109,75 @@ class WtfBatchResult(BatchOutcome):
 
 
 def _run_engine(
-    g, idx: np.ndarray, *, direction: str, circle: int, top: int, max_iter: int, backend: str, res: WtfBatchResult
+    g,
+    idx: np.ndarray,
+    *,
+    direction: str,
+    circle: int,
+    top: int,
+    max_iter: int,
+    backend: str,
+    res: WtfBatchResult,
+    method: tuple[str, float | None, float | None] = ("exact", None, None),
 ):
-    """The engine on ``backend``; a GPU out of memory is computed again on the CPU, and said so."""
+    """The engine on ``backend`` with ``method`` (:func:`method_of`); a GPU out of memory is computed again on the
+    CPU, and said so."""
     from compute.algorithms.wtf import wtf
 
+    name, epsilon, walks = method
+    kw = {"method": name}
+    if epsilon is not None:
+        kw["epsilon"] = epsilon
+    if walks is not None:
+        kw["walks"] = walks
     try:
-        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend=backend)
+        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend=backend, **kw)
     except Exception as exc:
         if backend != "gpu" or not is_device_oom(exc):
             raise
         log.warning("wtf: the GPU ran out of memory for %d seeds; computing them on the CPU", len(idx))
         res.notes.append(f"the GPU ran out of memory ({direction}): {len(idx)} seed(s) computed on the CPU")
         res.cpu_fallback.extend(int(s) for s in g.ids[idx])
-        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend="cpu")
+        return wtf(g, idx, direction=direction, circle=circle, top=top, max_iter=max_iter, backend="cpu", **kw)
+
+
+def _method_params(params: dict) -> dict:
+    """``method`` (absent or ``exact``: nothing, as older runs' params), with ``epsilon`` for ``push`` and
+    ``fora`` and ``walks`` for ``fora`` (their defaults when absent), each checked by the engine's rules."""
+    method = params.get("method") or "exact"
+    if method not in WTF_METHODS:
+        raise ValueError(f"method must be one of {', '.join(WTF_METHODS)} (got {method!r})")
+    if method == "exact":
+        for name in ("epsilon", "walks"):
+            if params.get(name) is not None:
+                raise ValueError(f"{name} is for method push or fora, not exact")
+        return {}
+    if method == "push" and params.get("walks") is not None:
+        raise ValueError("walks is for method fora, not push")
+    out = {"method": method, "epsilon": _number(params, "epsilon", DEFAULT_EPSILON)}
+    if method == "fora":
+        out["walks"] = _number(params, "walks", DEFAULT_WALKS)
+    check_local(method, out["epsilon"], out.get("walks", DEFAULT_WALKS))
+    return out
+
+
+def _number(params: dict, name: str, default: float) -> float:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if isinstance(raw, bool):
+        raise ValueError(f"{name} must be a number, not {raw!r}")
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+
+
+def method_of(params: dict) -> tuple[str, float | None, float | None]:
+    """(method, epsilon, walks) of a run's params: ``exact`` with no epsilon nor walks when absent."""
+    method = params.get("method", "exact")
+    epsilon = params.get("epsilon") if method != "exact" else None
+    return method, epsilon, params.get("walks") if method == "fora" else None
 
 
 def _check(stop: Stop) -> None:
@@ -188,6 +247,7 @@ class Wtf(Algorithm):
         out["top"] = _int_param(params, "top", DEFAULT_TOP, 1, MAX_TOP)
         if params.get("max_iter") is not None:  # absent: the default (older runs' params have no such key)
             out["max_iter"] = _int_param(params, "max_iter", DEFAULT_MAX_ITER, 1, MAX_MAX_ITER)
+        out.update(_method_params(params))
         return out
 
     def seeds(self, run: ComputeRun) -> list[int]:
@@ -232,6 +292,7 @@ class Wtf(Algorithm):
         seeds = [int(s) for s in batch.params["seeds"]]
         directions = _directions(p)
         max_iter = p.get("max_iter", DEFAULT_MAX_ITER)
+        method = method_of(p)
         same_graph = set(
             WtfResult.objects.filter(
                 workspace=run.workspace,
@@ -240,6 +301,9 @@ class Wtf(Algorithm):
                 circle=p["circle"],
                 top=p["top"],
                 max_iter=max_iter,  # a result capped at 100 does not answer a run asking for 150
+                method=method[0],  # nor an estimate a precise run, or another estimate
+                epsilon=method[1],
+                walks=method[2],
                 fingerprint=loaded.fingerprint,
             ).values_list("seed_id", "direction")
         )
@@ -261,6 +325,7 @@ class Wtf(Algorithm):
                     max_iter=max_iter,
                     backend=backend,
                     res=res,
+                    method=method,
                 )
                 res.seeds += [_seed_result(rec, g, direction) for rec in recs]
             t = res.tick(f"wtf_{direction}_s", t)
@@ -294,6 +359,9 @@ class Wtf(Algorithm):
                 money_iterations=s.money_iterations,
                 money_converged=s.money_converged,
                 max_iter=p.get("max_iter", DEFAULT_MAX_ITER),
+                method=method_of(p)[0],
+                epsilon=method_of(p)[1],
+                walks=method_of(p)[2],
                 n_nodes=result.n_nodes,
                 n_edges=result.graph_edges,
                 fingerprint=result.fingerprint,
@@ -316,6 +384,9 @@ class Wtf(Algorithm):
                 "money_iterations",
                 "money_converged",
                 "max_iter",
+                "method",
+                "epsilon",
+                "walks",
                 "n_nodes",
                 "n_edges",
                 "fingerprint",

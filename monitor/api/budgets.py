@@ -32,7 +32,10 @@ PARAMS = {
         "evaluate",
         "batches",
     ),
-    "wtf": ("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter"),
+    "wtf": (
+        *("accounts", "publisher", "spreaders", "direction", "circle", "top", "max_iter"),
+        *("method", "epsilon", "walks"),
+    ),
     "influence": (),
 }
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")

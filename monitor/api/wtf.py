@@ -10,6 +10,8 @@ from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
+from compute.results import DEFAULT_EPSILON, DEFAULT_WALKS, WTF_METHODS
+
 from .. import exports, exports_wtf, selectors, services
 from ..algorithms.wtf import (
     DEFAULT_CIRCLE,
@@ -34,14 +36,28 @@ MAX_ITER_HELP = (
 )
 
 
-class WtfRunStartSerializer(serializers.Serializer):
+METHOD_HELP = (
+    "how the circle of trust's PageRank is computed: exact (the precise power iteration, default), push (local "
+    "forward push) or fora (push, then random walks from its residual): the local ones are estimates (docs/wtf.md)"
+)
+EPSILON_HELP = f"push and fora: the push threshold per out-edge, in (0, 1) (default {DEFAULT_EPSILON:g})"
+WALKS_HELP = f"fora: random walks per unit of the push's residual, 1 to 1e9 (default {DEFAULT_WALKS:g})"
+
+
+class _MethodFields(serializers.Serializer):
+    method = serializers.ChoiceField(choices=WTF_METHODS, default="exact", help_text=METHOD_HELP)
+    epsilon = serializers.FloatField(required=False, help_text=EPSILON_HELP)
+    walks = serializers.FloatField(required=False, help_text=WALKS_HELP)
+
+
+class WtfRunStartSerializer(_MethodFields):
     direction = serializers.ChoiceField(choices=RUN_DIRECTIONS, default="both")
     circle = serializers.IntegerField(min_value=1, max_value=MAX_CIRCLE, default=DEFAULT_CIRCLE)
     top = serializers.IntegerField(min_value=1, max_value=MAX_TOP, default=DEFAULT_TOP)
     max_iter = serializers.IntegerField(min_value=1, max_value=MAX_MAX_ITER, required=False, help_text=MAX_ITER_HELP)
 
 
-class WatchListStartSerializer(serializers.Serializer):
+class WatchListStartSerializer(_MethodFields):
     spreaders = serializers.IntegerField(min_value=1, max_value=MAX_SEEDS, default=DEFAULT_SPREADERS)
     circle = serializers.IntegerField(min_value=1, max_value=MAX_CIRCLE, default=DEFAULT_CIRCLE)
     top = serializers.IntegerField(min_value=1, max_value=MAX_TOP, default=DEFAULT_TOP)
@@ -67,6 +83,9 @@ class WtfResultSerializer(serializers.Serializer):
     money_iterations = serializers.IntegerField()
     money_converged = serializers.BooleanField()
     max_iter = serializers.IntegerField(help_text="the iteration cap it was computed with")
+    method = serializers.ChoiceField(choices=WTF_METHODS, help_text="how its PageRank was computed (exact: precise)")
+    epsilon = serializers.FloatField(allow_null=True, help_text="push and fora: the push threshold it used")
+    walks = serializers.FloatField(allow_null=True, help_text="fora: the walks per unit of residual it used")
     computed_at = serializers.DateTimeField()
     run = serializers.IntegerField(allow_null=True)
     relevance = WtfEntrySerializer(many=True, help_text="Money's authorities (followers: likely next amplifiers)")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from compute.results import WTF_METHODS
+
 from .core import Account, ComputeRun, Workspace, bulk_fk
 
 #: the walk's directions (docs/wtf.md): ``follows`` walks from an account to the accounts it follows (the paper's
@@ -50,6 +52,11 @@ class WtfResult(models.Model):
     n_edges = models.BigIntegerField(default=0, help_text="follows of that graph")
     fingerprint = models.CharField(max_length=64, help_text="sha1 of the follower graph's arrays")
     backend = models.CharField(max_length=4, default="cpu")
+    method = models.CharField(
+        max_length=8, default="exact", help_text="how the PPR was computed: exact, push or fora (docs/wtf.md)"
+    )
+    epsilon = models.FloatField(null=True, blank=True, help_text="push and fora: the push threshold per out-edge")
+    walks = models.FloatField(null=True, blank=True, help_text="fora: random walks per unit of the push's residual")
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -59,6 +66,7 @@ class WtfResult(models.Model):
                 fields=["workspace", "seed", "direction", "circle", "top"], name="wtfresult_unique_params"
             ),
             models.CheckConstraint(condition=Q(direction__in=DIRECTIONS), name="wtfresult_direction"),
+            models.CheckConstraint(condition=Q(method__in=WTF_METHODS), name="wtfresult_method"),
             models.CheckConstraint(condition=Q(circle__gte=1, top__gte=1), name="wtfresult_sizes_positive"),
             models.CheckConstraint(condition=Q(circle_size__lte=models.F("circle")), name="wtfresult_circle_le"),
         ]

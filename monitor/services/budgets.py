@@ -81,6 +81,9 @@ def estimate(*, run: ComputeRun, plan: list[PlannedBatch]) -> costs.Estimate:
             circle=p["circle"],
             max_iter=p.get("max_iter", DEFAULT_MAX_ITER),
             top=p["top"],
+            method=p.get("method", "exact"),
+            epsilon=p.get("epsilon"),
+            walks=p.get("walks"),
         )
     return costs.influence_measure_cost(
         cascades=sum(b.n_cascades for b in plan),
@@ -158,6 +161,14 @@ def _over_time(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[st
                 f"accounts/{count(d['edges'])} follows: {took}; {budget} (lower k)"
             )
         return "evaluate", f"evaluate: {p['evaluate']:,} cascades with method {p['method']}: {took}; {budget}"
+    if run.algorithm == "wtf" and p.get("method", "exact") != "exact":
+        key = "walks" if p["method"] == "fora" else "epsilon"
+        how = f"epsilon {p['epsilon']:g}" + (f", {p['walks']:g} walks per unit of residual" if "walks" in p else "")
+        hint = f"; at most {fit:,} seeds fit" if fit else ""
+        return key, (
+            f"{key}: {p['method']} with {how} for {d['seeds']:,} seeds x {d['directions']} direction(s): {took}; "
+            f"{budget} (fewer walks or a larger epsilon{hint})"
+        )
     if run.algorithm == "wtf":
         key = "accounts" if "accounts" in p else "spreaders"
         hint = f" (at most {fit:,} seeds fit)" if fit is not None else ""

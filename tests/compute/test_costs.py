@@ -130,3 +130,19 @@ def test_the_pilot_takes_fewer_sets_where_one_set_reaches_most_of_the_audience(m
     monkeypatch.setattr(costs, "PILOT_WORK", 50_000)
     pilot = costs.imm_pilot(dense, k=5, seed=0)
     assert 2 <= pilot.sets < 4000 and pilot.sets * pilot.mean_edges <= 3 * 50_000
+
+
+def test_a_local_wtf_method_costs_its_work_bound_not_the_graph():
+    small = costs.wtf_cost(nodes=1_000, edges=10_000, seeds=10, directions=1, circle=100, max_iter=100,
+                           method="fora", epsilon=1e-6, walks=1e6)  # fmt: skip
+    big = costs.wtf_cost(nodes=1_000, edges=10_000_000, seeds=10, directions=1, circle=100, max_iter=100,
+                         method="fora", epsilon=1e-6, walks=1e6)  # fmt: skip
+    exact = costs.wtf_cost(nodes=1_000, edges=10_000_000, seeds=10, directions=1, circle=100, max_iter=100)
+    money = 10 * 100 * costs.MONEY_SECONDS_PER_MEMBER_ITER * 100  # Money grows with the degree: take it out
+    assert math.isclose(big.seconds - money * 10_000, small.seconds - money * 10, rel_tol=1e-9)
+    assert big.seconds < exact.seconds
+    more = costs.wtf_cost(nodes=1_000, edges=10_000, seeds=10, directions=1, circle=100, max_iter=100,
+                          method="fora", epsilon=1e-6, walks=2e6)  # fmt: skip
+    walk_s = 10 * costs.WALK_SECONDS_PER_STEP * 1e6 / 0.15
+    assert math.isclose(more.seconds - small.seconds, walk_s, rel_tol=1e-9)
+    assert more.time_param == "seeds" and more.drivers["method"] == "fora"

@@ -100,6 +100,22 @@ def test_it_computes_an_accounts_lists_and_shows_them_with_their_parameters(clie
     assert f"run {run.pk}" in page
 
 
+def test_lists_estimated_by_a_local_method_say_so_with_its_numbers(client, alice, thesis, run_tasks):
+    params = {"accounts": ["105"], "direction": "both", "method": "fora", "epsilon": 1e-4, "walks": 20000}
+    run = run_tasks(services.compute_run_start, workspace=thesis, algorithm="wtf", params=params)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    client.force_login(alice)
+    page = _account(client, thesis, 105)
+    assert page.count('class="wtf-method"') == 2, page
+    assert "PageRank estimated by fora (ε = 0.0001, 20,000 walks per unit of residual;" in page
+    assert "not the exact method" in page
+    # a precise run replaces them
+    run_tasks(services.compute_run_start, workspace=thesis, algorithm="wtf", params={"accounts": ["105"]})
+    page = _account(client, thesis, 105)
+    assert "wtf-method" not in page and "PageRank estimated" not in page
+
+
 def test_it_shows_the_progress_of_a_run_going_and_polls_it(client, alice, thesis, django_capture_on_commit_callbacks):
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=False):  # queued, never run

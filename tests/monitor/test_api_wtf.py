@@ -41,6 +41,46 @@ def test_it_starts_an_accounts_run_and_reads_its_lists(api, thesis, run_tasks):
     assert followers["top"] == 5 and followers["circle"] == 1000 and followers["in_graph"] is True
 
 
+def test_a_run_by_a_local_method_reports_it_and_does_not_answer_a_precise_run(api, thesis, run_tasks):
+    url = f"{base(thesis)}/accounts/101/wtf/"
+    r = run_tasks(api.post, url, {"top": 5, "method": "fora", "epsilon": 1e-4, "walks": 2e4}, format="json")
+    assert r.status_code == 201, r.content
+    params = r.json()["params"]
+    assert (params["method"], params["epsilon"], params["walks"]) == ("fora", 1e-4, 2e4)
+    got = api.get(url).json()["results"]
+    assert {(x["direction"], x["method"], x["epsilon"], x["walks"]) for x in got} == {
+        ("followers", "fora", 1e-4, 2e4),
+        ("follows", "fora", 1e-4, 2e4),
+    }
+    # on the thesis' six accounts the estimate finds the exact lists
+    assert [e["twitter_id"] for e in got[0]["relevance"]] == ["105", "104"]
+    r = api.get(f"{base(thesis)}/accounts/101/wtf/export/", {"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(r.streaming_content).decode())))
+    assert rows and {x["method"] for x in rows} == {"fora"}
+    # the precise run computes again: an estimate does not answer it
+    run = ComputeRun.objects.get(pk=run_tasks(api.post, url, {"top": 5}, format="json").json()["id"])
+    assert not any("reused" in n for n in run.notes), run.notes
+    got = api.get(url).json()["results"]
+    assert {(x["method"], x["epsilon"], x["walks"]) for x in got} == {("exact", None, None)}
+
+
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"method": "walks"}, "method"),
+        ({"method": "push", "epsilon": 2}, "epsilon"),
+        ({"method": "fora", "walks": 0.5}, "walks"),
+        ({"method": "exact", "epsilon": 1e-6}, "epsilon"),
+        ({"method": "push", "walks": 1e6}, "walks"),
+    ],
+)
+def test_a_bad_method_or_its_numbers_are_refused_by_name(api, thesis, params, field):
+    r = api.post(f"{base(thesis)}/accounts/101/wtf/", params, format="json")
+    assert r.status_code == 400, r.content
+    assert field in json.dumps(r.json()), r.json()
+    assert not ComputeRun.objects.filter(algorithm="wtf").exists()
+
+
 def test_it_refuses_bad_parameters(api, thesis):
     r = api.post(f"{base(thesis)}/accounts/101/wtf/", {"direction": "sideways", "top": 0}, format="json")
     assert r.status_code == 400 and set(r.json()) == {"direction", "top"}

@@ -71,6 +71,24 @@ def test_a_wtf_run_beyond_the_budget_names_its_seeds(thesis, monkeypatch):
     assert list(errors) == ["max_iter"] and "2 seeds x 2 direction(s)" in errors["max_iter"][0], errors
 
 
+def test_a_fora_run_with_too_many_walks_is_refused_by_its_walks_whatever_the_graph(thesis):
+    """The thesis' graph has six accounts: a local method's cost is its work bound, not the graph's size."""
+    from django.core.exceptions import ValidationError
+
+    from monitor.services import compute_run_start
+
+    params = {"accounts": ["102", "105"], "method": "fora", "epsilon": 1e-6}
+    run = compute_run_start(workspace=thesis, algorithm="wtf", params=params | {"walks": 1e4})
+    assert run.estimate["drivers"]["method"] == "fora" and run.estimate["seconds"] < 1800
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(workspace=thesis, algorithm="wtf", params=params | {"walks": 1e9})
+    errors = exc.value.message_dict
+    assert list(errors) == ["walks"], errors
+    msg = errors["walks"][0]
+    assert "fora with epsilon 1e-06, 1e+09 walks per unit of residual for 2 seeds x 2 direction(s)" in msg, msg
+    assert "fewer walks or a larger epsilon" in msg, msg
+
+
 def test_memory_beyond_the_budget_is_refused_too(thesis):
     from django.core.exceptions import ValidationError
 
