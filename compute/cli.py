@@ -26,6 +26,7 @@ NETWORK_ANALYSES = (
     "betweenness",
     "conversations",
     "neighbourhood",
+    "communities",
 )
 
 
@@ -87,7 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     between.add_argument(
         "--exact", action="store_true", help="betweenness: every account a source (exact, = --samples 0; slow)"
     )
-    n.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the betweenness sample (default 0)")
+    n.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="seed of the betweenness sample or of Leiden (default 0)"
+    )
+    n.add_argument(
+        "--resolution",
+        type=float,
+        default=1.0,
+        metavar="G",
+        help="communities: modularity's resolution (default 1; higher finds smaller communities)",
+    )
     n.add_argument("--account", type=int, metavar="ID", help="neighbourhood: the account (user id) at the centre")
     n.add_argument("--depth", type=int, default=1, metavar="D", help="neighbourhood: hops (default 1)")
     n.add_argument("--direction", choices=("out", "in", "both"), default="both", help="neighbourhood: edges followed")

@@ -73,7 +73,7 @@ def network(args) -> int:
         args.samples = 0
     with Progress(f"network {args.analysis}", quiet=args.quiet) as progress:
         ids, value, extra, info, notes = _network_values(args, progress)
-    rows = _network_rows(ids, value, extra, args.top)
+    rows = _network_rows(ids, value, extra, args.top, ascending=args.analysis == "communities")
     if not args.quiet:
         for line in info:
             print(line, file=sys.stderr)
@@ -124,6 +124,16 @@ def _network_values(args, progress: Progress):
         info.append(f"transitivity {c.transitivity:.6g}; {int(c.triangles.sum()) // 3:,} triangles")
     elif a == "betweenness":
         ids, value = g.ids, _betweenness(g, args.samples, args.seed, b, progress, notes)
+    elif a == "communities":
+        from .algorithms.communities import communities
+
+        c = communities(g, seed=args.seed, resolution=args.resolution, backend=b)
+        ids, value = g.ids, c.labels
+        extra = {"size": c.sizes[c.labels - 1]}
+        info.append(
+            f"modularity {c.modularity:.6f} (resolution {c.resolution:g}, seed {c.seed}) on the undirected simple view"
+        )
+        info.append(_sizes_line("", c.sizes, noun="communities"))
     elif a == "conversations":
         c = net.conversations(g, backend=b)
         ids, value = c.graph.ids, c.graph.out_degree
@@ -169,17 +179,19 @@ def _betweenness(g, samples: int, seed: int, backend: str, progress: Progress, n
     return values
 
 
-def _sizes_line(kind: str, sizes: np.ndarray) -> str:
+def _sizes_line(kind: str, sizes: np.ndarray, noun: str = "component(s)") -> str:
     shown = ", ".join(f"{int(x):,}" for x in sizes[:20])
     more = f", ... ({len(sizes) - 20:,} more)" if len(sizes) > 20 else ""
-    return f"{len(sizes):,} {kind} component(s), sizes: {shown}{more}"
+    return f"{len(sizes):,} {kind + ' ' if kind else ''}{noun}, sizes: {shown}{more}"
 
 
-def _network_rows(ids: np.ndarray, value: np.ndarray, extra: dict, top: int) -> list[dict]:
-    """Rows sorted by value descending, then user id; ids as strings (JSON loses digits of large ints)."""
+def _network_rows(ids: np.ndarray, value: np.ndarray, extra: dict, top: int, ascending: bool = False) -> list[dict]:
+    """Rows sorted by value descending (``ascending``: ascending, as community numbers), then user id; ids as
+    strings (JSON loses digits of large ints)."""
     import numpy as np
 
-    order = np.lexsort((ids, -np.asarray(value, dtype=np.float64)))
+    key = np.asarray(value, dtype=np.float64)
+    order = np.lexsort((ids, key if ascending else -key))
     if top:
         order = order[:top]
     as_py = float if np.asarray(value).dtype.kind == "f" else int

@@ -176,3 +176,26 @@ def test_bad_input_exits_2_naming_file_line_and_field():
 def test_a_follows_analysis_without_follows_says_what_to_give():
     res = run_cli("network", TWEETS, "--analysis", "kcore", check=False)
     assert res.returncode == 2 and "--follows FILE" in res.stderr
+
+
+def test_communities_number_every_account_by_community_size_and_report_the_modularity():
+    pytest.importorskip("networkit")
+    from compute.algorithms.communities import communities
+
+    rows, err = _json(FOLLOWS, "--analysis", "communities", "--top", "0", "--seed", "4")
+    want = communities(_follows_graph(), seed=4)
+    g = _follows_graph()
+    by_id = {str(int(i)): int(c) for i, c in zip(g.ids, want.labels)}
+    assert {r["user_id"]: r["value"] for r in rows} == by_id
+    keys = [(r["value"], int(r["user_id"])) for r in rows]
+    assert keys == sorted(keys)  # community 1 (the largest) first, then by user id
+    assert all(r["size"] == want.sizes[r["value"] - 1] for r in rows)
+    assert f"modularity {want.modularity:.6f} (resolution 1, seed 4)" in err, err
+    assert f"{len(want.sizes)} communities, sizes: " in err, err
+
+
+def test_communities_refuse_a_bad_resolution_and_the_gpu_by_name():
+    res = run_cli("network", FOLLOWS, "--analysis", "communities", "--resolution", "0", check=False)
+    assert res.returncode == 2 and "resolution must be a number > 0" in res.stderr, res.stderr
+    res = run_cli("network", FOLLOWS, "--analysis", "communities", "--backend", "gpu", check=False)
+    assert res.returncode == 2 and "communities have no GPU twin" in res.stderr, res.stderr

@@ -1,0 +1,127 @@
+"""Issue 43, communities: which library finds modularity communities of the undirected follower graph fastest
+here, and how good are they. Candidates: igraph's Leiden, leidenalg (the Leiden authors' package, on igraph) and
+networkit's PLM (parallel Louvain with refinement; ``networkit-1``: on one thread, the only way its result
+repeats for a seed), on the ``twitter`` preset's follower graph.
+
+    python benchmarks/communities_bench.py --scale 0.1 --libraries igraph,leidenalg,networkit --out X.json
+
+Each library gets the same undirected simple graph (``compute.graphs.undirected``: an edge wherever one account
+follows the other, reciprocal follows once); the time is the library's own graph build plus its run, wall clock;
+the modularity of every result is computed by one function (``compute.algorithms.communities.modularity``) at
+resolution 1. ``--dispatcher`` also times the product's ``communities(g)`` whole (the undirected view, the
+library, the numbering and the modularity). Prints JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _edges(u) -> tuple[np.ndarray, np.ndarray]:
+    """Each undirected edge once (u < v) as two int32 arrays."""
+    src = np.repeat(np.arange(u.n_nodes, dtype=np.int64), np.diff(u.indptr))
+    keep = src < u.indices
+    return src[keep].astype(np.int32), u.indices[keep].astype(np.int32)
+
+
+def run_igraph(n, a, b, seed: int, resolution: float) -> np.ndarray:
+    import random
+
+    import igraph as ig
+
+    from compute.algorithms.communities import ITERATIONS
+
+    ig.set_random_number_generator(random.Random(seed))
+    g = ig.Graph(n=n, edges=np.c_[a, b], directed=False)
+    return np.asarray(
+        g.community_leiden(objective_function="modularity", resolution=resolution, n_iterations=ITERATIONS).membership
+    )
+
+
+def run_leidenalg(n, a, b, seed: int, resolution: float) -> np.ndarray:
+    import igraph as ig
+    import leidenalg as la
+
+    g = ig.Graph(n=n, edges=np.c_[a, b], directed=False)
+    p = la.find_partition(
+        g, la.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=2
+    )
+    return np.asarray(p.membership)
+
+
+def run_networkit(n, a, b, seed: int, resolution: float, threads: int = 0) -> np.ndarray:
+    import networkit as nk
+
+    nk.setNumberOfThreads(threads or (os.cpu_count() or 1))
+    nk.setSeed(seed, False)
+    g = nk.GraphFromCoo((np.ones(len(a), dtype=np.float64), (a.astype(np.uint64), b.astype(np.uint64))), n=n)
+    plm = nk.community.PLM(g, refine=True, gamma=resolution)
+    plm.run()
+    return np.asarray(plm.getPartition().getVector())
+
+
+RUNNERS = {
+    "igraph": run_igraph,
+    "leidenalg": run_leidenalg,
+    "networkit": run_networkit,  # all cores: not deterministic (the threads race)
+    "networkit-1": lambda n, a, b, seed, resolution: run_networkit(n, a, b, seed, resolution, threads=1),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scale", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resolution", type=float, default=1.0)
+    p.add_argument("--libraries", default=",".join(RUNNERS))
+    p.add_argument("--dispatcher", action="store_true", help="also time compute's communities() end to end")
+    p.add_argument("--out", metavar="JSON")
+    args = p.parse_args(argv)
+
+    from _setup import twitter_graph
+
+    from compute.algorithms.communities import modularity
+    from compute.graphs import undirected
+
+    rows: list[dict] = []
+
+    def emit(row: dict) -> None:
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    g = twitter_graph(args.scale, args.seed, emit)
+    t = time.perf_counter()
+    u = undirected(g)
+    a, b = _edges(u)
+    emit({"case": "undirected", "edges": len(a), "s": time.perf_counter() - t})
+    for name in filter(None, args.libraries.split(",")):
+        t = time.perf_counter()
+        labels = RUNNERS[name](g.n_nodes, a, b, args.seed, args.resolution)
+        s = time.perf_counter() - t
+        sizes = np.sort(np.bincount(np.unique(labels, return_inverse=True)[1].ravel()))[::-1]
+        emit({"case": name, "s": s, "modularity": modularity(u, labels), "communities": len(sizes),
+              "largest": sizes[:5].tolist()})  # fmt: skip
+    if args.dispatcher:
+        from compute.algorithms.communities import communities
+
+        t = time.perf_counter()
+        c = communities(g, seed=args.seed, resolution=args.resolution)
+        emit({"case": "communities()", "s": time.perf_counter() - t, "modularity": c.modularity,
+              "communities": len(c.sizes), "largest": c.sizes[:5].tolist()})  # fmt: skip
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Communities of the follower or interaction graph (issue 43, docs/network.md "Communities"): modularity
+communities of its undirected simple view, found by networkit's PLM (parallel Louvain with refinement, Staudt and
+Meyerhenke 2016), chosen by measurement against igraph's Leiden and leidenalg (``benchmarks/communities.md``).
+
+* The graph: :func:`compute.graphs.undirected` (an edge wherever one account follows or interacts with the
+  other, once; weights and self loops dropped).
+* The partition: Louvain's moves and aggregation with PLM's refinement, optimising modularity at ``resolution``
+  (1 is Newman's modularity; higher finds smaller communities), seeded with ``seed`` and run on one thread: on
+  more, its threads race and the same seed gives other communities (measured), which a researcher checking a
+  result cannot accept.
+* Communities are numbered 1, 2, ... by size descending, ties by their smallest node index, so that the numbers
+  do not depend on the library's labels; an account without edges is a community of its own.
+* ``modularity``: :func:`modularity` of the result, computed here (the same function checks every library).
+
+There is no GPU twin: RAPIDS' cuGraph, the only well-kept GPU Louvain/Leiden, cannot travel to the lent GPU
+machine, and the CPU library's time is mostly its own graph build. ``backend="gpu"`` is refused by name;
+``auto`` runs on the CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends import BACKENDS
+from ..graphs import Graph, undirected
+
+__all__ = ["Communities", "communities", "modularity", "number_by_size"]
+
+#: Leiden passes of the benchmark's igraph and leidenalg runs (their default)
+ITERATIONS = 2
+
+
+@dataclass
+class Communities:
+    """``labels[i]``: node i's community (1 = the largest); ``sizes[c - 1]``: community c's accounts;
+    ``modularity`` of the partition at ``resolution``; the ``seed`` it was found with."""
+
+    labels: np.ndarray
+    sizes: np.ndarray
+    modularity: float
+    resolution: float
+    seed: int
+
+
+def modularity(u: Graph, labels: np.ndarray, resolution: float = 1.0) -> float:
+    """Newman's modularity of ``labels`` on the undirected simple graph ``u`` (each edge stored both ways):
+    ``sum over communities c of L_c / m - resolution (d_c / 2m)^2``, with ``L_c`` the edges inside c, ``d_c`` the
+    sum of its degrees and ``m`` the edges. 0 for a graph without edges."""
+    labels = np.asarray(labels)
+    two_m = len(u.indices)
+    if two_m == 0:
+        return 0.0
+    _, lab = np.unique(labels, return_inverse=True)
+    lab = lab.ravel()
+    src = np.repeat(np.arange(u.n_nodes), np.diff(u.indptr))
+    same = lab[src] == lab[u.indices]
+    inside = np.count_nonzero(same) / two_m  # each inside edge twice, over 2m: sum of L_c / m
+    degree_sums = np.bincount(lab, weights=np.diff(u.indptr).astype(np.float64))
+    return float(inside - resolution * np.sum((degree_sums / two_m) ** 2))
+
+
+def number_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` renumbered 1, 2, ... by community size descending, ties by the community's smallest node;
+    returns (labels, sizes)."""
+    _, lab = np.unique(np.asarray(labels), return_inverse=True)
+    lab = lab.ravel()
+    sizes = np.bincount(lab)
+    first = np.full(len(sizes), len(lab), dtype=np.int64)
+    np.minimum.at(first, lab, np.arange(len(lab)))
+    order = np.lexsort((first, -sizes))
+    rank = np.empty(len(sizes), dtype=np.int64)
+    rank[order] = np.arange(1, len(sizes) + 1)
+    return rank[lab], sizes[order]
+
+
+def _check(seed, resolution) -> tuple[int, float]:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float, np.floating)) or not resolution > 0:
+        raise ValueError(f"resolution must be a number > 0, not {resolution!r}")
+    return int(seed), float(resolution)
+
+
+def communities(g: Graph, *, seed: int = 0, resolution: float = 1.0, backend: str = "auto") -> Communities:
+    """The modularity communities of ``g``'s undirected simple view (module docstring)."""
+    seed, resolution = _check(seed, resolution)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if backend == "gpu":
+        raise ValueError("communities have no GPU twin (benchmarks/communities.md): use backend='cpu' or 'auto'")
+    return communities_cpu(g, seed=seed, resolution=resolution)
+
+
+def communities_cpu(g: Graph, *, seed: int = 0, resolution: float = 1.0) -> Communities:
+    """The reference: networkit's PLM on the undirected simple view, on one thread."""
+    import networkit as nk
+
+    u = undirected(g)
+    src = np.repeat(np.arange(u.n_nodes, dtype=np.uint64), np.diff(u.indptr))
+    once = src < u.indices
+    threads = nk.getMaxNumberOfThreads()
+    nk.setNumberOfThreads(1)  # on more, its threads race and a seed no longer gives one result
+    nk.setSeed(seed, False)
+    try:
+        graph = nk.GraphFromCoo((np.ones(int(once.sum())), (src[once], u.indices[once].astype(np.uint64))), n=u.n_nodes)
+        plm = nk.community.PLM(graph, refine=True, gamma=resolution)
+        plm.run()
+        found = np.asarray(plm.getPartition().getVector())
+    finally:
+        nk.setNumberOfThreads(threads)
+    labels, sizes = number_by_size(found)
+    return Communities(labels, sizes, modularity(u, labels, resolution), resolution, seed)
