@@ -65,3 +65,27 @@ def twitter_graph(scale: float, seed: int, emit) -> object:
     emit({"case": "graph", "users": g.n_nodes, "follows": g.n_edges, "generate_s": time.perf_counter() - t,
           "cores": os.cpu_count()})  # fmt: skip
     return g
+
+
+def json_lines():
+    """``(rows, emit)``: ``emit(row)`` prints ``row`` as a JSON line at once (a stopped run keeps what it printed)
+    and appends it to ``rows`` (for ``--out``)."""
+    import json
+
+    rows: list[dict] = []
+
+    def emit(row: dict) -> None:
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    return rows, emit
+
+
+def wtf_runs(spec: str) -> list[tuple[str, float, float]]:
+    """The local WTF methods of a ``--runs`` option: ``push:EPSILON`` or ``fora:EPSILON:WALKS``, comma-separated,
+    as ``(method, epsilon, walks)`` (walks 0 for the push)."""
+    runs = []
+    for item in spec.split(","):
+        method, eps, *walks = item.split(":")
+        runs.append((method, float(eps), float(walks[0]) if walks else 0.0))
+    return runs

@@ -88,16 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", metavar="JSON")
     args = p.parse_args(argv)
 
-    from _setup import twitter_graph
+    from _setup import json_lines, twitter_graph
 
     from compute.algorithms.communities import modularity
     from compute.graphs import undirected
 
-    rows: list[dict] = []
-
-    def emit(row: dict) -> None:
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows, emit = json_lines()
 
     g = twitter_graph(args.scale, args.seed, emit)
     t = time.perf_counter()

@@ -98,10 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    runs = []
-    for spec in args.runs.split(","):
-        method, eps, *walks = spec.split(":")
-        runs.append((method, float(eps), float(walks[0]) if walks else 0.0))
+    from _setup import json_lines, wtf_runs
+
+    runs = wtf_runs(args.runs)
 
     import cupy as cp
 
@@ -111,11 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from compute.graphs import follower_graph
     from compute.results import RANK_SLACK
 
-    rows: list[dict] = []
-
-    def emit(row: dict) -> None:
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows, emit = json_lines()
 
     def sync() -> None:
         cp.cuda.Device().synchronize()

@@ -61,10 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    runs = []
-    for spec in args.runs.split(","):
-        method, eps, *walks = spec.split(":")
-        runs.append((method, float(eps), float(walks[0]) if walks else 0.0))
+    from _setup import json_lines, wtf_runs
+
+    runs = wtf_runs(args.runs)
 
     from _setup import twitter_graph
 
@@ -72,11 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from compute.algorithms.wtf import personalized_pagerank, wtf
     from compute.results import walk_adjacency
 
-    rows: list[dict] = []
-
-    def emit(row: dict) -> None:
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows, emit = json_lines()
 
     g = twitter_graph(args.scale, args.seed, emit)
     rng = np.random.default_rng(args.seed)
