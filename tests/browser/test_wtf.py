@@ -144,6 +144,25 @@ def test_a_cold_workspace_s_account_page_opens_with_both_panels_filled_within_2_
     look(page, "wtf-account-on-open", "#wtf")
 
 
+def test_lists_estimated_by_a_local_method_say_so_at_both_widths(page, login, ws_a, django_capture_on_commit_callbacks):
+    """A run started through the API with ``method=fora``: each panel names the method, its epsilon and walks, and
+    that it is not the exact method."""
+    from monitor.services import compute_run_start
+
+    login()
+    upload(page, ws_a.slug, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    params = {"accounts": ["105"], "method": "fora", "epsilon": 1e-4, "walks": 20000}
+    with django_capture_on_commit_callbacks(execute=True):
+        compute_run_start(workspace=ws_a, algorithm="wtf", params=params)
+    page.goto(f"/w/{ws_a.slug}/accounts/105/")
+    for panel in ("#wtf-lookalikes", "#wtf-amplifiers"):
+        note = page.locator(f"{panel} .wtf-method")
+        expect(note).to_contain_text("PageRank estimated by fora (ε = 0.0001, 20,000 walks per unit of residual;")
+        expect(note).to_contain_text("not the exact method")
+    expect(page.locator("#wtf-lookalikes").get_by_role("link", name="@a")).to_be_visible()
+    look(page, "wtf-account-fora", "#wtf")
+
+
 def test_the_panels_follow_a_run_going_and_show_its_lists_when_it_ends(page, login, ws_a, monkeypatch):
     from monitor.services import runs
 
