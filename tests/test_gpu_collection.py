@@ -27,8 +27,9 @@ for _m in pkgutil.iter_modules(_paths):
         sys.modules[_m.name] = None
 """
 
-# the only modules that may skip as a whole, and why: a test extra or CuPy missing, or the parallel reader's billiard
-SKIP_REASON = re.compile(r"could not import '(hypothesis|networkx|cupy)'|billiard, which is not installed")
+# the only modules that may skip as a whole, and why: a test extra or CuPy missing, the parallel reader's billiard,
+# or networkit (communities: a CPU library with no GPU twin)
+SKIP_REASON = re.compile(r"could not import '(hypothesis|networkx|networkit|cupy)'|billiard, which is not installed")
 
 
 def _gpu_machine_env() -> dict[str, str]:
