@@ -27,11 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _edges(u) -> tuple[np.ndarray, np.ndarray]:
-    """Each undirected edge once (u < v) as two int32 arrays."""
-    src = np.repeat(np.arange(u.n_nodes, dtype=np.int64), np.diff(u.indptr))
-    keep = src < u.indices
-    return src[keep].astype(np.int32), u.indices[keep].astype(np.int32)
+#: Leiden passes of the igraph and leidenalg runs (their default)
+LEIDEN_PASSES = 2
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The edges as igraph takes them: an (m, 2) int32 array."""
+    return np.c_[a, b].astype(np.int32)
 
 
 def run_igraph(n, a, b, seed: int, resolution: float) -> np.ndarray:
@@ -39,22 +41,19 @@ def run_igraph(n, a, b, seed: int, resolution: float) -> np.ndarray:
 
     import igraph as ig
 
-    from compute.algorithms.communities import ITERATIONS
-
     ig.set_random_number_generator(random.Random(seed))
-    g = ig.Graph(n=n, edges=np.c_[a, b], directed=False)
-    return np.asarray(
-        g.community_leiden(objective_function="modularity", resolution=resolution, n_iterations=ITERATIONS).membership
-    )
+    g = ig.Graph(n=n, edges=_pairs(a, b), directed=False)
+    found = g.community_leiden(objective_function="modularity", resolution=resolution, n_iterations=LEIDEN_PASSES)
+    return np.asarray(found.membership)
 
 
 def run_leidenalg(n, a, b, seed: int, resolution: float) -> np.ndarray:
     import igraph as ig
     import leidenalg as la
 
-    g = ig.Graph(n=n, edges=np.c_[a, b], directed=False)
+    g = ig.Graph(n=n, edges=_pairs(a, b), directed=False)
     p = la.find_partition(
-        g, la.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=2
+        g, la.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=LEIDEN_PASSES
     )
     return np.asarray(p.membership)
 
@@ -64,7 +63,7 @@ def run_networkit(n, a, b, seed: int, resolution: float, threads: int = 0) -> np
 
     nk.setNumberOfThreads(threads or (os.cpu_count() or 1))
     nk.setSeed(seed, False)
-    g = nk.GraphFromCoo((np.ones(len(a), dtype=np.float64), (a.astype(np.uint64), b.astype(np.uint64))), n=n)
+    g = nk.GraphFromCoo((np.ones(len(a), dtype=np.float64), (a, b)), n=n)
     plm = nk.community.PLM(g, refine=True, gamma=resolution)
     plm.run()
     return np.asarray(plm.getPartition().getVector())
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from _setup import json_lines, twitter_graph
 
-    from compute.algorithms.communities import modularity
+    from compute.algorithms.communities import edges_once, modularity
     from compute.graphs import undirected
 
     rows, emit = json_lines()
@@ -98,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     g = twitter_graph(args.scale, args.seed, emit)
     t = time.perf_counter()
     u = undirected(g)
-    a, b = _edges(u)
+    a, b = edges_once(u)
     emit({"case": "undirected", "edges": len(a), "s": time.perf_counter() - t})
     for name in filter(None, args.libraries.split(",")):
         t = time.perf_counter()

@@ -26,10 +26,7 @@ import numpy as np
 from ..backends import BACKENDS
 from ..graphs import Graph, undirected
 
-__all__ = ["Communities", "communities", "modularity", "number_by_size"]
-
-#: Leiden passes of the benchmark's igraph and leidenalg runs (their default)
-ITERATIONS = 2
+__all__ = ["Communities", "communities", "edges_once", "modularity", "number_by_size"]
 
 
 @dataclass
@@ -59,6 +56,14 @@ def modularity(u: Graph, labels: np.ndarray, resolution: float = 1.0) -> float:
     inside = np.count_nonzero(same) / two_m  # each inside edge twice, over 2m: sum of L_c / m
     degree_sums = np.bincount(lab, weights=np.diff(u.indptr).astype(np.float64))
     return float(inside - resolution * np.sum((degree_sums / two_m) ** 2))
+
+
+def edges_once(u: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Each edge of the undirected simple graph ``u`` once, as (a, b) with a < b, uint64 (what a library's graph
+    is built from)."""
+    src = np.repeat(np.arange(u.n_nodes, dtype=np.uint64), np.diff(u.indptr))
+    once = src < u.indices
+    return src[once], u.indices[once].astype(np.uint64)
 
 
 def number_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,13 +103,12 @@ def communities_cpu(g: Graph, *, seed: int = 0, resolution: float = 1.0) -> Comm
     import networkit as nk
 
     u = undirected(g)
-    src = np.repeat(np.arange(u.n_nodes, dtype=np.uint64), np.diff(u.indptr))
-    once = src < u.indices
+    a, b = edges_once(u)
     threads = nk.getMaxNumberOfThreads()
     nk.setNumberOfThreads(1)  # on more, its threads race and a seed no longer gives one result
     nk.setSeed(seed, False)
     try:
-        graph = nk.GraphFromCoo((np.ones(int(once.sum())), (src[once], u.indices[once].astype(np.uint64))), n=u.n_nodes)
+        graph = nk.GraphFromCoo((np.ones(len(a)), (a, b)), n=u.n_nodes)
         plm = nk.community.PLM(graph, refine=True, gamma=resolution)
         plm.run()
         found = np.asarray(plm.getPartition().getVector())

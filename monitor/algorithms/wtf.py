@@ -344,6 +344,7 @@ class Wtf(Algorithm):
         if not result.seeds:
             return
         p, now = run.params, timezone.now()
+        method, epsilon, walks = method_of(p)
         rows = [
             WtfResult(
                 workspace_id=run.workspace_id,
@@ -359,9 +360,9 @@ class Wtf(Algorithm):
                 money_iterations=s.money_iterations,
                 money_converged=s.money_converged,
                 max_iter=p.get("max_iter", DEFAULT_MAX_ITER),
-                method=method_of(p)[0],
-                epsilon=method_of(p)[1],
-                walks=method_of(p)[2],
+                method=method,
+                epsilon=epsilon,
+                walks=walks,
                 n_nodes=result.n_nodes,
                 n_edges=result.graph_edges,
                 fingerprint=result.fingerprint,

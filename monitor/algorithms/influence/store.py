@@ -108,9 +108,8 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             later(tables, added)
         else:
             analyze_after_bulk_write(cur, tables, added)
-            if (
-                not changes
-            ):  # a compute batch: its tweets' statuses went from pending to computed, which pages filter on
+            # a compute batch: its tweets' statuses went from pending to computed, which pages filter on
+            if not changes:
                 analyze_after_bulk_write(cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True)
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
