@@ -22,6 +22,7 @@ import numpy as np
 __all__ = [
     "Estimate",
     "betweenness_cost",
+    "coordination_run_cost",
     "imm_pilot",
     "influence_max_cost",
     "influence_measure_cost",
@@ -34,6 +35,23 @@ __all__ = [
 BTW_SECONDS_PER_UNIT = 3.0e-8
 #: the structural batch (degrees, components, cores, clustering, conversations): seconds per arc + edge
 STRUCT_SECONDS_PER_ARC = 2.0e-7
+#: communities (networkit's PLM on one thread, its graph build included): seconds per arc of the undirected view
+#: (each edge twice), the slower of the two sizes benchmarks/communities.md measured (54.8 s for 34.2M edges at
+#: the `twitter` preset's scale 0.1; 2.65 s for 3.41M at scale 0.01)
+COMMUNITY_SECONDS_PER_ARC = 8.0e-7
+#: and the bytes it holds beyond the undirected view, modelled, not measured: the edge list once as two uint64
+#: arrays and a weight (24 B per edge, 12 per arc) and networkit's own adjacency of ids and weights both ways
+#: (16 B per arc)
+COMMUNITY_BYTES_PER_ARC = 28.0
+#: coordinated accounts (benchmarks/coordination.md, the 1M-retweet collection on this 2-core machine): seconds per
+#: pair the method counts (co-retweet: 71.2M pairs within 60 s in 4.9-10.8 s; similarity: 26.6M pairs sharing a
+#: tweet in 1.6-1.7 s: the slower per pair taken) and per retweet read (sorting the first retweets)
+COORD_SECONDS_PER_PAIR = 1.5e-7
+COORD_SECONDS_PER_RETWEET = 1.0e-6
+#: and their memory, modelled from the arrays, not measured: a pair's int64 key and its sort's copy and the
+#: edge's two ids and weight (24 B); a retweet's three columns read, their sorted copies and the run's maps (64 B)
+COORD_BYTES_PER_PAIR = 24.0
+COORD_BYTES_PER_RETWEET = 64.0
 #: peak bytes of a network batch beyond the graph and its undirected view — modelled from the arrays the batch
 #: holds, not measured (the benchmark's process reused memory it held, so its high-water mark did not move):
 #: per arc, the reverse CSR's int32 target and int64 position and clustering's oriented int64 copy (24 B); per
@@ -126,19 +144,22 @@ def _plain(v):
 # --- betweenness and the structural analyses ---------------------------------------------------------------------
 
 
-def betweenness_cost(*, nodes: int, edges: int, arcs: int, samples: int) -> Estimate:
-    """A network run: the structural batch plus betweenness from ``sources`` = ``samples`` (0 or at least the
-    nodes: exact, every node a source) on the undirected view of ``arcs`` entries (each undirected edge twice);
-    a sampled run's structural batch also runs two more samples for the stability indicator."""
+def betweenness_cost(*, nodes: int, edges: int, arcs: int, samples: int, communities: bool = False) -> Estimate:
+    """A network run: the structural batch (with ``communities``, their search too) plus betweenness from
+    ``sources`` = ``samples`` (0 or at least the nodes: exact, every node a source) on the undirected view of
+    ``arcs`` entries (each undirected edge twice); a sampled run's structural batch also runs two more samples for
+    the stability indicator."""
     n, m, a = int(nodes), int(edges), int(arcs)
     exact = samples == 0 or samples >= n
     sources = n if exact else int(samples)
     stability = 0 if exact else 2 * int(samples)
     per_source = BTW_SECONDS_PER_UNIT * (n + a)
-    structure = STRUCT_SECONDS_PER_ARC * (a + m)
+    community_seconds = COMMUNITY_SECONDS_PER_ARC * a if communities else 0.0
+    structure = STRUCT_SECONDS_PER_ARC * (a + m) + community_seconds
     seconds = structure + per_source * (sources + stability)
     graph_bytes = 8 * (n + 1) * 2 + 4 * (m + a) + 8 * n
-    peak = graph_bytes + NET_BYTES_PER_ARC * a + NET_BYTES_PER_NODE * n
+    peak = graph_bytes + max(NET_BYTES_PER_ARC, COMMUNITY_BYTES_PER_ARC if communities else 0.0) * a
+    peak += NET_BYTES_PER_NODE * n
 
     def fit_time(limit: float):
         # sampled: sources s cost 3 s passes (the run's and the stability indicator's two); the largest that fits
@@ -149,10 +170,39 @@ def betweenness_cost(*, nodes: int, edges: int, arcs: int, samples: int) -> Esti
         "network",
         seconds,
         int(peak),
-        {"sources": sources, "nodes": n, "edges": m, "arcs": a, "exact": exact},
+        {
+            "sources": sources,
+            "nodes": n,
+            "edges": m,
+            "arcs": a,
+            "exact": exact,
+            "communities": bool(communities),
+            "structure_seconds": structure,
+            "communities_seconds": community_seconds,
+        },
         time_param="samples",
         memory_param="graph",
         _fit_time=fit_time,
+    )
+
+
+# --- coordinated accounts ----------------------------------------------------------------------------------------
+
+
+def coordination_run_cost(*, retweets: int, pairs: int, method: str) -> Estimate:
+    """A coordination run of ``method`` over ``retweets`` first retweets whose method counts ``pairs`` pairs
+    (``compute.algorithms.coordination.coordination_cost``: within the window, or sharing a tweet). The pairs
+    drive both: a tweet retweeted by thousands of accounts within a minute makes millions of them."""
+    r, p = int(retweets), int(pairs)
+    seconds = COORD_SECONDS_PER_RETWEET * r + COORD_SECONDS_PER_PAIR * p
+    peak = COORD_BYTES_PER_RETWEET * r + COORD_BYTES_PER_PAIR * p
+    return Estimate(
+        "coordination",
+        seconds,
+        int(peak),
+        {"retweets": r, "pairs": p, "method": method},
+        time_param="window" if method == "co-retweet" else "min_retweets",
+        memory_param="window" if method == "co-retweet" else "min_retweets",
     )
 
 

@@ -5,6 +5,7 @@ from django import forms
 from compute.formats.registry import format_choices
 from monitor import selectors
 from monitor.algorithms.network import DEFAULT_SAMPLES as DEFAULT_BETWEENNESS_SAMPLES
+from monitor.algorithms.network import RESOLUTION_MAX
 from monitor.models import Collection, ComputeRun, Label
 
 FORMAT_CHOICES = format_choices()  # from the input formats' registry
@@ -133,7 +134,8 @@ class RecomputeForm(forms.Form):
 
 
 class NetworkRunForm(forms.Form):
-    """A network run's parameters (``monitor.algorithms.network``: graph, spreading, samples, seed) and its backend."""
+    """A network run's parameters (``monitor.algorithms.network``: graph, spreading, samples, seed, communities,
+    resolution) and its backend."""
 
     graph = forms.ChoiceField(
         choices=[("follows", "Follower graph"), ("interactions", "Interaction graph (retweets)")], initial="follows"
@@ -151,6 +153,27 @@ class NetworkRunForm(forms.Form):
         min_value=0, max_value=2**32 - 2, initial=0, help_text="Which sample: same seed, same result."
     )
     backend = forms.ChoiceField(choices=ComputeRun.Backend.choices, initial=ComputeRun.Backend.AUTO)
+    communities = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Find communities",
+        help_text="Modularity communities (Louvain with refinement, on the CPU): a table, and the drawings' colours.",
+    )
+    resolution = forms.FloatField(
+        min_value=0.0,
+        max_value=RESOLUTION_MAX,
+        initial=1.0,
+        required=False,
+        help_text="Communities' modularity resolution: above 1 finds smaller communities, below 1 larger ones.",
+    )
+
+    def clean_resolution(self):
+        v = self.cleaned_data["resolution"]
+        if v is None:
+            return 1.0
+        if v <= 0:
+            raise forms.ValidationError("Must be above 0.")
+        return v
 
     def clean(self):
         d = super().clean()

@@ -11,6 +11,7 @@ from .views import (
     cascades,
     collections,
     compare,
+    coordination,
     exports,
     health,
     help,
@@ -108,6 +109,7 @@ urlpatterns = [
     path("w/<slug:ws>/network/runs/new/", network.network_start, name="network-start"),
     path("w/<slug:ws>/network/runs/<int:pk>/", network.network_run, name="network-run"),
     path("w/<slug:ws>/network/runs/<int:pk>/component/", network.network_component, name="network-component"),
+    path("w/<slug:ws>/network/runs/<int:pk>/community/", network.network_community, name="network-community"),
     path(
         "w/<slug:ws>/network/runs/<int:pk>/accounts.csv",
         network.network_accounts_export,
@@ -119,9 +121,42 @@ urlpatterns = [
         name="network-component-export",
     ),
     path(
+        "w/<slug:ws>/network/runs/<int:pk>/community.<graphfmt:fmt>",
+        network.network_community_export,
+        name="network-community-export",
+    ),
+    path(
         "w/<slug:ws>/network/runs/<int:pk>/conversations.<graphfmt:fmt>",
         network.network_conversations_export,
         name="network-conversations-export",
+    ),
+    path("w/<slug:ws>/coordination/", coordination.coordination, name="coordination"),
+    path("w/<slug:ws>/coordination/runs/new/", coordination.coordination_start, name="coordination-start"),
+    path("w/<slug:ws>/coordination/runs/<int:pk>/", coordination.coordination_run, name="coordination-run"),
+    path(
+        "w/<slug:ws>/coordination/runs/<int:pk>/cluster/",
+        coordination.coordination_cluster,
+        name="coordination-cluster",
+    ),
+    path(
+        "w/<slug:ws>/coordination/runs/<int:pk>/edges.<tablefmt:fmt>",
+        coordination.coordination_edges_export,
+        name="coordination-edges-export",
+    ),
+    path(
+        "w/<slug:ws>/coordination/runs/<int:pk>/graph.<graphfmt:fmt>",
+        coordination.coordination_graph_export,
+        name="coordination-graph-export",
+    ),
+    path(
+        "w/<slug:ws>/collections/<int:pk>/coordination/",
+        coordination.collection_coordination,
+        name="collection-coordination",
+    ),
+    path(
+        "w/<slug:ws>/collections/<int:pk>/coordination/runs/new/",
+        coordination.collection_coordination_start,
+        name="collection-coordination-start",
     ),
     path("w/<slug:ws>/collections/<int:pk>/network/", network.collection_network, name="collection-network"),
     path(

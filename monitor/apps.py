@@ -12,7 +12,7 @@ class MonitorConfig(AppConfig):
         # imported for what they register: the system checks, the Celery tasks that monitor.jobs queues by name,
         # the algorithms that ComputeRun.algorithm offers (monitor.algorithms)
         from . import checks, embedded, tasks  # noqa: F401
-        from .algorithms import influence, influence_max, network, wtf  # noqa: F401
+        from .algorithms import coordination, influence, influence_max, network, wtf  # noqa: F401
         from .services import recovery
         from .services.stream import in_process
 

@@ -241,6 +241,11 @@ class _Graph:
     edges: Iterable[tuple[str, str, int | None]]
     weighted: bool = False
     extra: dict = field(default_factory=dict)
+    directed: bool = True
+    weight_type: str = "int"  # or "double" (a cosine)
+
+    def weight_text(self, weight) -> str:
+        return str(int(weight)) if self.weight_type == "int" else repr(float(weight))
 
 
 def _value(kind: str, v) -> str:
@@ -277,7 +282,7 @@ def _gexf(g: _Graph) -> Iterator[str]:
         "    <creator>Spreadwatch</creator>\n",
         f"    <description>{escape(_text(description))}</description>\n",
         "  </meta>\n",
-        '  <graph defaultedgetype="directed" mode="static">\n',
+        f'  <graph defaultedgetype="{"directed" if g.directed else "undirected"}" mode="static">\n',
         '    <attributes class="node" mode="static">\n',
     ]
     for name, kind in g.node_attrs:
@@ -298,7 +303,7 @@ def _gexf(g: _Graph) -> Iterator[str]:
 
     def edge_lines():
         for i, (s, d, weight) in enumerate(g.edges):
-            w = f' weight="{int(weight)}"' if weight is not None else ""
+            w = f' weight="{g.weight_text(weight)}"' if weight is not None else ""
             yield f'      <edge id="{i}" source={quoteattr(_text(s))} target={quoteattr(_text(d))}{w}/>\n'
 
     yield from _chunks(node_lines())
@@ -321,8 +326,8 @@ def _graphml(g: _Graph) -> Iterator[str]:
     for name, kind in node_attrs:
         head.append(f'  <key id="n_{name}" for="node" attr.name={quoteattr(name)} attr.type="{kind}"/>\n')
     if g.weighted:
-        head.append('  <key id="e_weight" for="edge" attr.name="weight" attr.type="int"/>\n')
-    head.append('  <graph id="G" edgedefault="directed">\n')
+        head.append(f'  <key id="e_weight" for="edge" attr.name="weight" attr.type="{g.weight_type}"/>\n')
+    head.append(f'  <graph id="G" edgedefault="{"directed" if g.directed else "undirected"}">\n')
     for name, kind, v in g.graph_attrs:
         if v is not None:
             head.append(f'    <data key="g_{name}">{escape(_value(kind, v))}</data>\n')
@@ -338,7 +343,7 @@ def _graphml(g: _Graph) -> Iterator[str]:
 
     def edge_lines():
         for s, d, weight in g.edges:
-            w = f'<data key="e_weight">{int(weight)}</data>' if weight is not None else ""
+            w = f'<data key="e_weight">{g.weight_text(weight)}</data>' if weight is not None else ""
             yield f"    <edge source={quoteattr(_text(s))} target={quoteattr(_text(d))}>{w}</edge>\n"
 
     yield from _chunks(node_lines())
@@ -571,7 +576,10 @@ NETWORK_COLUMNS = (
     "betweenness",
     "conversation_degree",
     "conversation_component",
+    "community",
 )
+#: node attributes written as integers (a community is a category: Gephi colours a partition by an integer attribute)
+INTEGER_ATTRS = frozenset({"community", "cluster"})
 NETWORK_EDGE_DIRECTION = {
     "follows": "Edge src -> dst: src follows dst (tweets flow from dst to src).",
     "interactions": "Edge src -> dst: src retweeted dst (weight: how many times), or passed a cascade's share to it.",
@@ -607,6 +615,11 @@ def _fact_type(v) -> str:
     return "string"
 
 
+def _attr(name: str, v) -> int | float:
+    """A node attribute's value as its type writes it."""
+    return int(v) if name in INTEGER_ATTRS else float(v)
+
+
 def _subgraph(sub, *, description: str) -> _Graph:
     """A network subgraph (``selectors.network.Subgraph``, nodes and edges as account pks) as the writers' model:
     nodes named by Twitter id, labelled by screen name, with the subgraph's numbers."""
@@ -617,7 +630,7 @@ def _subgraph(sub, *, description: str) -> _Graph:
     def nodes():
         for i, pk in enumerate(sub.ids.tolist()):
             t, name = names.get(pk, (pk, ""))
-            yield str(t), name or str(t), {a: float(sub.attrs[a][i]) for a in attrs}
+            yield str(t), name or str(t), {a: _attr(a, sub.attrs[a][i]) for a in attrs}
 
     def edges():
         weights = sub.weights.tolist() if sub.weights is not None else [None] * len(sub.src)
@@ -635,7 +648,7 @@ def _subgraph(sub, *, description: str) -> _Graph:
             ("edges_left_out", "int", sub.hidden_edges),
             ("description", "string", description),
         ],
-        node_attrs=[(a, "double") for a in attrs],
+        node_attrs=[(a, "int" if a in INTEGER_ATTRS else "double") for a in attrs],
         nodes=nodes(),
         edges=edges(),
         weighted=sub.weights is not None,
@@ -643,7 +656,7 @@ def _subgraph(sub, *, description: str) -> _Graph:
 
 
 def network_subgraph(sub, *, fmt: str, description: str) -> Iterator[str]:
-    """A component, the conversation graph or a neighbourhood as GEXF 1.3 or GraphML."""
+    """A component, a community, the conversation graph or a neighbourhood as GEXF 1.3 or GraphML."""
     g = _subgraph(sub, description=description + " " + NETWORK_EDGE_DIRECTION.get(sub.facts.get("graph"), ""))
     return _gexf(g) if fmt == "gexf" else _graphml(g)
 

@@ -26,7 +26,16 @@ import numpy as np
 from ..backends import BACKENDS
 from ..graphs import Graph, undirected
 
-__all__ = ["Communities", "communities", "edges_once", "modularity", "number_by_size"]
+__all__ = [
+    "Communities",
+    "CommunityTable",
+    "communities",
+    "community_table",
+    "edges_once",
+    "modularity",
+    "number_by_size",
+    "upper_csr",
+]
 
 
 @dataclass
@@ -58,12 +67,59 @@ def modularity(u: Graph, labels: np.ndarray, resolution: float = 1.0) -> float:
     return float(inside - resolution * np.sum((degree_sums / two_m) ** 2))
 
 
+@dataclass
+class CommunityTable:
+    """Per community ``c`` (row ``c - 1`` of ``labels`` numbered 1, 2, ... by :func:`number_by_size`): its
+    ``sizes`` (accounts), ``inside`` (edges with both ends in it), ``degree_sums`` (the sum of its members' degrees)
+    and ``contributions``, its term ``inside / m - resolution (degree_sum / 2m)^2`` of :func:`modularity`: the
+    terms add up to the partition's modularity."""
+
+    sizes: np.ndarray
+    inside: np.ndarray
+    degree_sums: np.ndarray
+    contributions: np.ndarray
+
+
+def community_table(u: Graph, labels: np.ndarray, resolution: float = 1.0) -> CommunityTable:
+    """:class:`CommunityTable` of ``labels`` (1, 2, ..., every community non-empty) on the undirected simple graph
+    ``u`` (each edge stored both ways)."""
+    lab = np.asarray(labels, np.int64) - 1
+    k = int(lab.max()) + 1 if len(lab) else 0
+    degree = np.diff(u.indptr).astype(np.int64)
+    src = np.repeat(np.arange(u.n_nodes), degree)
+    same = lab[src] == lab[np.asarray(u.indices, np.int64)]
+    inside = np.bincount(lab[src[same]], minlength=k) // 2  # each inside edge is stored twice
+    degree_sums = np.bincount(lab, weights=degree, minlength=k).astype(np.int64)
+    two_m = len(u.indices)
+    if two_m:
+        contributions = inside / (two_m / 2) - resolution * (degree_sums / two_m) ** 2
+    else:
+        contributions = np.zeros(k)
+    return CommunityTable(np.bincount(lab, minlength=k), inside, degree_sums, contributions)
+
+
 def edges_once(u: Graph) -> tuple[np.ndarray, np.ndarray]:
     """Each edge of the undirected simple graph ``u`` once, as (a, b) with a < b, uint64 (what a library's graph
     is built from)."""
     src = np.repeat(np.arange(u.n_nodes, dtype=np.uint64), np.diff(u.indptr))
     once = src < u.indices
     return src[once], u.indices[once].astype(np.uint64)
+
+
+def upper_csr(u: Graph):
+    """Each edge of the undirected simple graph ``u`` once (row a, column b > a) as a SciPy CSR matrix of ones, built
+    from ``u``'s own rows without a conversion: what networkit builds its graph from ten times faster than from the
+    edge list (0.25 against 2.66 s for 3.4M edges, the same graph and the same communities,
+    ``benchmarks/communities.md``)."""
+    from scipy.sparse import csr_matrix
+
+    indices = np.asarray(u.indices, np.int64)
+    src = np.repeat(np.arange(u.n_nodes, dtype=np.int64), np.diff(u.indptr))
+    upper = indices > src
+    indptr = np.zeros(u.n_nodes + 1, np.int64)
+    np.cumsum(np.bincount(src[upper], minlength=u.n_nodes), out=indptr[1:])
+    cols = indices[upper]
+    return csr_matrix((np.ones(len(cols)), cols, indptr), shape=(u.n_nodes, u.n_nodes))
 
 
 def number_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,12 +159,11 @@ def communities_cpu(g: Graph, *, seed: int = 0, resolution: float = 1.0) -> Comm
     import networkit as nk
 
     u = undirected(g)
-    a, b = edges_once(u)
     threads = nk.getMaxNumberOfThreads()
     nk.setNumberOfThreads(1)  # on more, its threads race and a seed no longer gives one result
     nk.setSeed(seed, False)
     try:
-        graph = nk.GraphFromCoo((np.ones(len(a)), (a, b)), n=u.n_nodes)
+        graph = nk.GraphFromCsr(upper_csr(u), directed=False)
         plm = nk.community.PLM(graph, refine=True, gamma=resolution)
         plm.run()
         found = np.asarray(plm.getPartition().getVector())

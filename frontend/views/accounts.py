@@ -26,6 +26,7 @@ def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
         summary=selectors.account_summary(workspace, acc),
         amplification=selectors.account_amplification(workspace, acc),
         wtf=selectors.wtf_account(workspace, acc),
+        coordination=selectors.account_coordination(workspace, acc),
         wtf_form=WtfForm(),
     )
     return render(request, "frontend/account.html", ctx)

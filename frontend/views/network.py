@@ -1,6 +1,6 @@
 """Network analytics pages (docs/network.md): the Network page of a workspace or collection (start a run, follow
-it, read its results), one component of a run, an account's neighbourhood, their downloads, and the method's
-documentation page. Views read through ``monitor.selectors`` and start runs through ``monitor.services``; a run
+it, read its results), one component or community of a run, an account's neighbourhood, their downloads, and the
+method's documentation page. Views read through ``monitor.selectors`` and start runs through ``monitor.services``; a run
 or collection of another workspace answers 404."""
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def _results(workspace, run) -> dict:
     return {
         "summary": summary,
         "brokers": selectors.network_brokers(workspace, run, limit=20),
+        "communities": selectors.network_communities(workspace, run, limit=20),
         "charts": {
             "components": summary.components.get("distribution", []),
             "strong": summary.strong_components.get("distribution", []),
@@ -111,7 +112,7 @@ def _start(request: HttpRequest, workspace, collection=None) -> HttpResponse:
     if not form.is_valid():
         return _page(request, workspace, collection=collection, form=form, status=400)
     d = form.cleaned_data
-    params = {"graph": d["graph"], "spreading": d["spreading"], "samples": d["samples"], "seed": d["seed"]}
+    params = {k: d[k] for k in ("graph", "spreading", "samples", "seed", "communities", "resolution")}
     if collection is not None:
         params["collection"] = collection.pk
     try:
@@ -148,34 +149,58 @@ def collection_network_start(request: HttpRequest, ws: str, pk: int) -> HttpResp
     return _start(request, workspace, selectors.collection_get(workspace, pk))
 
 
-def _component_number(request: HttpRequest) -> int | HttpResponse:
+def _component_number(request: HttpRequest, kind: str = "component") -> int | HttpResponse:
+    default = "0" if kind == "component" else "1"
     try:
-        return int(request.GET.get("c", "0"))
+        return int(request.GET.get("c", default))
     except ValueError:
-        return HttpResponseBadRequest("c: the component's number, an integer\n", content_type="text/plain")
+        return HttpResponseBadRequest(f"c: the {kind}'s number, an integer\n", content_type="text/plain")
+
+
+#: a group of a run's accounts that has its own page and download: (its members, its graph)
+GROUPS = {
+    "component": (selectors.network_component, selectors.network_component_graph),
+    "community": (selectors.network_community, selectors.network_community_graph),
+}
+
+
+def _group_page(request: HttpRequest, ws: str, pk: int, kind: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    run = selectors.network_run_get(workspace, pk)
+    c = _component_number(request, kind)
+    if isinstance(c, HttpResponse):
+        return c
+    members, graph = GROUPS[kind]
+    group = members(workspace, run, c, limit=MEMBERS)
+    sub = graph(workspace, run, c, limit=DRAW_LIMIT)
+    ctx = workspace_context(
+        request,
+        workspace,
+        run=run,
+        kind=kind,
+        summary=selectors.network_summary(run),
+        component=group,
+        number=c,
+        drawing=selectors.drawing(sub),
+        colour="community" if "community" in sub.attrs and kind == "component" else "core",
+        changed=sub.facts.get("graph_changed_since_run"),
+    )
+    return render(request, "frontend/network_component.html", ctx)
 
 
 @login_required
 @require_GET
 def network_component(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
-    """One weak component of a finished run (``?c=``, 0 = the largest): its members and its drawing."""
-    workspace = selectors.workspace_for_user(request.user, ws)
-    run = selectors.network_run_get(workspace, pk)
-    c = _component_number(request)
-    if isinstance(c, HttpResponse):
-        return c
-    component = selectors.network_component(workspace, run, c, limit=MEMBERS)
-    sub = selectors.network_component_graph(workspace, run, c, limit=DRAW_LIMIT)
-    ctx = workspace_context(
-        request,
-        workspace,
-        run=run,
-        summary=selectors.network_summary(run),
-        component=component,
-        drawing=selectors.drawing(sub),
-        changed=sub.facts.get("graph_changed_since_run"),
-    )
-    return render(request, "frontend/network_component.html", ctx)
+    """One weak component of a finished run (``?c=``, 0 = the largest): its members and its drawing, coloured by
+    community where the run found them."""
+    return _group_page(request, ws, pk, "component")
+
+
+@login_required
+@require_GET
+def network_community(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
+    """One modularity community of a finished run (``?c=``, 1 = the largest): its members and its drawing."""
+    return _group_page(request, ws, pk, "community")
 
 
 @login_required
@@ -198,6 +223,20 @@ def network_component_export(request: HttpRequest, ws: str, pk: int, fmt: str) -
     sub = selectors.network_component_graph(workspace, run, c)
     text = f"Weak component {c} of network run {run.pk}, with the run's numbers per account and today's edges."
     name = exports.filename(workspace, "network", run.pk, "component", c, ext=fmt)
+    return stream(exports.network_subgraph(sub, fmt=fmt, description=text), fmt=fmt, name=name)
+
+
+@login_required
+@require_GET
+def network_community_export(request: HttpRequest, ws: str, pk: int, fmt: str) -> HttpResponse:
+    workspace = selectors.workspace_for_user(request.user, ws)
+    run = selectors.network_run_get(workspace, pk)
+    c = _component_number(request, "community")
+    if isinstance(c, HttpResponse):
+        return c
+    sub = selectors.network_community_graph(workspace, run, c)
+    text = f"Modularity community {c} of network run {run.pk}, with the run's numbers per account and today's edges."
+    name = exports.filename(workspace, "network", run.pk, "community", c, ext=fmt)
     return stream(exports.network_subgraph(sub, fmt=fmt, description=text), fmt=fmt, name=name)
 
 
@@ -265,7 +304,7 @@ def neighbourhood_export(request: HttpRequest, ws: str, twitter_id: int, fmt: st
     return stream(exports.network_subgraph(sub, fmt=fmt, description=text), fmt=fmt, name=name)
 
 
-DOCS = ("network", "measure", "app", "influence_max", "live")  # the method pages a result page links
+DOCS = ("network", "measure", "app", "influence_max", "live", "coordination")  # the method pages a result page links
 
 
 @require_GET

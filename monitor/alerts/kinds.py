@@ -74,6 +74,14 @@ PARAMS: tuple[Param, ...] = (
         minimum=1,
     ),
     Param(
+        "members",
+        "Coordinated cluster: alert when a new cluster of at least this many accounts retweets the publisher's tweets "
+        "together (co-retweet within 60 s, at least 2 tweets).",
+        "coordinated_cluster: at least this many accounts",
+        label="Cluster size",
+        minimum=2,
+    ),
+    Param(
         "window_days",
         "Every kind: the rolling window, in UTC days of data (ending at the newest day with data).",
         "the rolling window, in UTC days of data",
@@ -95,6 +103,7 @@ KINDS: tuple[Kind, ...] = (
         "An account on the publisher's watch list starts spreading it",
         ("window_days",),
     ),
+    Kind("coordinated_cluster", "A new coordinated cluster spreads the publisher", ("members", "window_days")),
 )
 
 #: the kind the publisher page's watch list subscribes to with one button (``frontend.views.wtf``)

@@ -65,6 +65,7 @@ class AlertRule(models.Model):
     places = models.PositiveIntegerField(default=5, help_text=PARAMS_BY_NAME["places"].field_help)
     reach = models.FloatField(default=0.0, help_text=PARAMS_BY_NAME["reach"].field_help)
     count = models.PositiveIntegerField(default=1, help_text=PARAMS_BY_NAME["count"].field_help)
+    members = models.PositiveIntegerField(default=5, help_text=PARAMS_BY_NAME["members"].field_help)
     window_days = models.PositiveIntegerField(default=7, help_text=PARAMS_BY_NAME["window_days"].field_help)
     aggregate = models.CharField(
         max_length=16,
@@ -95,6 +96,7 @@ class AlertRule(models.Model):
             models.CheckConstraint(condition=Q(window_days__gte=1), name="alertrule_window_positive"),
             models.CheckConstraint(condition=Q(k__gte=1), name="alertrule_k_positive"),
             models.CheckConstraint(condition=Q(places__gte=1), name="alertrule_places_positive"),
+            models.CheckConstraint(condition=Q(members__gte=2), name="alertrule_members_at_least_2"),
         ]
 
     def __str__(self) -> str:

@@ -14,6 +14,12 @@ days" means the last 7 days of data. The current window is ``[end - w + 1, end]`
   the current window whose ``reach`` > ``reach``; one alert per tweet (its window is the tweet's day).
 * ``false_spreader``: accounts that took part, other than as the publisher, in at least ``count`` cascades
   labelled false (of the scope's publishers) posted in the current window.
+* ``coordinated_cluster``: a co-retweet cluster (each pair retweeted at least 2 of the same tweets within 60 s,
+  the Coordination page's defaults) of at least ``members`` accounts among those who retweeted the publisher's
+  tweets posted in the current window (``None``: each *monitored* publisher's), whose members were mostly (half
+  or more) not in a cluster of the previous window: a *new* cluster. One alert per cluster, named by its member
+  with the most partners; largest first. A window whose retweets make more than :data:`CLUSTER_MAX_PAIRS` pairs
+  is not evaluated (logged).
 * ``watchlist_spreader``: accounts on the publisher's watch list (``selectors.wtf_watchlist``: its top spreaders'
   likely next amplifiers, as last computed) that took part, other than as the publisher, in a cascade of the
   publisher posted in the current window and in none posted before it (they *start* spreading it). Without a
@@ -25,17 +31,23 @@ Every function returns :class:`Candidate` rows, most notable first (the rate lim
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import Count, Min, Sum
 
+from compute.algorithms.coordination import coordination, coordination_cost
+from compute.results import DEFAULT_MIN_COUNT, DEFAULT_WINDOW
 from monitor import selectors
+from monitor.algorithms.coordination import read_retweets
 from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
 from monitor.numbers import account_display, readable
 
 from .kinds import KINDS
 from .models import AlertRule
+
+log = logging.getLogger(__name__)
 
 SCAN_LIMIT = 5000  # ranks read per window by rank_rise and influence_threshold
 PAGE = 500
@@ -290,6 +302,87 @@ def watchlist_spreader(rule: AlertRule) -> list[Candidate]:
                 )
             )
     out.sort(key=lambda c: -c.value)  # stable: each publisher's own order kept among equal counts
+    return out
+
+
+#: the co-retweet test of ``coordinated_cluster``: the command line's and the Coordination page's defaults
+CLUSTER_WINDOW_S, CLUSTER_MIN_COUNT = DEFAULT_WINDOW, DEFAULT_MIN_COUNT
+#: the pairs one publisher's window may make the rule count (about a second and 120 MB on one CPU core,
+#: compute/costs.py): beyond, that publisher is skipped, logged, and its Coordination page is the way to look
+CLUSTER_MAX_PAIRS = 5_000_000
+
+
+def _clusters(rule: AlertRule, publisher: Account, window: selectors.Window) -> list[list[int]] | None:
+    """The co-retweet clusters among the accounts that retweeted ``publisher``'s tweets posted in ``window``, as
+    account pks, most partners first, the largest cluster first; None when they would count more than
+    :data:`CLUSTER_MAX_PAIRS` pairs."""
+    start = dt.datetime.combine(window.start, dt.time(), tzinfo=dt.UTC).timestamp()
+    end = dt.datetime.combine(window.end + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC).timestamp()
+    rt = read_retweets(rule.workspace_id, author=publisher.pk, since=int(start), until=int(end))
+    if not len(rt):
+        return []
+    pairs = coordination_cost(rt.tweet, rt.twitter_id, rt.time, window=CLUSTER_WINDOW_S)
+    if pairs > CLUSTER_MAX_PAIRS:
+        log.warning(
+            "alert rule %s: %s's retweets in %s make %d co-retweet pairs, more than %d: not evaluated",
+            rule.pk, publisher.pk, _span(window), pairs, CLUSTER_MAX_PAIRS,
+        )  # fmt: skip
+        return None
+    found = coordination(rt.tweet, rt.twitter_id, rt.time, window=CLUSTER_WINDOW_S, min_count=CLUSTER_MIN_COUNT,
+                         backend="cpu")  # fmt: skip
+    if not len(found):
+        return []
+    a, b = rt.pks_of(found.a), rt.pks_of(found.b)
+    degree: dict[int, int] = {}
+    members: dict[int, set[int]] = {}
+    for x, y, k in zip(a.tolist(), b.tolist(), found.cluster.tolist(), strict=True):
+        degree[x] = degree.get(x, 0) + 1
+        degree[y] = degree.get(y, 0) + 1
+        members.setdefault(k, set()).update((x, y))
+    return [sorted(members[k], key=lambda pk: (-degree[pk], pk)) for k in sorted(members)]
+
+
+def coordinated_cluster(rule: AlertRule) -> list[Candidate]:
+    publishers = (
+        [rule.publisher]
+        if rule.publisher_id
+        else [
+            p.account
+            for p in Publisher.objects.filter(workspace=rule.workspace, monitored=True).select_related("account")
+        ]
+    )
+    out: list[Candidate] = []
+    for publisher in publishers:
+        ws = _publisher_windows(rule, publisher)
+        if ws is None:
+            continue
+        cur, prev = ws
+        now = _clusters(rule, publisher, cur)
+        if not now:
+            continue
+        big = [m for m in now if len(m) >= rule.members]
+        if not big:
+            continue
+        before = {pk for m in (_clusters(rule, publisher, prev) or []) for pk in m}
+        names = Account.objects.in_bulk({pk for m in big for pk in m[:3]})
+        for m in big:
+            if 2 * len(before.intersection(m)) >= len(m):
+                continue  # most of them were coordinated in the previous window already: not a new cluster
+            shown = ", ".join(account_name(names[pk]) for pk in m[:3]) + (
+                f" and {len(m) - 3} more" if len(m) > 3 else ""
+            )
+            out.append(
+                Candidate(
+                    account_id=m[0],
+                    window_start=cur.start,
+                    window_end=cur.end,
+                    value=float(len(m)),
+                    message=f"A new coordinated cluster of {len(m)} accounts ({shown}) spread "
+                    f"{account_name(publisher)} in {_span(cur)}: each pair retweeted at least {CLUSTER_MIN_COUNT} of "
+                    f"its tweets within {CLUSTER_WINDOW_S:g} s of each other (at least {rule.members} accounts)",
+                )
+            )
+    out.sort(key=lambda c: -c.value)
     return out
 
 

@@ -1,6 +1,6 @@
 """Network analytics (GraphCT, issue 14; docs/network.md) as a compute-run algorithm: degrees, weak and strong
-components, k-cores, clustering, conversations and (sampled) betweenness of a workspace's or a collection's
-follower graph or interaction graph.
+components, k-cores, clustering, conversations, modularity communities (``communities``, on by default) and
+(sampled) betweenness of a workspace's or a collection's follower graph or interaction graph.
 
 **The graph.** Nodes are the workspace's ``Account`` rows: the engine's external ids are their primary keys, so
 results join the rankings directly. The *follower graph* is every follow edge of the workspace (follower ->
@@ -12,7 +12,8 @@ graphs it loaded per (workspace, data version, graph parameters) (read the graph
 and keep it), so a worker's batches of one run, and the neighbourhood pages, reuse one read.
 
 **The plan.** Batch 0 is the structural analyses (degrees, components, strongly connected components, cores,
-clustering, conversations, the stability indicator of sampled betweenness). Betweenness is split by its sources:
+clustering, conversations, the communities on the CPU whatever the backend, the stability indicator of sampled
+betweenness). Betweenness is split by its sources:
 ``compute.graphs.betweenness_sources`` chooses them (and each one's scale) once, at plan time, on the undirected
 view, and each further batch carries its share of them in its own ``params`` — ``{"blocks": [lo, hi], "sources":
 [...], "scale": [...]}``, whole blocks of ``SOURCE_BLOCK`` sources, at most
@@ -41,6 +42,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
 
+from compute.algorithms import communities as community_engine
 from compute.algorithms import network as engine
 from compute.graphs import (
     DEFAULT_BETWEENNESS_SAMPLES,
@@ -79,7 +81,8 @@ __all__ = [
 ]
 
 GRAPHS = ("follows", "interactions")
-PARAMS = ("graph", "collection", "spreading", "samples", "seed")
+PARAMS = ("graph", "collection", "spreading", "samples", "seed", "communities", "resolution")
+RESOLUTION_MAX = 1000.0  # a modularity resolution beyond it makes every account a community of its own
 DEFAULT_SAMPLES = DEFAULT_BETWEENNESS_SAMPLES  # the CLI's default too (python -m compute network)
 STRUCTURE, BETWEENNESS = "structure", "betweenness"  # what a batch computes (its params' "part")
 LARGEST = 20  # component sizes listed one by one in the summary; the rest only in the distribution
@@ -216,7 +219,8 @@ class AccountRows(NamedTuple):
     triangles: np.ndarray
     conversation_degree: np.ndarray
     conversation_component: np.ndarray  # -1: not in the conversation graph (stored as NULL)
-    SQL = ("bigint", "bigint", "bigint", "int", "int", "int", "float", "bigint", "bigint", "int")
+    community: np.ndarray  # 1 = the largest; 0: the run found none (stored as NULL)
+    SQL = ("bigint", "bigint", "bigint", "int", "int", "int", "float", "bigint", "bigint", "int", "int")
 
 
 @dataclass
@@ -268,6 +272,28 @@ def _conversation_pairs(conv: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return u[once], v[once], w[once]
 
 
+def _communities_summary(u: Graph, found: community_engine.Communities) -> dict:
+    """What the summary keeps of the communities: their count, the modularity, how they were found, the
+    ``LARGEST`` largest with their edges inside, degree sums and modularity terms (``[community, size, inside,
+    degree_sum, contribution]``), and the size distribution."""
+    table = community_engine.community_table(u, found.labels, found.resolution)
+    top = min(LARGEST, len(table.sizes))
+    values, counts = np.unique(table.sizes, return_counts=True)
+    return {
+        "count": len(table.sizes),
+        "modularity": float(found.modularity),
+        "resolution": float(found.resolution),
+        "seed": int(found.seed),
+        "method": "networkit PLM with refinement, one thread",
+        "singletons": int(np.count_nonzero(table.sizes == 1)),
+        "largest": [
+            [c + 1, int(table.sizes[c]), int(table.inside[c]), int(table.degree_sums[c]), float(table.contributions[c])]
+            for c in range(top)
+        ],
+        "distribution": [[int(v), int(c)] for v, c in zip(values, counts, strict=True)],
+    }
+
+
 def _check(stop: Stop) -> None:
     if stop():  # a safe point: nothing of the batch is stored yet
         raise RunCancelled()
@@ -301,6 +327,17 @@ def _structure(res: NetworkResult, loaded: LoadedGraph, run: ComputeRun, backend
     conv_degree[at] = conv.graph.out_degree
     conv_component[at] = conv.components.labels
     cu, cv, cw = _conversation_pairs(conv.graph)
+    community = np.zeros(n, np.int64)
+    communities: dict = {}
+    if params.get("communities"):
+        _check(stop)
+        found = community_engine.communities(u, seed=params["seed"], resolution=params["resolution"], backend="cpu")
+        t = res.tick("communities_s", t)
+        _check(stop)  # a safe point: the search may take the batch's longest minute
+        community = found.labels
+        communities = _communities_summary(u, found)
+        if backend == "gpu":
+            res.notes.append("communities were found on the CPU: they have no GPU twin (docs/network.md)")
     exact = params["samples"] == 0 or params["samples"] >= n
     stability: dict = {}
     if not exact:
@@ -320,6 +357,7 @@ def _structure(res: NetworkResult, loaded: LoadedGraph, run: ComputeRun, backend
         triangles=cl.triangles,
         conversation_degree=conv_degree,
         conversation_component=conv_component,
+        community=community,
     )
     shells, counts = np.unique(np.asarray(core, np.int64), return_counts=True)
     res.summary = {
@@ -347,6 +385,7 @@ def _structure(res: NetworkResult, loaded: LoadedGraph, run: ComputeRun, backend
         "conversation_edges": np.stack([cu, cv], axis=1).astype("<i8").tobytes(),
         "conversation_weights": cw.astype("<f8").tobytes(),
         "stability": stability,
+        "communities": communities,
     }
     res.n_edges = g.n_edges
 
@@ -379,9 +418,11 @@ def _store_structure(run: ComputeRun, res: NetworkResult) -> None:
         copy_in(cur, staged, columns, list(rows))
         cur.execute(
             f"""INSERT INTO monitor_networkaccount (run_id, account_id, in_degree, out_degree, component,
-                    strong_component, core, clustering, triangles, conversation_degree, conversation_component)
+                    strong_component, core, clustering, triangles, conversation_degree, conversation_component,
+                    community)
                 SELECT %s, s.account, s.in_degree, s.out_degree, s.component, s.strong_component, s.core,
-                    s.clustering, s.triangles, s.conversation_degree, NULLIF(s.conversation_component, -1)
+                    s.clustering, s.triangles, s.conversation_degree, NULLIF(s.conversation_component, -1),
+                    NULLIF(s.community, 0)
                 FROM {staged} s""",
             [run.pk],
         )
@@ -487,6 +528,20 @@ def _int_param(params: dict, name: str, default: int, lo: int, hi: int) -> int:
     return v
 
 
+def _resolution(v) -> float:
+    """The modularity resolution: a number > 0 and at most :data:`RESOLUTION_MAX` (a form's or a query's text too)."""
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            raise ValueError(f"resolution: a number, not {v!r}") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ValueError(f"resolution: a number, not {v!r}")
+    if not 0 < v <= RESOLUTION_MAX:
+        raise ValueError(f"resolution: above 0 and at most {RESOLUTION_MAX:g}, not {v:g}")
+    return float(v)
+
+
 class Network(Algorithm):
     """Network analytics of a follower or interaction graph (GraphCT: docs/network.md)."""
 
@@ -508,12 +563,17 @@ class Network(Algorithm):
             raise ValueError(f"spreading: true or false, not {spreading!r}")
         if spreading and graph != "interactions":
             raise ValueError("spreading: the spreading edges of cascades join the interaction graph only")
+        communities = params.get("communities", True)
+        if not isinstance(communities, bool):
+            raise ValueError(f"communities: true or false, not {communities!r}")
         return {
             "graph": graph,
             "collection": collection,
             "spreading": spreading,
             "samples": _int_param(params, "samples", DEFAULT_SAMPLES, 0, 2**31 - 1),
             "seed": _int_param(params, "seed", 0, 0, 2**32 - 2),  # the stability indicator also uses seed + 1
+            "communities": communities,
+            "resolution": _resolution(params.get("resolution", 1.0)),
         }
 
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:

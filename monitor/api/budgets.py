@@ -15,10 +15,11 @@ from .. import selectors
 from ..services import budgets
 from .views import _django_errors
 
-ALGORITHMS = ("network", "influence_max", "wtf", "influence")
+ALGORITHMS = ("network", "influence_max", "wtf", "influence", "coordination")
 #: the query parameters each algorithm reads (those of its start endpoint; ``publisher`` is a Twitter id)
 PARAMS = {
-    "network": ("graph", "collection", "spreading", "samples", "seed"),
+    "network": ("graph", "collection", "spreading", "samples", "seed", "communities", "resolution"),
+    "coordination": ("method", "collection", "window", "min_count", "min_retweets", "threshold"),
     "influence_max": (
         "publisher",
         "k",
@@ -39,6 +40,7 @@ PARAMS = {
     "influence": (),
 }
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+BOOLEANS = ("spreading", "communities")  # the parameters that are true or false
 
 
 class EstimateNumbersSerializer(serializers.Serializer):
@@ -74,7 +76,7 @@ def _params(request, workspace, algorithm: str) -> tuple[dict, object]:
             continue
         if name == "accounts":
             out[name] = [a.strip() for part in raw for a in part.replace("\n", ",").split(",") if a.strip()]
-        elif name == "spreading":
+        elif name in BOOLEANS:
             if raw.lower() not in TRUE + FALSE:
                 raise ValidationError({name: f"true or false, not {raw!r}"})
             out[name] = raw.lower() in TRUE

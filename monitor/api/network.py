@@ -1,6 +1,7 @@
 """REST API v1 of network analytics (docs/network.md): start a network run and list them, read a run's summary,
-its accounts (paged), one of its components, and an account's neighbourhood. Runs, collections and accounts are
-looked up through the caller's workspace: another workspace's answer 404 like missing ones."""
+its accounts (paged), one of its components, its communities and one of them, and an account's neighbourhood.
+Runs, collections and accounts are looked up through the caller's workspace: another workspace's answer 404 like
+missing ones."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from .serializers import (
     ComputeRunSerializer,
     NeighbourhoodSerializer,
     NetworkAccountPageSerializer,
+    NetworkCommunityRowSerializer,
+    NetworkCommunitySerializer,
     NetworkComponentSerializer,
     NetworkRunResultSerializer,
     NetworkRunStartSerializer,
@@ -61,7 +64,7 @@ def network_runs(request, ws: str):
     ser.is_valid(raise_exception=True)
     v = dict(ser.validated_data)
     collection = selectors.collection_get(workspace, v["collection"]) if v.get("collection") is not None else None
-    params = {k: v[k] for k in ("graph", "spreading", "samples", "seed")}
+    params = {k: v[k] for k in ("graph", "spreading", "samples", "seed", "communities", "resolution")}
     if collection is not None:
         params["collection"] = collection.pk
     try:
@@ -132,6 +135,41 @@ def network_component(request, ws: str, pk: int):
     c = _int_param(request, "c", 0, 0, 2**31 - 1)
     comp = selectors.network_component(workspace, run, c, limit=_int_param(request, "limit", 1000, 1, 10_000))
     return Response({"component": c, "size": comp["size"], "members": [_account(r) for r in comp["members"]]})
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("limit", int, description="the largest communities, 1 to 20 (default 20)")],
+    responses=NetworkCommunityRowSerializer(many=True),
+)
+@api_view(["GET"])
+def network_communities(request, ws: str, pk: int):
+    """The run's largest modularity communities (the summary's ``communities`` has the count and the modularity),
+    each with its size, edges inside, modularity term and its members best ranked by influence; [] when the run
+    found none."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    run = selectors.network_run_get(workspace, pk)
+    rows = selectors.network_communities(workspace, run, limit=_int_param(request, "limit", 20, 1, 20))
+    for r in rows:
+        r["top"] = [dict(a, twitter_id=str(a["twitter_id"])) for a in r["top"]]
+    return Response(NetworkCommunityRowSerializer(rows, many=True).data)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("c", int, description="the community's number, 1 = the largest (default 1)"),
+        OpenApiParameter("limit", int, description="members returned, 1 to 10000 (default 1000)"),
+    ],
+    responses=NetworkCommunitySerializer,
+)
+@api_view(["GET"])
+def network_community(request, ws: str, pk: int):
+    """One modularity community of the run: its size, edges inside, modularity term and its members by
+    betweenness (404 for a run without communities or a number it does not have)."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    run = selectors.network_run_get(workspace, pk)
+    c = _int_param(request, "c", 1, 1, 2**31 - 1)
+    got = selectors.network_community(workspace, run, c, limit=_int_param(request, "limit", 1000, 1, 10_000))
+    return Response({**got, "members": [_account(r) for r in got["members"]]})
 
 
 @extend_schema(

@@ -9,6 +9,7 @@ from monitor.alerts.kinds import PARAM_NAMES
 from monitor.alerts.models import AlertRule
 
 from ..algorithms.network import DEFAULT_SAMPLES
+from ..algorithms.network import RESOLUTION_MAX as NETWORK_RESOLUTION_MAX
 from ..models import Account, Collection, ComputeRun, Workspace
 
 
@@ -347,7 +348,21 @@ class NetworkRunStartSerializer(serializers.Serializer):
     )
     samples = serializers.IntegerField(default=DEFAULT_SAMPLES, min_value=0, help_text="betweenness sources; 0 = exact")
     seed = serializers.IntegerField(default=0, min_value=0)
+    communities = serializers.BooleanField(
+        default=True, help_text="find modularity communities (networkit's PLM on the CPU, seeded with seed)"
+    )
+    resolution = serializers.FloatField(
+        default=1.0,
+        min_value=0.0,
+        max_value=NETWORK_RESOLUTION_MAX,
+        help_text="the communities' modularity resolution, above 0: above 1 finds smaller communities",
+    )
     backend = serializers.ChoiceField(choices=ComputeRun.Backend.choices, default=ComputeRun.Backend.AUTO)
+
+    def validate_resolution(self, v: float) -> float:
+        if v <= 0:
+            raise serializers.ValidationError("must be above 0")
+        return v
 
 
 class NetworkAccountSerializer(serializers.Serializer):
@@ -363,6 +378,9 @@ class NetworkAccountSerializer(serializers.Serializer):
     betweenness = serializers.FloatField(allow_null=True, help_text="null until the run is done")
     conversation_degree = serializers.IntegerField()
     conversation_component = serializers.IntegerField(allow_null=True)
+    community = serializers.IntegerField(
+        allow_null=True, help_text="modularity community, 1 = the largest; null when the run found none"
+    )
 
 
 class NetworkAccountPageSerializer(serializers.Serializer):
@@ -385,6 +403,10 @@ class NetworkSummarySerializer(serializers.Serializer):
     conversations = serializers.JSONField()
     betweenness = serializers.JSONField()
     stability = serializers.JSONField()
+    communities = serializers.JSONField(
+        help_text="count, modularity, resolution, seed, method, singletons, the largest as [community, size, edges "
+        "inside, degree sum, modularity term] and the size distribution; {} when the run found none"
+    )
     notes = serializers.ListField(child=serializers.CharField())
 
 
@@ -427,6 +449,31 @@ class NetworkComponentSerializer(serializers.Serializer):
     component = serializers.IntegerField()
     size = serializers.IntegerField()
     members = NetworkAccountSerializer(many=True, help_text="by betweenness, up to `limit`")
+
+
+class NetworkCommunitySerializer(serializers.Serializer):
+    community = serializers.IntegerField(help_text="1 = the largest")
+    size = serializers.IntegerField()
+    inside = serializers.IntegerField(allow_null=True, help_text="edges with both ends in it (undirected view)")
+    contribution = serializers.FloatField(allow_null=True, help_text="its term of the partition's modularity")
+    members = NetworkAccountSerializer(many=True, help_text="by betweenness, up to `limit`")
+
+
+class CommunitySpreaderSerializer(serializers.Serializer):
+    twitter_id = serializers.CharField()
+    screen_name = serializers.CharField(allow_blank=True)
+    influence_rank = serializers.IntegerField(help_text="all-time rank in the ranking across publishers")
+
+
+class NetworkCommunityRowSerializer(serializers.Serializer):
+    community = serializers.IntegerField(help_text="1 = the largest")
+    size = serializers.IntegerField()
+    share = serializers.FloatField(help_text="of the graph's accounts")
+    inside = serializers.IntegerField(help_text="edges with both ends in it (undirected view)")
+    degree_sum = serializers.IntegerField()
+    contribution = serializers.FloatField(help_text="its term of the partition's modularity")
+    spreaders = serializers.IntegerField(help_text="members with an influence rank")
+    top = CommunitySpreaderSerializer(many=True, help_text="its members best ranked by influence")
 
 
 class NeighbourNodeSerializer(serializers.Serializer):

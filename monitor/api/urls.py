@@ -4,7 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import budgets, influence_max, network, stream, views, wtf
+from . import budgets, coordination, influence_max, network, stream, views, wtf
 
 app_name = "api"
 urlpatterns = [
@@ -58,10 +58,33 @@ urlpatterns = [
         influence_max.counter_campaign_run,
         name="counter-campaign-run",
     ),
+    path("workspaces/<slug:ws>/coordination/runs/", coordination.coordination_runs, name="coordination-runs"),
+    path("workspaces/<slug:ws>/coordination/runs/<int:pk>/", coordination.coordination_run, name="coordination-run"),
+    path(
+        "workspaces/<slug:ws>/coordination/runs/<int:pk>/clusters/",
+        coordination.coordination_clusters,
+        name="coordination-clusters",
+    ),
+    path(
+        "workspaces/<slug:ws>/coordination/runs/<int:pk>/clusters/<int:cluster>/",
+        coordination.coordination_cluster,
+        name="coordination-cluster",
+    ),
+    path(
+        "workspaces/<slug:ws>/coordination/runs/<int:pk>/edges/",
+        coordination.coordination_edges,
+        name="coordination-edges",
+    ),
     path("workspaces/<slug:ws>/network/runs/", network.network_runs, name="network-runs"),
     path("workspaces/<slug:ws>/network/runs/<int:pk>/", network.network_run, name="network-run"),
     path("workspaces/<slug:ws>/network/runs/<int:pk>/accounts/", network.network_accounts, name="network-accounts"),
     path("workspaces/<slug:ws>/network/runs/<int:pk>/component/", network.network_component, name="network-component"),
+    path(
+        "workspaces/<slug:ws>/network/runs/<int:pk>/communities/",
+        network.network_communities,
+        name="network-communities",
+    ),
+    path("workspaces/<slug:ws>/network/runs/<int:pk>/community/", network.network_community, name="network-community"),
     path(
         "workspaces/<slug:ws>/accounts/<int:twitter_id>/neighbourhood/",
         network.account_neighbourhood,

@@ -1,5 +1,6 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
-are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`);
+are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`,
+:mod:`.coordination`);
 :mod:`.ops` holds heartbeats, the task outbox, API tokens and notices; :mod:`.stream` the live stream's
 records and tokens. Every model is importable from
 ``monitor.models``."""
@@ -7,6 +8,7 @@ records and tokens. Every model is importable from
 from __future__ import annotations
 
 from ..numbers import account_display
+from .coordination import CoordinationCluster, CoordinationEdge, CoordinationMember, CoordinationSummary
 from .core import (
     Account,
     Collection,
@@ -38,6 +40,10 @@ __all__ = [
     "CascadeGraph",
     "CascadeInfluence",
     "Collection",
+    "CoordinationCluster",
+    "CoordinationEdge",
+    "CoordinationMember",
+    "CoordinationSummary",
     "CollectionFile",
     "ComputeBatch",
     "ComputeRun",

@@ -35,6 +35,9 @@ class NetworkAccount(models.Model):
     betweenness = models.FloatField(null=True, blank=True)
     conversation_degree = models.BigIntegerField(default=0)
     conversation_component = models.IntegerField(null=True, blank=True)
+    community = models.IntegerField(
+        null=True, blank=True, help_text="modularity community, 1 = the largest (null: the run found none)"
+    )
 
     class Meta:
         constraints = [
@@ -60,6 +63,7 @@ class NetworkAccount(models.Model):
             models.Index(fields=["run", "-betweenness", "account"], name="network_brokers"),
             models.Index(fields=["run", "component", "account"], name="network_component_members"),
             models.Index(fields=["run", "-core", "account"], name="network_by_core"),
+            models.Index(fields=["run", "community", "account"], name="network_community_members"),
         ]
 
 
@@ -87,6 +91,11 @@ class NetworkSummary(models.Model):
     conversation_weights = models.BinaryField(default=b"", help_text="float64 per conversation edge (interactions)")
     betweenness = models.JSONField(default=dict, help_text="exact or sampled, sources, scale, notes")
     stability = models.JSONField(default=dict, help_text="top 1 % / top 5 % overlap of two independent samples")
+    communities = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="count, modularity, resolution, seed, the largest with their modularity terms; empty: none found",
+    )
     notes = models.JSONField(default=list, blank=True)
     fingerprint = models.CharField(max_length=64, help_text="the graph the run computed (sha1 of its arrays)")
 

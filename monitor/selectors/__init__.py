@@ -15,6 +15,8 @@ place access is decided (404, not 403, for a workspace the user is not in: its e
 * :mod:`.influence_max` — the counter-campaign planner: a publisher's runs, a run's chosen accounts and baseline
 * :mod:`.network` — network analytics: a run's summary, brokers, accounts, components, conversations, and an
   account's neighbourhood
+* :mod:`.coordination` — coordinated accounts: a run's clusters, their members and shared tweets, its edges, an
+  account's cluster
 * :mod:`.wtf` — who amplifies whom: an account's look-alikes and likely next amplifiers, a publisher's watch list
 * :mod:`.provenance` — whether a result's follower graph was (partly) inferred from cascade trees
 * :mod:`.members` — a workspace's members and invitations, and who may manage them
@@ -46,6 +48,18 @@ from .compare import (
     compare_publishers,
     compare_publishers_get,
     publisher_choices,
+)
+from .coordination import (
+    account_coordination,
+    coordination_cluster,
+    coordination_clusters,
+    coordination_edge_rows,
+    coordination_edges,
+    coordination_graph,
+    coordination_latest,
+    coordination_run_get,
+    coordination_runs,
+    coordination_summary,
 )
 from .explorer import (
     EXPLORER_LIMIT,
@@ -83,6 +97,9 @@ from .network import (
     drawing,
     network_accounts,
     network_brokers,
+    network_communities,
+    network_community,
+    network_community_graph,
     network_component,
     network_component_graph,
     network_conversation_graph,
@@ -113,6 +130,16 @@ from .wtf import (
 
 __all__ = [
     "ACCOUNT_SORTS",
+    "account_coordination",
+    "coordination_cluster",
+    "coordination_clusters",
+    "coordination_edge_rows",
+    "coordination_edges",
+    "coordination_graph",
+    "coordination_latest",
+    "coordination_run_get",
+    "coordination_runs",
+    "coordination_summary",
     "all_time_prime",
     "api_token_get",
     "api_tokens_for_user",
@@ -171,6 +198,9 @@ __all__ = [
     "membership_role",
     "network_accounts",
     "network_brokers",
+    "network_communities",
+    "network_community",
+    "network_community_graph",
     "network_component",
     "network_component_graph",
     "network_conversation_graph",

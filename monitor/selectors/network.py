@@ -31,6 +31,9 @@ __all__ = [
     "drawing_layout",
     "network_accounts",
     "network_brokers",
+    "network_communities",
+    "network_community",
+    "network_community_graph",
     "network_component",
     "network_component_graph",
     "network_conversation_graph",
@@ -69,7 +72,10 @@ ACCOUNT_COLUMNS = (
     "betweenness",
     "conversation_degree",
     "conversation_component",
+    "community",
 )
+#: the accounts listed per community in the communities table (by influence rank)
+COMMUNITY_TOP = 3
 
 
 # --- runs ------------------------------------------------------------------------------------------------------
@@ -202,7 +208,80 @@ def network_component(ws: Workspace, run: ComputeRun, component: int, *, limit: 
     return {"component": component, "size": size, "members": members}
 
 
-# --- subgraphs: a component, the conversations, a neighbourhood ------------------------------------------------
+def network_community(ws: Workspace, run: ComputeRun, community: int, *, limit: int = 200) -> dict:
+    """A modularity community of the run (1 = the largest): its size, its share of the modularity and its
+    ``limit`` members with the most betweenness (404 for a run without communities or a number it does not
+    have)."""
+    summary = network_summary(run)
+    found = summary.communities if summary is not None else {}
+    if not found or not 1 <= community <= found.get("count", 0):
+        raise Http404("no such community in this run")
+    qs = NetworkAccount.objects.filter(run=run, community=community)
+    members = [_row(r) for r in qs.order_by("-betweenness", "account_id").values(*ACCOUNT_COLUMNS)[:limit]]
+    listed = {row[0]: row for row in found.get("largest", [])}
+    row = listed.get(community)
+    return {
+        "community": community,
+        "size": row[1] if row else qs.count(),
+        "inside": row[2] if row else None,
+        "contribution": row[4] if row else None,
+        "members": members,
+    }
+
+
+@cached
+def network_communities(ws: Workspace, run: ComputeRun, *, limit: int = 20, per: int = COMMUNITY_TOP) -> list[dict]:
+    """The run's ``limit`` largest communities as the summary keeps them (size, share of the accounts, edges
+    inside, modularity term), each with its ``per`` accounts best ranked by all-time influence (the ranking page's
+    order across publishers, as the brokers' ``influence_rank``) and how many of its members have a rank at all.
+    Empty when the run found no communities."""
+    summary = network_summary(run)
+    found = summary.communities if summary is not None else {}
+    largest = found.get("largest", [])[:limit]
+    if not largest:
+        return []
+    numbers = [row[0] for row in largest]
+    marks = ", ".join(["%s"] * len(numbers))
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""WITH ranked AS (
+                    SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
+                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND account_id <> publisher_id
+                    GROUP BY account_id),
+                members AS (
+                    SELECT n.community, n.account_id, r.rnk,
+                        ROW_NUMBER() OVER (PARTITION BY n.community ORDER BY r.rnk) AS k,
+                        COUNT(*) OVER (PARTITION BY n.community) AS spreaders
+                    FROM monitor_networkaccount n JOIN ranked r ON r.account_id = n.account_id
+                    WHERE n.run_id = %s AND n.community IN ({marks}))
+                SELECT community, account_id, rnk, spreaders FROM members WHERE k <= %s ORDER BY community, k""",
+            [ws.pk, run.pk, *numbers, per],
+        )
+        got = cur.fetchall()
+    names = accounts_of({row[1] for row in got})
+    top: dict[int, list[dict]] = {}
+    spreaders: dict[int, int] = {}
+    for community, pk, rank, count in got:
+        tid, name = names.get(pk, (pk, ""))
+        top.setdefault(community, []).append({"twitter_id": tid, "screen_name": name, "influence_rank": int(rank)})
+        spreaders[community] = int(count)
+    n = summary.n_nodes or 1
+    return [
+        {
+            "community": c,
+            "size": size,
+            "share": size / n,
+            "inside": inside,
+            "degree_sum": degree_sum,
+            "contribution": contribution,
+            "spreaders": spreaders.get(c, 0),
+            "top": top.get(c, []),
+        }
+        for c, size, inside, degree_sum, contribution in largest
+    ]
+
+
+# --- subgraphs: a component, a community, the conversations, a neighbourhood --------------------------------
 
 
 @dataclass
@@ -246,20 +325,35 @@ def network_component_graph(ws: Workspace, run: ComputeRun, component: int, *, l
     """A weak component of the run as its own graph: its members (with the run's numbers; the ``limit`` with the
     most betweenness when capped) and the edges among them in the graph as it is now."""
     size = network_component(ws, run, component, limit=0)["size"]  # 404 for a component the run does not have
-    cols = ("account_id", "in_degree", "out_degree", "core", "betweenness", "clustering")
-    qs = NetworkAccount.objects.filter(run=run, component=component).order_by("-betweenness", "account_id")
-    rows = list((qs if limit is None else qs[:limit]).values_list(*cols))  # capped in SQL: a component may be huge
-    ids = np.array([r[0] for r in rows], np.int64)
     facts = {"run": run.pk, "graph": run.params.get("graph"), "component": component, "component_size": size}
+    return _group_graph(ws, run, {"component": component}, size, limit, facts)
+
+
+def network_community_graph(ws: Workspace, run: ComputeRun, community: int, *, limit: int | None = None) -> Subgraph:
+    """A modularity community of the run as its own graph, as :func:`network_component_graph` draws a component."""
+    size = network_community(ws, run, community, limit=0)["size"]  # 404 for a community the run does not have
+    facts = {"run": run.pk, "graph": run.params.get("graph"), "community": community, "community_size": size}
+    return _group_graph(ws, run, {"community": community}, size, limit, facts)
+
+
+def _group_graph(ws: Workspace, run: ComputeRun, group: dict, size: int, limit: int | None, facts: dict) -> Subgraph:
+    """The run's accounts of ``group`` (a component or a community; the ``limit`` with the most betweenness when
+    capped) with their numbers, and the edges among them in the graph as it is now."""
+    cols = ("account_id", "in_degree", "out_degree", "core", "betweenness", "clustering", "community")
+    qs = NetworkAccount.objects.filter(run=run, **group).order_by("-betweenness", "account_id")
+    rows = list((qs if limit is None else qs[:limit]).values_list(*cols))  # capped in SQL: a group may be huge
+    ids = np.array([r[0] for r in rows], np.int64)
     loaded = _run_graph(ws, run, facts)
     at = loaded.graph.index_of(ids)
     src, dst, w = _edges_among(loaded.graph, at[at >= 0])
     attrs = {name: np.array([r[k] or 0 for r in rows], float) for k, name in enumerate(cols) if k}
+    if not attrs["community"].any():  # a run without communities (every account of a run with them has one)
+        del attrs["community"]
     order = np.argsort(ids, kind="stable")
     sub = Subgraph(ids[order], src, dst, w, {k: v[order] for k, v in attrs.items()}, facts)
     sub.hidden_nodes = size - len(ids)
-    if sub.hidden_nodes:  # the edges of the whole component, less those drawn
-        members = NetworkAccount.objects.filter(run=run, component=component).values_list("account_id", flat=True)
+    if sub.hidden_nodes:  # the edges of the whole group, less those drawn
+        members = NetworkAccount.objects.filter(run=run, **group).values_list("account_id", flat=True)
         every = loaded.graph.index_of(np.fromiter(members.iterator(chunk_size=10_000), np.int64))
         everything = subgraph(loaded.graph, np.sort(every[every >= 0]))
         sub.hidden_edges = int(everything.n_edges - len(src))
@@ -275,15 +369,15 @@ def network_conversation_graph(ws: Workspace, run: ComputeRun, *, limit: int | N
     qs = NetworkAccount.objects.filter(run=run, conversation_component__isnull=False).order_by(
         "conversation_component", "-conversation_degree", "account_id"
     )
-    cols = ("account_id", "conversation_component", "conversation_degree", "core", "betweenness")
+    cols = ("account_id", "conversation_component", "conversation_degree", "core", "betweenness", "community")
     kept = list((qs if limit is None else qs[:limit]).values_list(*cols))  # capped in SQL
     ids = np.array([r[0] for r in kept], np.int64)
     mask = np.isin(u, ids) & np.isin(v, ids)
     order = np.argsort(ids, kind="stable")
-    attrs = {
-        name: np.array([r[k] or 0 for r in kept], float)[order]
-        for k, name in ((1, "conversation"), (2, "partners"), (3, "core"), (4, "betweenness"))
-    }
+    named = ((1, "conversation"), (2, "partners"), (3, "core"), (4, "betweenness"))
+    if summary.communities:
+        named += ((5, "community"),)
+    attrs = {name: np.array([r[k] or 0 for r in kept], float)[order] for k, name in named}
     facts = {
         "run": run.pk,
         "graph": summary.graph,

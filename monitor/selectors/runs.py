@@ -1,6 +1,7 @@
 """Compute runs: the list of a workspace's runs, a run's batches, and what each run is about in the words of its
 own algorithm (:func:`run_description`: the runs table shows an influence run's orphans and cascades, a network
-run's graph and sampling, a look-alike run's seeds, a planner run's publisher, K and model)."""
+run's graph and sampling, a look-alike run's seeds, a planner run's publisher, K and model, a coordination run's
+method)."""
 
 from __future__ import annotations
 
@@ -122,10 +123,14 @@ def _network(run: ComputeRun, params: dict) -> RunDescription:
         parameters.append(("betweenness", "exact" if samples == 0 else f"{samples:,} sampled sources"))
     if params.get("seed") is not None:
         parameters.append(("seed", str(params["seed"])))
+    if params.get("communities") is not None:
+        found = f"yes, resolution {params.get('resolution', 1.0):g}" if params["communities"] else "no"
+        parameters.append(("communities", found))
+    shown = {"graph", "collection", "spreading", "samples", "seed", "communities", "resolution"}
     return RunDescription(
         input=f"{coll.name if coll else 'the workspace'}: {what}",
         collection=coll,
-        parameters=parameters + _rest(params, {"graph", "collection", "spreading", "samples", "seed"}),
+        parameters=parameters + _rest(params, shown),
         results=[(run.n_nodes, "accounts"), (run.n_edges, "edges")],
     )
 
@@ -189,6 +194,30 @@ def _influence_max(run: ComputeRun, params: dict) -> RunDescription:
     )
 
 
+def _coordination(run: ComputeRun, params: dict) -> RunDescription:
+    coll = None
+    if params.get("collection") is not None:
+        coll = Collection.objects.filter(workspace_id=run.workspace_id, pk=params["collection"]).first()
+    method = params.get("method", "co-retweet")
+    if method == "co-retweet":
+        parameters = [("method", method), ("window", f"{params.get('window', 60):g} s"),
+                      ("min count", str(params.get("min_count")))]  # fmt: skip
+    else:
+        parameters = [("method", method), ("min retweets", str(params.get("min_retweets"))),
+                      ("threshold", f"{params.get('threshold', 0.9):g}")]  # fmt: skip
+    from ..models import CoordinationSummary
+
+    summary = CoordinationSummary.objects.filter(run_id=run.pk).first()
+    return RunDescription(
+        input=f"{coll.name if coll else 'the workspace'}: its retweets",
+        collection=coll,
+        parameters=parameters
+        + _rest(params, {"method", "collection", "window", "min_count", "min_retweets", "threshold"}),
+        results=[(run.n_nodes, "retweeting accounts"), (run.n_edges, "coordinated pairs")]
+        + ([(summary.n_clusters, "clusters")] if summary else []),
+    )
+
+
 def _generic(run: ComputeRun, params: dict) -> RunDescription:
     return RunDescription(
         input=run.collection.name if run.collection_id else "the workspace",
@@ -198,4 +227,10 @@ def _generic(run: ComputeRun, params: dict) -> RunDescription:
     )
 
 
-_DESCRIBE = {"influence": _influence, "network": _network, "wtf": _wtf, "influence_max": _influence_max}
+_DESCRIBE = {
+    "influence": _influence,
+    "network": _network,
+    "wtf": _wtf,
+    "influence_max": _influence_max,
+    "coordination": _coordination,
+}

@@ -48,7 +48,11 @@ def estimate(*, run: ComputeRun, plan: list[PlannedBatch]) -> costs.Estimate:
         loaded = load_graph(ws, GraphSpec.of(p))
         g = loaded.graph
         return costs.betweenness_cost(
-            nodes=g.n_nodes, edges=g.n_edges, arcs=loaded.undirected().n_edges, samples=p["samples"]
+            nodes=g.n_nodes,
+            edges=g.n_edges,
+            arcs=loaded.undirected().n_edges,
+            samples=p["samples"],
+            communities=p.get("communities", False),
         )
     if run.algorithm == "influence_max":
         from ..algorithms.influence_max import load_audience
@@ -85,6 +89,21 @@ def estimate(*, run: ComputeRun, plan: list[PlannedBatch]) -> costs.Estimate:
             epsilon=p.get("epsilon"),
             walks=p.get("walks"),
         )
+    if run.algorithm == "coordination":
+        from compute.algorithms.coordination import coordination_cost
+
+        from ..algorithms.coordination import load_retweets
+
+        rt = load_retweets(ws, p.get("collection"))
+        pairs = coordination_cost(
+            rt.tweet,
+            rt.twitter_id,
+            rt.time,
+            method=p["method"],
+            window=p.get("window", 0.0),
+            min_retweets=p.get("min_retweets", 1),
+        )
+        return costs.coordination_run_cost(retweets=len(rt), pairs=pairs, method=p["method"])
     return costs.influence_measure_cost(
         cascades=sum(b.n_cascades for b in plan),
         nodes=sum(b.n_nodes for b in plan),
@@ -142,8 +161,16 @@ def _over_time(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[st
     took = f"an estimated {duration(est.seconds)} of worker time"
     fit = est.fit_time(limits.run_seconds)
     if run.algorithm == "network":
+        if d.get("communities") and d["structure_seconds"] > limits.run_seconds:
+            return "communities", (
+                f"communities: finding them on {count(d['nodes'])} nodes/{count(d['edges'])} edges takes an estimated "
+                f"{duration(d['communities_seconds'])} of worker time, the structural analyses with them "
+                f"{duration(d['structure_seconds'])}; {budget} (leave communities off)"
+            )
         what = "exact betweenness" if d["exact"] else f"{p['samples']:,} sampled sources"
         hint = f" (lower samples to at most {fit:,})" if fit else ""
+        if d.get("communities"):
+            hint = f"{hint}, or leave communities off"
         return "samples", (
             f"samples: {p['samples']:,} is {what}, {d['sources']:,} sources on {count(d['nodes'])} nodes/"
             f"{count(d['edges'])} edges: {took}; {budget}{hint}"
@@ -161,6 +188,16 @@ def _over_time(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[st
                 f"accounts/{count(d['edges'])} follows: {took}; {budget} (lower k)"
             )
         return "evaluate", f"evaluate: {p['evaluate']:,} cascades with method {p['method']}: {took}; {budget}"
+    if run.algorithm == "coordination":
+        key, hint = (
+            ("window", "a narrower window")
+            if p["method"] == "co-retweet"
+            else ("min_retweets", "a higher min_retweets")
+        )
+        return key, (
+            f"{key}: {p['method']} counts {count(d['pairs'])} pairs of accounts over {count(d['retweets'])} retweets: "
+            f"{took}; {budget} ({hint}, or one collection at a time)"
+        )
     if run.algorithm == "wtf" and p.get("method", "exact") != "exact":
         key = "walks" if p["method"] == "fora" else "epsilon"
         how = f"epsilon {p['epsilon']:g}" + (f", {p['walks']:g} walks per unit of residual" if "walks" in p else "")
@@ -195,7 +232,12 @@ def _over_memory(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[
             f"eps: {p['eps']:g} with k {p['k']} needs about {count(est.drivers['theta'])} RR sets held at once: "
             f"{took}; {budget}{hint}"
         )
-    key = {"network": "graph", "influence_max": "publisher", "wtf": "accounts" if "accounts" in p else "spreaders"}
+    key = {
+        "network": "graph",
+        "influence_max": "publisher",
+        "wtf": "accounts" if "accounts" in p else "spreaders",
+        "coordination": "window" if p.get("method") == "co-retweet" else "min_retweets",
+    }
     k = key.get(run.algorithm, "tweets")
     return k, f"{k}: {took}; {budget}"
 
@@ -244,8 +286,13 @@ def count(x: float) -> str:
 
 
 def summary(est: costs.Estimate, limits: Limits) -> str:
-    """One line for a form: ``about 3 min of worker time, a batch's peak about 120 MB (budget: 30 min, 2.0 GB)``."""
-    return (
+    """One line for a form: ``about 3 min of worker time, a batch's peak about 120 MB (budget: 30 min, 2.0 GB)``,
+    after what drives it where the form's parameters change it a lot (the pairs a coordination method counts)."""
+    what = ""
+    if est.algorithm == "coordination":
+        d = est.drivers
+        what = f"{count(d['pairs'])} pairs of accounts to count over {count(d['retweets'])} retweets: "
+    return what + (
         f"about {duration(est.seconds)} of worker time on one CPU worker, a batch's peak about "
         f"{size(est.peak_bytes)} (this workspace's budget: {duration(limits.run_seconds)} per run, "
         f"{size(limits.run_memory_bytes)} per batch)"

@@ -97,3 +97,41 @@ def test_it_starts_a_network_run_and_reads_its_results_and_a_neighbourhood(page,
     assert centre == ["@f"]
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
     screenshot(page, f"network-neighbourhood-{width}")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_communities_are_listed_drawn_in_colour_and_opened(page, login, loaded, run_tasks, width):
+    from monitor import services
+
+    run = run_tasks(
+        services.compute_run_start, workspace=loaded, backend="cpu", algorithm="network", params={"samples": 0}
+    )
+    page.set_viewport_size({"width": width, "height": 900})
+    login()
+    page.goto(f"/w/{loaded.slug}/network/runs/{run.pk}/")
+    section = page.locator("section[aria-labelledby='communities-h']")
+    expect(section.get_by_role("heading", name="Communities")).to_be_visible()
+    expect(section).to_contain_text("modularity is")
+    rows = section.locator("tbody tr")
+    assert rows.count() >= 1
+    # e (105) is the workspace's first spreader: its community names it with its rank
+    expect(section).to_contain_text("@e")
+    expect(section).to_contain_text("#1")
+    # the conversation graph is coloured by conversation; the choice recolours it by community, and says so
+    _drawn(page)
+    before = page.evaluate(f"{NET}.graph.mapNodes((id, a) => a.color)")
+    drawing = page.locator(".network-drawing")
+    drawing.get_by_label("Colour the drawing by").select_option("community")
+    expect(drawing.locator("[data-colour-legend]")).to_contain_text("modularity community")
+    after = page.evaluate(f"{NET}.graph.mapNodes((id, a) => a.color)")
+    assert after != before or len(set(after)) == 1, (before, after)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    screenshot(page, f"network-communities-{width}")
+
+    section.get_by_role("link", name="Open").first.click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Community 1")
+    expect(page.locator("p.lead")).to_contain_text("to the partition's modularity")
+    drawn = _drawn(page)
+    assert drawn["edges"] >= 1 and drawn["box"]["width"] <= width
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    screenshot(page, f"network-community-{width}")

@@ -29,6 +29,21 @@ def test_betweenness_grows_as_sources_times_the_graph():
     assert 90 < big.seconds / small.seconds < 110  # 10x the sources x 10x the graph
 
 
+def test_communities_add_their_search_to_the_structural_batch_linearly_in_the_arcs():
+    off = costs.betweenness_cost(nodes=1000, edges=5000, arcs=9000, samples=10)
+    on = costs.betweenness_cost(nodes=1000, edges=5000, arcs=9000, samples=10, communities=True)
+    assert on.seconds - off.seconds == pytest.approx(costs.COMMUNITY_SECONDS_PER_ARC * 9000)
+    assert on.drivers["communities_seconds"] == pytest.approx(costs.COMMUNITY_SECONDS_PER_ARC * 9000)
+    assert off.drivers["communities_seconds"] == 0 and on.drivers["communities"] and not off.drivers["communities"]
+    big = costs.betweenness_cost(nodes=1000, edges=50_000, arcs=90_000, samples=10, communities=True)
+    assert big.drivers["communities_seconds"] == pytest.approx(10 * on.drivers["communities_seconds"])
+    # the samples offered as fitting leave room for the communities
+    est = costs.betweenness_cost(nodes=1_200_000, edges=8_400_000, arcs=16_000_000, samples=10**9, communities=True)
+    fit = est.fit_time(1800)
+    again = costs.betweenness_cost(nodes=1_200_000, edges=8_400_000, arcs=16_000_000, samples=fit, communities=True)
+    assert again.seconds <= 1800
+
+
 def test_the_samples_offered_as_fitting_do_fit():
     est = costs.betweenness_cost(nodes=1_200_000, edges=8_400_000, arcs=16_000_000, samples=10**9)
     assert est.seconds > 1800

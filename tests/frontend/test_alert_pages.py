@@ -60,6 +60,7 @@ def test_it_creates_a_rule_through_the_form(client, alice, thesis):
         "k": "3",
         "threshold": "0",
         "places": "5",
+        "members": "5",
         "reach": "0",
         "count": "1",
         "window_days": "7",

@@ -261,3 +261,75 @@ def test_a_share_that_is_not_whole_is_never_written_as_100_or_0_percent():
     assert percent(0.99996) == "99.996 %" and percent(1.0) == "100 %" and percent(0.5) == "50 %"
     assert percent(0.00004) == "0.004 %" and percent(0) == "0 %" and percent(None) == "–"
     assert share(0.9996) == "99.96 %" and share(1.0) == "100 %"
+
+
+def test_the_results_show_the_communities_with_their_best_ranked_spreaders(client, alice, computed):
+    ws = computed.workspace
+    page = _get(client, alice, "network-run", ws=ws.slug, pk=computed.pk)
+    html = page.content.decode()
+    summary = page.context["summary"]
+    rows = page.context["communities"]
+    assert summary.communities["count"] == len(rows) >= 1 and sum(r["size"] for r in rows) == 6
+    assert 'id="communities-h"' in html and "modularity communities" in html
+    assert f"{summary.communities['modularity']:.4f}" in html
+    community = reverse("network-community", kwargs={"ws": ws.slug, "pk": computed.pk})
+    assert f"{community}?c=1" in html
+    # e (105) is the first spreader of the ranking: its community lists it first, with its rank
+    e = next(r for r in rows if any(a["twitter_id"] == 105 for a in r["top"]))
+    assert e["top"][0]["twitter_id"] == 105 and e["top"][0]["influence_rank"] == 1
+    # the brokers' table names each broker's community
+    assert all(b["community"] >= 1 for b in page.context["brokers"]) and '<th scope="col" class="num">Community' in html
+    # the conversation drawing's nodes carry their community: the page offers to colour by it
+    assert all(n["community"] >= 1 for n in page.context["conversation_drawing"]["nodes"])
+    assert "data-colour-by" in html and 'value="community"' in html
+
+
+def test_a_community_page_lists_its_members_and_a_component_is_coloured_by_community(client, alice, computed):
+    ws = computed.workspace
+    r = _get(client, alice, "network-community", ws=ws.slug, pk=computed.pk, query={"c": "1"})
+    assert r.status_code == 200 and r.context["kind"] == "community"
+    members = r.context["component"]["members"]
+    assert r.context["component"]["size"] == len(members) >= 1 and {m["community"] for m in members} == {1}
+    html = r.content.decode()
+    assert "<h1>Community 1</h1>" in html and "modularity" in html
+    assert reverse("network-community-export", kwargs={"ws": ws.slug, "pk": computed.pk, "fmt": "gexf"}) in html
+    assert {n["community"] for n in r.context["drawing"]["nodes"]} == {1.0}
+    count = computed.network_summary.communities["count"]
+    for bad in ("0", str(count + 1)):
+        assert _get(client, alice, "network-community", ws=ws.slug, pk=computed.pk, query={"c": bad}).status_code == 404
+    assert _get(client, alice, "network-community", ws=ws.slug, pk=computed.pk, query={"c": "x"}).status_code == 400
+    comp = _get(client, alice, "network-component", ws=ws.slug, pk=computed.pk, query={"c": "0"})
+    assert comp.context["colour"] == "community" and 'data-colour="community"' in comp.content.decode()
+
+
+def test_the_community_is_in_the_csv_and_an_integer_attribute_of_the_graph_downloads(client, alice, computed):
+    ws = computed.workspace
+    rows = list(
+        csv.DictReader(io.StringIO(_body(_get(client, alice, "network-accounts-export", ws=ws.slug, pk=computed.pk))))
+    )
+    community = {r["twitter_id"]: int(r["community"]) for r in rows}
+    assert set(community) == {str(i) for i in range(101, 107)} and min(community.values()) == 1
+    for fmt in ("gexf", "graphml"):
+        g = _read(_body(_get(client, alice, "network-component-export", ws=ws.slug, pk=computed.pk, fmt=fmt)), fmt)
+        assert {n: d["community"] for n, d in g.nodes(data=True)} == community
+        assert all(isinstance(d["community"], int) for _n, d in g.nodes(data=True))
+        one = _get(client, alice, "network-community-export", ws=ws.slug, pk=computed.pk, fmt=fmt, query={"c": "1"})
+        g = _read(_body(one), fmt)
+        assert set(g.nodes()) == {t for t, c in community.items() if c == 1}
+
+
+def test_the_form_starts_a_run_without_communities_or_refuses_a_bad_resolution(client, alice, loaded, run_tasks):
+    client.force_login(alice)
+    url = reverse("network-start", kwargs={"ws": loaded.slug})
+    form = {"graph": "follows", "samples": "0", "seed": "0", "backend": "cpu", "resolution": "1"}
+    page = client.get(reverse("network", kwargs={"ws": loaded.slug})).content.decode()
+    assert 'name="communities"' in page and "checked" in page.split('name="communities"')[1].split(">")[0]
+    bad = client.post(url, {**form, "communities": "on", "resolution": "0"})
+    assert bad.status_code == 400 and "resolution" in bad.context["form"].errors
+    assert not ComputeRun.objects.filter(workspace=loaded, algorithm="network").exists()
+    r = run_tasks(client.post, url, form)  # the box unticked
+    assert r.status_code == 302
+    run = ComputeRun.objects.get(workspace=loaded, algorithm="network")
+    assert run.params["communities"] is False and run.status == ComputeRun.Status.DONE
+    html = client.get(reverse("network-run", kwargs={"ws": loaded.slug, "pk": run.pk})).content.decode()
+    assert 'id="communities-h"' not in html and "data-colour-by" not in html

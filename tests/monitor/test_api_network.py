@@ -1,5 +1,6 @@
-"""REST API v1 of network analytics: start a run, read its summary, its accounts (paged), a component and an
-account's neighbourhood; validation errors name the field, and another workspace's objects answer 404."""
+"""REST API v1 of network analytics: start a run, read its summary, its accounts (paged), a component, the
+communities and one of them, and an account's neighbourhood; validation errors name the field, and another
+workspace's objects answer 404."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def test_it_starts_a_network_run_and_lists_it(api, thesis, run):
         "spreading": False,
         "samples": 0,
         "seed": 0,
+        "communities": True,
+        "resolution": 1.0,
     }
     listed = api.get(f"{base(thesis)}/network/runs/").json()
     assert listed["count"] == 1 and listed["results"][0]["id"] == run["id"]
@@ -84,6 +87,11 @@ def test_it_refuses_bad_run_parameters_naming_them(api, thesis):
     assert r.status_code == 400 and "spreading" in str(r.json())
     r = api.post(f"{base(thesis)}/network/runs/", {"samples": -1}, format="json")
     assert r.status_code == 400 and "samples" in r.json()
+    for bad in (0, -2, "fine", 1001):
+        r = api.post(f"{base(thesis)}/network/runs/", {"resolution": bad}, format="json")
+        assert r.status_code == 400 and "resolution" in r.json(), (bad, r.content)
+    r = api.post(f"{base(thesis)}/network/runs/", {"communities": "sometimes"}, format="json")
+    assert r.status_code == 400 and "communities" in r.json()
     assert not ComputeRun.objects.filter(algorithm="network").exists()
 
 
@@ -97,3 +105,34 @@ def test_another_workspaces_runs_collections_and_accounts_are_not_found(thesis, 
     r = other.post(f"{base(ws_b)}/network/runs/", {"collection": collection}, format="json")
     assert r.status_code == 404
     assert other.get(f"{base(ws_b)}/network/runs/").json()["count"] == 0
+
+
+def test_it_gives_the_communities_and_each_accounts_community(api, thesis, run):
+    summary = api.get(f"{base(thesis)}/network/runs/{run['id']}/").json()["summary"]["communities"]
+    assert summary["count"] >= 1 and summary["resolution"] == 1.0 and summary["seed"] == 0
+    assert -0.5 <= summary["modularity"] <= 1
+    rows = api.get(f"{base(thesis)}/network/runs/{run['id']}/communities/").json()
+    assert [r["community"] for r in rows] == list(range(1, summary["count"] + 1))
+    assert sum(r["size"] for r in rows) == 6
+    assert all(isinstance(a["twitter_id"], str) and a["influence_rank"] >= 1 for r in rows for a in r["top"])
+    accounts = api.get(f"{base(thesis)}/network/runs/{run['id']}/accounts/", {"limit": 10}).json()["results"]
+    of = {a["twitter_id"]: a["community"] for a in accounts}
+    url = f"{base(thesis)}/network/runs/{run['id']}/community/"
+    one = api.get(url, {"c": 1}).json()
+    assert one["community"] == 1 and one["size"] == rows[0]["size"] == len(one["members"])
+    assert {m["twitter_id"] for m in one["members"]} == {t for t, c in of.items() if c == 1}
+    assert one["contribution"] == pytest.approx(rows[0]["contribution"])
+    assert api.get(url, {"c": 0}).status_code == 400  # below the first number
+    assert api.get(url, {"c": summary["count"] + 1}).status_code == 404
+
+
+def test_a_run_started_without_communities_has_none(api, thesis, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api.post(f"{base(thesis)}/network/runs/", {"samples": 0, "communities": False}, format="json")
+    assert r.status_code == 201 and r.json()["params"]["communities"] is False
+    pk = r.json()["id"]
+    assert api.get(f"{base(thesis)}/network/runs/{pk}/").json()["summary"]["communities"] == {}
+    assert api.get(f"{base(thesis)}/network/runs/{pk}/communities/").json() == []
+    assert api.get(f"{base(thesis)}/network/runs/{pk}/community/", {"c": 1}).status_code == 404
+    accounts = api.get(f"{base(thesis)}/network/runs/{pk}/accounts/").json()["results"]
+    assert {a["community"] for a in accounts} == {None}

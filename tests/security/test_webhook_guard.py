@@ -95,6 +95,7 @@ def _form(**kw):
         "k": "3",
         "threshold": "0",
         "places": "5",
+        "members": "5",
         "reach": "0",
         "count": "1",
         "window_days": "7",

@@ -99,7 +99,8 @@
   var palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
     "#bab0ac"];
   var hops = ["#c0392b", "#e67e22", "#2e86c1", "#95a5a6"];
-  var sizeKey = mode === "distance" ? "degree" : "betweenness";
+  // a neighbourhood and a coordination graph size their nodes by edges drawn; the rest by betweenness
+  var sizeKey = mode === "distance" || mode === "cluster" ? "degree" : "betweenness";
   // labels at every zoom: more than a dozen on one screen overlap again, more than six on a phone's
   var LABELLED = box.clientWidth < 600 ? 6 : 12;
   var many = data.edges.length > 3000;
@@ -113,6 +114,8 @@
     maxSize = Math.max(maxSize, n[sizeKey] || 0);
   });
   function colourOf(n) {
+    if (mode === "community") return palette[Math.max((n.community || 1) - 1, 0) % palette.length];
+    if (mode === "cluster") return palette[Math.max((n.cluster || 1) - 1, 0) % palette.length];
     if (mode === "distance") return hops[Math.min(n.distance || 0, hops.length - 1)];
     if (mode === "core") {
       var f = (n.core || 0) / maxCore;  // light (outer shells) to dark (the deepest core)
@@ -147,7 +150,7 @@
     });
   });
   // a conversation goes both ways: its edges carry no arrow; thousands of arrows would paint a grey felt
-  var edgeType = mode === "conversation" || many ? "line" : "arrow";
+  var edgeType = mode === "conversation" || mode === "cluster" || many ? "line" : "arrow";
   var maxW = data.edges.reduce(function (m, e) { return Math.max(m, e.length > 2 ? e[2] : 1); }, 1);
   data.edges.forEach(function (e) {
     var s = String(e[0]), d = String(e[1]);
@@ -211,7 +214,7 @@
   var tip = document.getElementById("net-tip");
   var names = { betweenness: "betweenness", core: "core", in_degree: "in-degree", out_degree: "out-degree",
     clustering: "clustering", distance: "hops", partners: "conversation partners", conversation: "conversation",
-    degree: "edges drawn" };
+    community: "community", cluster: "cluster", degree: "edges drawn" };
   function position(id) {
     var a = graph.getNodeAttributes(id);
     return renderer.graphToViewport({ x: a.x, y: a.y });
@@ -255,6 +258,21 @@
   });
   renderer.on("afterRender", function () { if (focus !== null && hovered === null && !tip.hidden) show(focus); });
 
+  // "Colour by": the drawing's own grouping, or the run's modularity communities (drawn where the run found them)
+  var LEGENDS = { core: "the core number (darker: deeper in the core)",
+    community: "the modularity community (one colour per community, repeating after ten)",
+    conversation: "the conversation it belongs to (one colour per conversation)" };
+  var picker = box.closest("[data-colour]").querySelector("select[data-colour-by]");
+  if (picker) {
+    picker.addEventListener("change", function () {
+      mode = picker.value;
+      box.closest("[data-colour]").setAttribute("data-colour", mode);
+      graph.forEachNode(function (id) { graph.setNodeAttribute(id, "color", colourOf(data.nodes[Number(id)])); });
+      var legend = box.closest("[data-colour]").querySelector("[data-colour-legend]");
+      if (legend) legend.textContent = LEGENDS[mode] || "";
+      refresh();
+    });
+  }
   window.spreadwatchGraphKeys(box, renderer);  // arrows pan, +/- zoom, 0 fits (graph-keys.js)
   window.spreadwatchNetwork = {  // for the browser tests
     sigma: renderer, graph: graph, position: position,

@@ -7,7 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compute.algorithms.communities import communities, modularity, number_by_size
+from compute.algorithms.communities import (
+    communities,
+    community_table,
+    edges_once,
+    modularity,
+    number_by_size,
+    upper_csr,
+)
 from compute.graphs import graph_from_edges, undirected
 
 pytest.importorskip("networkit")
@@ -41,6 +48,22 @@ def test_the_modularity_is_networkxs_on_small_graphs(seed, n, m, resolution):
     groups = [set(np.flatnonzero(labels == c).tolist()) for c in np.unique(labels)]
     want = nx.community.modularity(as_networkx(u), groups, resolution=resolution) if u.n_edges else 0.0
     assert modularity(u, labels, resolution) == pytest.approx(want, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 60), st.integers(1, 200), st.sampled_from([0.5, 1.0, 2.0]))
+def test_each_communitys_modularity_term_is_networkxs_and_the_terms_add_up(seed, n, m, resolution):
+    g, rng = random_graph(seed, n, m)
+    u = undirected(g)
+    labels, sizes = number_by_size(rng.integers(0, 4, n))
+    table = community_table(u, labels, resolution)
+    nxg = as_networkx(u)
+    assert table.sizes.tolist() == sizes.tolist()
+    for c in range(1, len(sizes) + 1):
+        part = set(np.flatnonzero(labels == c).tolist())
+        assert table.inside[c - 1] == nxg.subgraph(part).number_of_edges()
+        assert table.degree_sums[c - 1] == sum(d for _n, d in nxg.degree(part))
+    assert table.contributions.sum() == pytest.approx(modularity(u, labels, resolution), abs=1e-12)
 
 
 def test_planted_communities_are_found_and_numbered_by_size():
@@ -100,3 +123,29 @@ def test_bad_arguments_and_the_gpu_are_refused_by_name():
         communities(g, backend="gpu")
     with pytest.raises(ValueError, match="backend must be one of"):
         communities(g, backend="tpu")
+
+
+def test_networkit_builds_the_same_graph_and_finds_the_same_communities_from_the_upper_csr():
+    import networkit as nk
+
+    g, _rng = random_graph(4, 2000, 12_000)
+    u = undirected(g)
+    m = upper_csr(u)
+    a, b = edges_once(u)
+    coo = sorted(zip(a.tolist(), b.tolist(), strict=True))
+    rows = np.repeat(np.arange(u.n_nodes), np.diff(m.indptr))
+    assert sorted(zip(rows.tolist(), m.indices.tolist(), strict=True)) == coo  # each edge once, a < b
+    threads = nk.getMaxNumberOfThreads()
+    nk.setNumberOfThreads(1)
+    try:
+        found = []
+        for graph in (nk.GraphFromCoo((a, b), n=u.n_nodes), nk.GraphFromCsr(m, directed=False)):
+            assert graph.numberOfEdges() == len(a) and not graph.isDirected()
+            nk.setSeed(9, False)
+            plm = nk.community.PLM(graph, refine=True, gamma=1.0)
+            plm.run()
+            found.append(np.asarray(plm.getPartition().getVector()))
+    finally:
+        nk.setNumberOfThreads(threads)
+    assert np.array_equal(found[0], found[1])
+    assert np.array_equal(communities(g, seed=9).labels, number_by_size(found[1])[0])

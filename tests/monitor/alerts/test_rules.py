@@ -190,3 +190,55 @@ def test_it_does_not_fire_watchlist_spreader_for_accounts_that_spread_before_the
 def test_it_does_not_fire_watchlist_spreader_without_a_watch_list(d_starts_on_day_2, alice):
     b = selectors.account_get(d_starts_on_day_2, 102)
     assert fired(d_starts_on_day_2, rule(d_starts_on_day_2, alice, Kind.WATCHLIST_SPREADER, publisher=b)) == {}
+
+
+@pytest.fixture
+def planted(ws_a, alice, import_files, tmp_path):
+    from tests.coordinated import coordinated_csv
+
+    c = import_files(ws_a, [coordinated_csv(tmp_path / "tweets.csv")[0]])
+    assert c.status == c.Status.DONE, c.error
+    return ws_a
+
+
+def _publisher(ws, twitter_id: int = 900):
+    return Publisher.objects.get(workspace=ws, account__twitter_id=twitter_id).account
+
+
+def test_it_fires_coordinated_cluster_for_a_new_cluster_of_at_least_members(planted, alice):
+    from tests.coordinated import PLANTED
+
+    r = rule(planted, alice, Kind.COORDINATED_CLUSTER, publisher=_publisher(planted), members=5)
+    alerts = fired(planted, r)
+    assert len(alerts) == 1
+    (a,) = alerts.values()
+    assert a.value == 5.0 and a.account.twitter_id in PLANTED
+    assert (
+        a.message.startswith("A new coordinated cluster of 5 accounts (")
+        and "(501, 502, 503 and 2 more) spread 900 in 2019-12-26..2020-01-01" in a.message
+    )
+    assert "within 60 s of each other (at least 5 accounts)" in a.message
+    any_publisher = rule(planted, alice, Kind.COORDINATED_CLUSTER, members=5)
+    assert len(fired(planted, any_publisher)) == 1  # every monitored publisher's, the same cluster
+
+
+def test_it_does_not_fire_coordinated_cluster_below_members_or_for_a_cluster_seen_before(planted, alice, import_files,
+                                                                                       tmp_path):  # fmt: skip
+    from tests.coordinated import coordinated_csv
+
+    r = rule(planted, alice, Kind.COORDINATED_CLUSTER, publisher=_publisher(planted), members=6)
+    assert fired(planted, r) == {}
+    # the same five accounts did the same in the previous window (a week before): not a new cluster
+    earlier = import_files(planted, [coordinated_csv(tmp_path / "earlier.csv", first_tweet=3000, date="2019-12-20")[0]])
+    assert earlier.status == earlier.Status.DONE, earlier.error
+    r5 = rule(planted, alice, Kind.COORDINATED_CLUSTER, publisher=_publisher(planted), members=5)
+    assert fired(planted, r5) == {}
+
+
+def test_coordinated_cluster_skips_a_window_beyond_its_pairs(planted, alice, monkeypatch, caplog):
+    from monitor.alerts import rules
+
+    monkeypatch.setattr(rules, "CLUSTER_MAX_PAIRS", 3)
+    r = rule(planted, alice, Kind.COORDINATED_CLUSTER, publisher=_publisher(planted), members=2)
+    assert fired(planted, r) == {}
+    assert "co-retweet pairs, more than 3: not evaluated" in caplog.text

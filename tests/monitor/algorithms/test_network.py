@@ -217,6 +217,10 @@ def test_it_keeps_the_graph_it_read_until_the_data_changes(thesis, django_assert
         ({"seed": True}, "seed: an integer"),
         ({"spreading": True}, "spreading: the spreading edges of cascades join the interaction graph only"),
         ({"depth": 2}, r"unknown: depth"),
+        ({"communities": "yes"}, "communities: true or false"),
+        ({"resolution": 0}, "resolution: above 0 and at most 1000"),
+        ({"resolution": "fine"}, "resolution: a number"),
+        ({"resolution": float("nan")}, "resolution: a number"),
     ],
 )
 def test_it_refuses_bad_parameters_naming_them(ws_a, params, message):
@@ -234,6 +238,8 @@ def test_it_fills_in_the_defaults(ws_a):
         "spreading": False,
         "samples": 256,
         "seed": 0,
+        "communities": True,
+        "resolution": 1.0,
     }
 
 
@@ -251,3 +257,90 @@ def test_purging_a_workspaces_data_deletes_its_network_results(thesis, run_tasks
     counts = services.workspace_purge(workspace=thesis, delete_workspace=False)
     assert counts["networkaccount"] == 6 and counts["networksummary"] == 1
     assert not NetworkAccount.objects.filter(run=run).exists() and not NetworkSummary.objects.filter(run=run).exists()
+
+
+def _planted_workspace(ws, groups: int = 4, size: int = 15, seed: int = 11) -> list[list[int]]:
+    """A follower graph of ``groups`` planted communities: dense follows inside each group of ``size`` accounts,
+    one follow from each group to the next; returns each group's account pks."""
+    rng = np.random.default_rng(seed)
+    accounts = Account.objects.bulk_create(Account(workspace=ws, twitter_id=7000 + i) for i in range(groups * size))
+    pks = [a.pk for a in accounts]
+    members = [pks[g * size : (g + 1) * size] for g in range(groups)]
+    pairs = set()
+    for group in members:
+        for a in group:
+            for b in rng.choice(group, 6, replace=False):
+                if a != b:
+                    pairs.add((a, int(b)))
+    for g in range(groups):
+        pairs.add((members[g][0], members[(g + 1) % groups][1]))
+    Follow.objects.bulk_create(Follow(workspace=ws, follower_id=a, followee_id=b) for a, b in pairs)
+    follows_renewed(ws)
+    return members
+
+
+def test_a_run_stores_the_communities_the_engine_finds_with_networkxs_modularity(ws_a, run_tasks):
+    import networkx as nx
+
+    from compute.algorithms import communities as community_engine
+
+    members = _planted_workspace(ws_a)
+    run = _run(run_tasks, ws_a, samples=0, seed=5, resolution=1.0)
+    assert run.status == ComputeRun.Status.DONE, (run.error, run.notes)
+    rows = _stored(run)
+    u = undirected(_follow_graph(ws_a))
+    found = community_engine.communities(u, seed=5, resolution=1.0, backend="cpu")
+    assert rows["community"].tolist() == found.labels.tolist()
+    # the planted groups are found, one community each, numbered by size (all the same size: by smallest node)
+    label = dict(zip(rows["account"].tolist(), rows["community"].tolist(), strict=True))
+    assert sorted({label[pk] for pk in group} for group in members) == [{1}, {2}, {3}, {4}]
+    s = NetworkSummary.objects.get(run=run).communities
+    ng = nx.Graph()
+    ng.add_nodes_from(range(u.n_nodes))
+    src = np.repeat(np.arange(u.n_nodes), np.diff(u.indptr))
+    ng.add_edges_from(zip(src.tolist(), np.asarray(u.indices).tolist(), strict=True))
+    parts = [set(np.flatnonzero(found.labels == c).tolist()) for c in range(1, found.labels.max() + 1)]
+    assert s["modularity"] == pytest.approx(nx.community.modularity(ng, parts), abs=1e-12)
+    assert (s["count"], s["resolution"], s["seed"], s["singletons"]) == (4, 1.0, 5, 0)
+    assert [row[:2] for row in s["largest"]] == [[c, 15] for c in range(1, 5)]
+    # each row's modularity term: its inside edges over m less (its degree sum / 2m)^2; together, the modularity
+    m = ng.number_of_edges()
+    for c, _size, inside, degree_sum, term in s["largest"]:
+        part = parts[c - 1]
+        assert inside == ng.subgraph(part).number_of_edges()
+        assert degree_sum == sum(d for _n, d in ng.degree(part))
+        assert term == pytest.approx(inside / m - (degree_sum / (2 * m)) ** 2, abs=1e-12)
+    assert sum(row[4] for row in s["largest"]) == pytest.approx(s["modularity"], abs=1e-12)
+    assert s["distribution"] == [[15, 4]]
+
+
+def test_a_run_without_communities_stores_none_and_a_higher_resolution_finds_smaller_ones(ws_a, run_tasks):
+    _planted_workspace(ws_a)
+    off = _run(run_tasks, ws_a, samples=0, communities=False)
+    assert off.status == ComputeRun.Status.DONE
+    assert set(_stored(off)["community"].tolist()) == {None}
+    assert NetworkSummary.objects.get(run=off).communities == {}
+    fine = _run(run_tasks, ws_a, samples=0, resolution=8.0)
+    s = NetworkSummary.objects.get(run=fine).communities
+    assert s["resolution"] == 8.0 and s["count"] > 4
+    assert sum(size * k for size, k in s["distribution"]) == 60
+    labels = _stored(fine)["community"]
+    assert sorted(set(labels.tolist())) == list(range(1, s["count"] + 1))
+
+
+def test_a_cancel_while_the_communities_are_found_stores_nothing(thesis, monkeypatch):
+    from compute.algorithms import communities as community_engine
+
+    run = services.compute_run_start(workspace=thesis, backend="cpu", algorithm="network", params={"samples": 0})
+    batch = ComputeBatch.objects.filter(run=run).order_by("index").first()
+    real = community_engine.communities
+
+    def cancel_meanwhile(*args, **kwargs):
+        services.compute_run_cancel(run=run)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(community_engine, "communities", cancel_meanwhile)
+    done = services.compute_batch_run(batch_id=batch.pk)
+    assert done.status == ComputeBatch.Status.CANCELLED
+    assert not NetworkAccount.objects.filter(run=run).exists()
+    assert not NetworkSummary.objects.filter(run=run).exists()

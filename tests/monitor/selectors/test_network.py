@@ -166,3 +166,42 @@ def test_a_drawing_carries_the_server_layout_cached_under_the_graph_itself(thesi
     sub.src, sub.dst = sub.src[1:], sub.dst[1:]
     selectors.drawing(sub, centre=b.pk)
     assert calls == [6, 6]
+
+
+def test_the_communities_table_lists_each_communitys_best_ranked_spreaders(thesis, run_tasks):
+    run = _network(run_tasks, thesis, samples=0)
+    summary = selectors.network_summary(run)
+    rows = selectors.network_communities(thesis, run)
+    assert [r["community"] for r in rows] == list(range(1, summary.communities["count"] + 1))
+    assert sum(r["size"] for r in rows) == summary.n_nodes == 6
+    names = {a.pk: a.screen_name for a in Account.objects.filter(workspace=thesis)}
+    member = {r["screen_name"]: r["community"] for r in selectors.network_accounts(thesis, run, limit=10)[0]}
+    brokers = {b["screen_name"]: b["influence_rank"] for b in selectors.network_brokers(thesis, run, limit=10)}
+    for r in rows:
+        ranks = [a["influence_rank"] for a in r["top"]]
+        assert ranks == sorted(ranks) and len(ranks) <= selectors.network.COMMUNITY_TOP
+        for a in r["top"]:  # a member of that community, with the rank the brokers' table gives it
+            assert member[a["screen_name"]] == r["community"] and brokers[a["screen_name"]] == a["influence_rank"]
+        ranked = [n for n, c in member.items() if c == r["community"] and brokers[n] is not None]
+        assert r["spreaders"] == len(ranked)
+    assert set(names.values()) == set(member)
+    assert {a["screen_name"] for r in rows for a in r["top"]} <= {n for n, rank in brokers.items() if rank}
+
+
+def test_a_community_is_found_by_its_number_and_a_run_without_them_has_none(thesis, run_tasks):
+    run = _network(run_tasks, thesis, samples=0)
+    one = selectors.network_community(thesis, run, 1)
+    assert one["size"] == len(one["members"]) and {m["community"] for m in one["members"]} == {1}
+    sub = selectors.network_community_graph(thesis, run, 1)
+    assert sorted(sub.ids.tolist()) == sorted(m["account"] for m in one["members"])
+    assert set(sub.attrs["community"].tolist()) == {1.0}
+    with pytest.raises(Http404):
+        selectors.network_community(thesis, run, 0)
+    with pytest.raises(Http404):
+        selectors.network_community(thesis, run, selectors.network_summary(run).communities["count"] + 1)
+    off = _network(run_tasks, thesis, samples=0, communities=False)
+    assert selectors.network_communities(thesis, off) == []
+    with pytest.raises(Http404):
+        selectors.network_community(thesis, off, 1)
+    assert "community" not in selectors.network_component_graph(thesis, off, 0).attrs
+    assert "community" in selectors.network_component_graph(thesis, run, 0).attrs

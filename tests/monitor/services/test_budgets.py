@@ -71,6 +71,22 @@ def test_a_wtf_run_beyond_the_budget_names_its_seeds(thesis, monkeypatch):
     assert list(errors) == ["max_iter"] and "2 seeds x 2 direction(s)" in errors["max_iter"][0], errors
 
 
+def test_a_network_run_whose_communities_alone_exceed_the_budget_is_refused_by_communities(thesis, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    from compute import costs
+    from monitor.services import compute_run_start
+
+    monkeypatch.setattr(costs, "COMMUNITY_SECONDS_PER_ARC", 1000.0)  # 16 arcs: four and a half hours
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(workspace=thesis, algorithm="network", params={"samples": 0})
+    errors = exc.value.message_dict
+    assert list(errors) == ["communities"] and "(leave communities off)" in errors["communities"][0], errors
+    assert "this workspace's budget is 30 min" in errors["communities"][0]
+    run = compute_run_start(workspace=thesis, algorithm="network", params={"samples": 0, "communities": False})
+    assert run.estimate["drivers"]["communities"] is False and run.estimate["drivers"]["communities_seconds"] == 0
+
+
 def test_a_fora_run_with_too_many_walks_is_refused_by_its_walks_whatever_the_graph(thesis):
     """The thesis' graph has six accounts: a local method's cost is its work bound, not the graph's size."""
     from django.core.exceptions import ValidationError
