@@ -22,6 +22,7 @@ terms in the same order (same bits).
 
 from __future__ import annotations
 
+import types
 import weakref
 
 import numpy as np
@@ -216,9 +217,18 @@ def _pull_rows(indptr, indices, y, out):
                 out[v, c] += y[u, c]
 
 
+def _renamed(f, name: str):
+    """``f``'s code as a function of another name: numba's on-disk cache names an entry by the function's
+    qualified name and signature, not by its flags, so the serial and the parallel builds of one kernel need two
+    names to be cached side by side (before, the serial one was compiled again by every process: 0.5 s of the
+    first look-alike panel a web process computed, benchmarks/wtf_on_open.md)."""
+    g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+    g.__qualname__ = name
+    return g
+
+
 _pull_parallel = njit(parallel=True)(_pull_rows)
-# not cached on disk: numba's cache names an entry by function and signature, not by the parallel flag
-_pull_serial = njit(cache=False)(_pull_rows)
+_pull_serial = njit(_renamed(_pull_rows, "_pull_rows_serial"))
 
 
 def _column_sums(block: np.ndarray) -> np.ndarray:

@@ -334,3 +334,22 @@ def test_values_equal_but_for_their_last_bits_tie_and_go_by_user_id():
     members, _ = circle_of_trust(nodes, ppr, seed=0, seed_ppr=0.5, circle=4)
     assert members.tolist() == [0, 2, 5, 9]
     assert rank_key(np.array([1.0 + 2**-45]))[0] == 1.0 and rank_key(np.array([1.0 + 2**-38]))[0] > 1.0
+
+
+def test_the_serial_and_the_parallel_pull_kernels_agree_and_are_cached_under_two_names():
+    """numba caches an entry by the function's name and signature, not its flags: the serial build has its own
+    name, so a process loads it from disk instead of compiling it again (benchmarks/wtf_on_open.md)."""
+    from compute._jit import HAVE_NUMBA
+    from compute.algorithms import wtf as engine
+
+    rng = np.random.default_rng(4)
+    indptr = np.r_[0, np.cumsum(rng.integers(0, 6, 300))].astype(np.int64)
+    indices = rng.integers(0, 300, int(indptr[-1])).astype(np.int32)
+    y = rng.random((300, 3))
+    serial, parallel = np.empty((300, 3)), np.empty((300, 3))
+    engine._pull_serial(indptr, indices, y, serial)
+    engine._pull_parallel(indptr, indices, y, parallel)
+    assert serial.tobytes() == parallel.tobytes()
+    if HAVE_NUMBA:
+        names = {f._cache._cache_file._index_name for f in (engine._pull_serial, engine._pull_parallel)}
+        assert len(names) == 2 and any("_pull_rows_serial" in n for n in names)
