@@ -81,11 +81,20 @@ def json_lines():
     return rows, emit
 
 
-def wtf_runs(spec: str) -> list[tuple[str, float, float]]:
-    """The local WTF methods of a ``--runs`` option: ``push:EPSILON`` or ``fora:EPSILON:WALKS``, comma-separated,
-    as ``(method, epsilon, walks)`` (walks 0 for the push)."""
+def wtf_runs(spec: str) -> list[tuple[str, float | None, float]]:
+    """The local WTF methods of a ``--runs`` option: ``push:EPSILON``, ``fora:EPSILON:WALKS`` or ``walks:WALKS``,
+    comma-separated, as ``(method, epsilon, walks)`` (walks 0 for the push, epsilon None for plain walks)."""
     runs = []
     for item in spec.split(","):
-        method, eps, *walks = item.split(":")
-        runs.append((method, float(eps), float(walks[0]) if walks else 0.0))
+        method, *numbers = item.split(":")
+        if method == "walks":
+            runs.append((method, None, float(numbers[0])))
+        else:
+            runs.append((method, float(numbers[0]), float(numbers[1]) if len(numbers) > 1 else 0.0))
     return runs
+
+
+def wtf_run_name(row: dict) -> str:
+    """A results table's name of a local run: ``fora ε=1e-06 W=4e+06``, ``walks W=1e+06``."""
+    eps = f" ε={row['epsilon']:g}" if row.get("epsilon") is not None else ""
+    return f"{row['case']}{eps}" + (f" W={row['walks']:g}" if row["walks"] else "")

@@ -47,7 +47,7 @@ def _phases(cp, twin, g, dg, direction: str, seeds, run: tuple, circle: int, top
     from compute.results import circle_of_trust
 
     method, eps, walks = run
-    local = walks if method == "fora" else 0.0
+    local = walks if method in ("fora", "walks") else 0.0
     out: dict[str, list[float]] = {"push_ms": [], "estimate_ms": [], "circle_ms": [], "money_ms": [], "whole_ms": []}
     csr = dg.out_csr(direction)
     for seed in seeds:
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    from _setup import json_lines, wtf_runs
+    from _setup import json_lines, wtf_run_name, wtf_runs
 
     runs = wtf_runs(args.runs)
 
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                     for j, seed in enumerate(block.tolist()):
                         sync()
                         t = time.perf_counter()
-                        twin._estimate(dg, direction, block[j : j + 1], 0.85, 1e-10, 100, walks if method == "fora"
-                                       else 0.0, eps)  # fmt: skip
+                        twin._estimate(dg, direction, block[j : j + 1], 0.85, 1e-10, 100,
+                                       walks if method in ("fora", "walks") else 0.0, eps)  # fmt: skip
                         sync()
                         acc[r]["ppr_s"].append(time.perf_counter() - t)
                         t = time.perf_counter()
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in summary:
         c, rl, sm = np.array(r["circle"]), np.array(r["relevance"]), np.array(r["similarity"])
         w, pu = np.array(r["wtf_s"]) * 1e3, np.array(r["ppr_s"]) * 1e3
-        how = f"{r['case']} ε={r['epsilon']:g}" + (f" W={r['walks']:g}" if r["walks"] else "")
+        how = wtf_run_name(r)
         batch = f"{np.median(r['batch_s_per_account']) * 1e3:.2f} ms" if r.get("batch_s_per_account") else "—"
         print(f"| {r['direction']} | {r['n']} {r['seeds']} | {how} | {c.min():.3f} / {np.percentile(c, 1):.3f} / "
               f"{np.median(c):.4f} | {rl.min():.2f} / {np.percentile(rl, 5):.2f} / {np.median(rl):.2f} | "

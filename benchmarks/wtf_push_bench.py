@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    from _setup import json_lines, wtf_runs
+    from _setup import json_lines, wtf_run_name, wtf_runs
 
     runs = wtf_runs(args.runs)
 
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in summary:
         c, rl, sm = np.array(r["circle"]), np.array(r["relevance"]), np.array(r["similarity"])
         w, pu = np.array(r["wtf_s"]) * 1e3, np.array(r["push_s"]) * 1e3
-        how = f"{r['case']} ε={r['epsilon']:g}" + (f" W={r['walks']:g}" if r["walks"] else "")
+        how = wtf_run_name(r)
         print(f"| {r['direction']} | {r['n']} {r['seeds']} | {how} | {c.min():.3f} / "
               f"{np.percentile(c, 1):.3f} / {np.median(c):.4f} | {rl.min():.2f} / {np.median(rl):.2f} | "
               f"{sm.min():.2f} / {np.median(sm):.2f} | {np.median(w):.1f} / {np.percentile(w, 95):.1f} ms | "

@@ -142,8 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=WTF_METHODS,
         default="exact",
         help="the circle of trust's PageRank: exact (power iteration over the graph, default), push (local "
-        "forward push from the account) or fora (push, then random walks from what it left); both on the CPU "
-        "and the GPU (docs/wtf.md)",
+        "forward push from the account), fora (push, then random walks from what it left) or walks (random walks "
+        "from the account, no push); on the CPU and the GPU (docs/wtf.md)",
     )
     w.add_argument(
         "--epsilon",
@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="W",
-        help=f"fora: walks per unit of residual (default {DEFAULT_WALKS:g})",
+        help=f"fora: walks per unit of residual; walks: walks from the account (default {DEFAULT_WALKS:g})",
     )
     w.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     w.add_argument("--output", choices=("table", "json"), default="table")
@@ -606,21 +606,21 @@ def _wtf(args) -> int:
         missing = [a for a, s in zip(args.account, seeds.tolist()) if s < 0]
         if missing:
             raise ValueError(f"--account: {', '.join(map(str, missing))} not in the follower graph")
-        if args.epsilon is not None and args.method == "exact":
+        if args.epsilon is not None and args.method not in ("push", "fora"):
             raise ValueError("--epsilon is for --method push or fora")
-        if args.walks is not None and args.method != "fora":
-            raise ValueError("--walks is for --method fora")
+        if args.walks is not None and args.method not in ("fora", "walks"):
+            raise ValueError("--walks is for --method fora or walks")
         epsilon = DEFAULT_EPSILON if args.epsilon is None else args.epsilon
         walks = DEFAULT_WALKS if args.walks is None else args.walks
-        push = args.method != "exact"
+        push = args.method in ("push", "fora")
         used = resolve_backend(args.backend)
         progress.stage(f"circle of trust and Money for {len(seeds):,} account(s)")
         recs = wtf(
             g, seeds, direction=args.direction, circle=args.circle, top=args.top, backend=used, method=args.method,
             epsilon=epsilon, walks=walks,
         )  # fmt: skip
-    fora = args.method == "fora"
-    how = {"method": args.method, "epsilon": epsilon if push else None, "walks": walks if fora else None}
+    fora, plain = args.method == "fora", args.method == "walks"
+    how = {"method": args.method, "epsilon": epsilon if push else None, "walks": walks if fora or plain else None}
     rows = [{**r.to_json(g.ids), **how} for r in recs]
     if args.output == "json":
         json.dump(rows, sys.stdout, indent=1)
@@ -630,12 +630,14 @@ def _wtf(args) -> int:
         f"method {args.method}"
         + (f", epsilon {epsilon:g}" if push else "")
         + (f", {walks:g} walks per unit of residual" if fora else "")
+        + (f", {walks:g} walks from each account" if plain else "")
     )
     out = [f"{g.n_nodes:,} accounts, {g.n_edges:,} follows; direction {args.direction}; {said}; backend {used}"]
     for row in rows:
         out.append(
-            f"\naccount {row['account']}: PPR {row['iterations']} {'pushes' if push else 'iterations'}"
-            f"{'' if row['converged'] else ' (not converged)'}, circle of {len(row['circle'])}, "
+            f"\naccount {row['account']}: PPR "
+            + ("by walks" if plain else f"{row['iterations']} {'pushes' if push else 'iterations'}")
+            + f"{'' if row['converged'] else ' (not converged)'}, circle of {len(row['circle'])}, "
             f"Money {row['money_iterations']} iterations{'' if row['money_converged'] else ' (not converged)'}"
         )
         for key in ("relevance", "similarity"):

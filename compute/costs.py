@@ -402,8 +402,8 @@ def wtf_cost(
     multiplies the follower graph by its columns ``min(max_iter, 147)`` times at most, then Money runs on each
     seed's circle for up to ``max_iter`` iterations. Peak: the graph, its walk and one block's dense columns.
     ``method`` ``push`` or ``fora``: each seed's PPR is the push, bounded by ``1 / ((1 - d) epsilon)`` edge visits
-    whatever the graph, plus for ``fora`` at most ``walks`` walks of ``1 / (1 - d)`` steps on average; the peak
-    holds the push's arrays instead of the block."""
+    whatever the graph, plus for ``fora`` at most ``walks`` walks of ``1 / (1 - d)`` steps on average; ``walks``:
+    ``walks`` such walks and no push; the peak holds the push's arrays instead of the block."""
     n, m = int(nodes), int(edges)
     iters = min(int(max_iter), PPR_ITERATIONS_MAX)
     blocks = math.ceil(seeds / WTF_BLOCK) if seeds else 0
@@ -420,8 +420,8 @@ def wtf_cost(
         peak = graph_bytes + 4 * 8 * n * width
     else:
         damping = 0.85
-        ppr_per_seed = PUSH_SECONDS_PER_BOUND / ((1 - damping) * float(epsilon))
-        if method == "fora":
+        ppr_per_seed = 0.0 if method == "walks" else PUSH_SECONDS_PER_BOUND / ((1 - damping) * float(epsilon))
+        if method in ("fora", "walks"):  # fora: at most walks per unit of a residual below 1; walks: exactly so many
             ppr_per_seed += WALK_SECONDS_PER_STEP * float(walks) / (1 - damping)
         ppr = int(seeds) * ppr_per_seed
         peak = graph_bytes + PUSH_BYTES_PER_NODE * n
@@ -433,7 +433,7 @@ def wtf_cost(
         return max(s, 0) if s < seeds else None
 
     if method != "exact" and seeds <= 1:
-        time_param = "walks" if method == "fora" else "epsilon"
+        time_param = "epsilon" if method == "push" else "walks"
     else:
         time_param = "max_iter" if max_iter > iters or seeds <= 1 else "seeds"
     drivers = {"seeds": int(seeds), "blocks": blocks, "iterations": iters, "nodes": n, "edges": m}

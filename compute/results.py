@@ -189,6 +189,7 @@ __all__ += [  # extended here so the WTF section stays in one place
     "Recommendations",
     "check_epsilon",
     "check_local",
+    "push_epsilon",
     "check_walks",
     "check_wtf",
     "circle_of_trust",
@@ -286,7 +287,7 @@ def _unit(name: str, x) -> None:
 
 #: how WTF computes the circle of trust's PPR: the power iteration over the graph, the local forward push, or the
 #: push followed by random walks from its residual (FORA; ``compute.algorithms.wtf_push``)
-WTF_METHODS = ("exact", "push", "fora")
+WTF_METHODS = ("exact", "push", "fora", "walks")
 #: the local methods' defaults: the push threshold per out-edge, and FORA's walks per unit of the residual the
 #: push left; measured on the generated `twitter` graph (benchmarks/wtf_push.md)
 DEFAULT_EPSILON = 1e-7
@@ -309,13 +310,21 @@ def check_walks(walks) -> float:
 
 def check_local(method, epsilon, walks) -> float | None:
     """None for the exact method; for a local one (``method``, ``epsilon`` and ``walks`` validated, each named
-    when wrong) the walks per unit of residual it takes: 0 for the plain push."""
+    when wrong) the walks per unit of residual it takes: 0 for the plain push; for ``walks`` (no push: the whole
+    unit of residual at the seed) the walks from the seed."""
     if method not in WTF_METHODS:
         raise ValueError(f"method must be one of {', '.join(WTF_METHODS)}, not {method!r}")
     if method == "exact":
         return None
+    if method == "walks":
+        return check_walks(walks)
     check_epsilon(epsilon)
     return check_walks(walks) if method == "fora" else 0.0
+
+
+def push_epsilon(method: str, epsilon: float | None) -> float | None:
+    """The push threshold a local method runs with: None for ``walks``, which does not push."""
+    return None if method == "walks" else epsilon
 
 
 def check_wtf(

@@ -44,6 +44,7 @@ from ..results import (
     check_local,
     check_wtf,
     circle_of_trust,
+    push_epsilon,
     recommendations,
     walk_adjacency,
 )
@@ -90,8 +91,9 @@ def wtf(
 ) -> list[Recommendations]:
     """Who-to-follow for each seed (node indices), in blocks of :data:`BATCH`: the circle of trust (top
     ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts.
-    ``method``: ``exact`` (the power iteration to ``tol``), ``push`` (the local forward push to ``epsilon``) or
-    ``fora`` (the push, then ``walks`` random walks per unit of the residual it left); the last two are
+    ``method``: ``exact`` (the power iteration to ``tol``), ``push`` (the local forward push to ``epsilon``),
+    ``fora`` (the push, then ``walks`` random walks per unit of the residual it left) or ``walks`` (``walks``
+    random walks from the seed, no push); the local ones are
     :mod:`compute.algorithms.wtf_push` on the CPU and :mod:`compute.gpu.wtf_push` on the GPU (synchronous push
     rounds: another order of pushes within the same bound, and the same estimator from other random streams)."""
     s = check_wtf(
@@ -109,7 +111,7 @@ def wtf(
     if resolve_backend(backend) != "gpu":
         return wtf_cpu(
             g, s, direction=direction, circle=circle, top=top, damping=damping, alpha=alpha, tol=tol,
-            max_iter=max_iter, local=None if n_walks is None else (epsilon, n_walks),
+            max_iter=max_iter, local=None if n_walks is None else (push_epsilon(method, epsilon), n_walks),
         )  # fmt: skip
     from ..gpu.wtf import wtf as twin
 
@@ -149,8 +151,8 @@ def personalized_pagerank(
     n_walks = check_local(method, epsilon, walks)
     if resolve_backend(backend) != "gpu":
         if n_walks is not None:
-            return personalized_pagerank_push(g, s, direction=direction, damping=damping, epsilon=epsilon,
-                                              walks=n_walks)  # fmt: skip
+            return personalized_pagerank_push(g, s, direction=direction, damping=damping,
+                                              epsilon=push_epsilon(method, epsilon), walks=n_walks)  # fmt: skip
         return personalized_pagerank_cpu(g, s, direction=direction, damping=damping, tol=tol, max_iter=max_iter)
     from ..gpu.wtf import personalized_pagerank as twin
 

@@ -14,6 +14,10 @@ returned as ``delta``: the exact L1 distance to the converged vector. Each push 
 ``(1 - d) epsilon deg(u)`` of residual and costs ``deg(u)`` edge visits, so the work is at most
 ``1 / ((1 - d) epsilon)`` edge visits, whatever the graph's size.
 
+**Plain walks** (Fogaras et al.; ``method="walks"``): no push, the whole unit of residual stays at the seed and
+``walks`` random walks start there, with the estimator below: the method the issue's probe measured, kept to be
+measured against FORA.
+
 **FORA** (Wang et al., KDD 2017; ``method="fora"``): the push stops early (a larger ``epsilon``) and the residual
 it leaves is spent by random walks, ``ceil(r[u] walks)`` from each account ``u``, each stopping at every step with
 probability ``1 - d``. Every account a walk visits, its start included, gets ``(1 - d)`` times ``r[u]`` over the
@@ -141,14 +145,21 @@ class _State:
         self.queue = np.zeros(n + 1, dtype=np.int64)
         self.touched = np.zeros(max(n, 1), dtype=np.int64)
 
-    def run(self, seed: int, damping: float, epsilon: float, walks: float = 0.0) -> tuple[np.ndarray, int, float]:
-        """Push from ``seed``, then with ``walks`` > 0 spend the residual by that many walks per unit (FORA);
-        returns (the touched accounts, pushes, residual left by the push). ``self.p`` holds the estimate until
-        :meth:`clear`."""
-        k, pushes = _push(
-            self.out_ptr, self.out_idx, seed, damping, epsilon, self.p, self.r, self.queued, self.seen, self.queue,
-            self.touched,
-        )  # fmt: skip
+    def run(
+        self, seed: int, damping: float, epsilon: float | None, walks: float = 0.0
+    ) -> tuple[np.ndarray, int, float]:
+        """Push from ``seed`` (``epsilon`` None: no push, the whole unit of residual stays at the seed), then with
+        ``walks`` > 0 spend the residual by that many walks per unit (FORA; without the push, plain Monte-Carlo
+        walks from the seed); returns (the touched accounts, pushes, residual left by the push). ``self.p`` holds
+        the estimate until :meth:`clear`."""
+        if epsilon is None:
+            self.r[seed], self.seen[seed], self.touched[0] = 1.0, 1, seed
+            k, pushes = 1, 0
+        else:
+            k, pushes = _push(
+                self.out_ptr, self.out_idx, seed, damping, epsilon, self.p, self.r, self.queued, self.seen,
+                self.queue, self.touched,
+            )  # fmt: skip
         residual = float(self.r[self.touched[:k]].sum())
         if walks > 0:
             rng_seed = (seed * 2654435761 + 97) % (1 << 32)  # the seed's own stream: alone or in a batch, the same
@@ -172,11 +183,12 @@ def state(g: Graph, direction: str) -> _State:
 
 
 def personalized_pagerank_push(
-    g: Graph, seeds: np.ndarray, *, direction: str, damping: float, epsilon: float, walks: float = 0.0
+    g: Graph, seeds: np.ndarray, *, direction: str, damping: float, epsilon: float | None, walks: float = 0.0
 ) -> PageRank:
     """The push estimate of each seed's PPR, as a dense (k x n) :class:`PageRank`: ``iterations`` counts the
     pushes, ``converged`` is always True and ``delta`` is the residual the push left: without walks the exact L1
-    distance to the converged vector, with them the mass the walks estimated."""
+    distance to the converged vector, with them the mass the walks estimated. ``epsilon`` None: no push, the
+    ``walks`` start at the seed (the plain Monte-Carlo method, ``delta`` 1)."""
     st = state(g, direction)
     k = len(seeds)
     values = np.zeros((k, g.n_nodes))

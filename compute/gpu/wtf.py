@@ -55,6 +55,7 @@ from ..results import (
     check_local,
     check_wtf,
     circle_of_trust,
+    push_epsilon,
     recommendations,
 )
 from ._device import replayable
@@ -361,7 +362,9 @@ def personalized_pagerank(
     delta = np.zeros(k)
     for lo in range(0, k, BATCH):
         block = s[lo : lo + BATCH]
-        x, _, order, it, conv, d = _estimate(dg, direction, block, damping, tol, max_iter, local, epsilon)
+        x, _, order, it, conv, d = _estimate(
+            dg, direction, block, damping, tol, max_iter, local, push_epsilon(method, epsilon)
+        )
         rows = x if order is None else x[dg.walk(direction).rank]
         values[lo : lo + len(block)] = rows[:, : len(block)].T.get()
         iterations[lo : lo + BATCH], converged[lo : lo + BATCH], delta[lo : lo + BATCH] = it, conv, d
@@ -369,10 +372,10 @@ def personalized_pagerank(
 
 
 def _estimate(dg: _DeviceGraph, direction: str, block: np.ndarray, damping: float, tol: float, max_iter: int,
-              local: float | None, epsilon: float):  # fmt: skip
+              local: float | None, epsilon: float | None):  # fmt: skip
     """One block's PPR by the method asked: (x (n, width), the seeds' rows of x, x's row -> node order or None
     for node indices, iterations, converged, delta). ``local``: None for the exact method, else the walks per
-    unit of residual (0: the push alone)."""
+    unit of residual (0: the push alone); ``epsilon`` None: no push (plain walks from the seeds)."""
     if local is None:
         walk = dg.walk(direction)
         x, it, conv, d = _ppr_block(dg, direction, block, damping, tol, max_iter)
@@ -549,7 +552,7 @@ def wtf(
     out: list[Recommendations] = []
     for lo in range(0, len(s), BATCH):
         block = s[lo : lo + BATCH]
-        est = _estimate(dg, direction, block, damping, tol, max_iter, local, epsilon)
+        est = _estimate(dg, direction, block, damping, tol, max_iter, local, push_epsilon(method, epsilon))
         out += _recommend_block(g, dg, direction, block, est, circle, top, alpha, tol, max_iter)
     return out
 

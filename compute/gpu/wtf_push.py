@@ -208,11 +208,12 @@ class _Steps:
 
 
 def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, width: int, *, damping: float,
-                epsilon: float, walks: float, steps: dict | None = None):  # fmt: skip
+                epsilon: float | None, walks: float, steps: dict | None = None):  # fmt: skip
     """The local estimate of each seed's PPR on the walk's CSR (``out_ptr`` int64, ``out_idx`` int32, node
     indices): (x (n, ``width``) float64 in node indices, zero past the seeds' columns; the pushes per seed;
-    the residual the push left per seed). ``walks`` 0: the push alone. ``steps``: a dict to add each step's
-    synchronized time to (benchmarks; it syncs the device between steps)."""
+    the residual the push left per seed). ``walks`` 0: the push alone; ``epsilon`` None: no push, the walks start
+    at the seeds (plain Monte-Carlo). ``steps``: a dict to add each step's synchronized time to (benchmarks; it
+    syncs the device between steps)."""
     step = _Steps(steps)
     n = len(out_ptr) - 1
     k = len(seeds)
@@ -246,15 +247,16 @@ def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, wid
             )  # fmt: skip
 
     step("setup")
-    rounds = replayable(rounds)
-    step("capture")
-    groups = 0
-    while True:  # no host sync within a group: one read of the last count per group
-        rounds()
-        groups += 1
-        if not int(counts[_ROUNDS].get()):
-            break
-    step("push", groups=groups)
+    if epsilon is not None:
+        rounds = replayable(rounds)
+        step("capture")
+        groups = 0
+        while True:  # no host sync within a group: one read of the last count per group
+            rounds()
+            groups += 1
+            if not int(counts[_ROUNDS].get()):
+                break
+        step("push", groups=groups)
     rounds = bufs = taken = None  # the frontiers go before the walks allocate
     # CuPy's sum over axis 0 of an (n, width) array took 3 ms for one column: one pass of our own instead
     sums = cp.zeros(width, dtype=cp.uint64)

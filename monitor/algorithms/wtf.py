@@ -8,8 +8,8 @@ out: the ranking page's order); ``direction`` is ``follows`` (look-alike account
 (likely next amplifiers: its authorities on the reversed graph) or ``both``; ``circle`` is the circle of trust's
 size and ``top`` the K accounts kept per list; ``max_iter`` (optional, default 100) is the iteration cap of
 PageRank and Money (a result that stopped at it without converging is recomputed with a higher one); ``method``
-(optional, default ``exact``: the precise power iteration) is how the circle of trust's PPR is computed, ``push``
-or ``fora`` with their ``epsilon`` and ``walks`` (the engine's local estimates, docs/wtf.md). A
+(optional, default ``exact``: the precise power iteration) is how the circle of trust's PPR is computed, ``push``,
+``fora`` or ``walks`` with their ``epsilon`` and ``walks`` (the engine's local estimates, docs/wtf.md). A
 publisher's run is its **watch list**: the union of its top spreaders' likely next amplifiers
 (``monitor.selectors.wtf``).
 
@@ -143,21 +143,26 @@ def _run_engine(
 
 def _method_params(params: dict) -> dict:
     """``method`` (absent or ``exact``: nothing, as older runs' params), with ``epsilon`` for ``push`` and
-    ``fora`` and ``walks`` for ``fora`` (their defaults when absent), each checked by the engine's rules."""
+    ``fora`` and ``walks`` for ``fora`` and ``walks`` (their defaults when absent), each checked by the engine's
+    rules."""
     method = params.get("method") or "exact"
     if method not in WTF_METHODS:
         raise ValueError(f"method must be one of {', '.join(WTF_METHODS)} (got {method!r})")
     if method == "exact":
         for name in ("epsilon", "walks"):
             if params.get(name) is not None:
-                raise ValueError(f"{name} is for method push or fora, not exact")
+                raise ValueError(f"{name} is for method push, fora or walks, not exact")
         return {}
     if method == "push" and params.get("walks") is not None:
-        raise ValueError("walks is for method fora, not push")
-    out = {"method": method, "epsilon": _number(params, "epsilon", DEFAULT_EPSILON)}
-    if method == "fora":
+        raise ValueError("walks is for method fora or walks, not push")
+    if method == "walks" and params.get("epsilon") is not None:
+        raise ValueError("epsilon is for method push or fora, not walks (it does not push)")
+    out: dict = {"method": method}
+    if method != "walks":
+        out["epsilon"] = _number(params, "epsilon", DEFAULT_EPSILON)
+    if method in ("fora", "walks"):
         out["walks"] = _number(params, "walks", DEFAULT_WALKS)
-    check_local(method, out["epsilon"], out.get("walks", DEFAULT_WALKS))
+    check_local(method, out.get("epsilon", DEFAULT_EPSILON), out.get("walks", DEFAULT_WALKS))
     return out
 
 
@@ -176,8 +181,8 @@ def _number(params: dict, name: str, default: float) -> float:
 def method_of(params: dict) -> tuple[str, float | None, float | None]:
     """(method, epsilon, walks) of a run's params: ``exact`` with no epsilon nor walks when absent."""
     method = params.get("method", "exact")
-    epsilon = params.get("epsilon") if method != "exact" else None
-    return method, epsilon, params.get("walks") if method == "fora" else None
+    epsilon = params.get("epsilon") if method in ("push", "fora") else None
+    return method, epsilon, params.get("walks") if method in ("fora", "walks") else None
 
 
 def _check(stop: Stop) -> None:

@@ -38,10 +38,14 @@ MAX_ITER_HELP = (
 
 METHOD_HELP = (
     "how the circle of trust's PageRank is computed: exact (the precise power iteration, default), push (local "
-    "forward push) or fora (push, then random walks from its residual): the local ones are estimates (docs/wtf.md)"
+    "forward push), fora (push, then random walks from its residual) or walks (random walks from the seed, no push): "
+    "the local ones are estimates (docs/wtf.md)"
 )
 EPSILON_HELP = f"push and fora: the push threshold per out-edge, in (0, 1) (default {DEFAULT_EPSILON:g})"
-WALKS_HELP = f"fora: random walks per unit of the push's residual, 1 to 1e9 (default {DEFAULT_WALKS:g})"
+WALKS_HELP = (
+    f"fora: random walks per unit of the push's residual; walks: random walks from the seed; 1 to 1e9 "
+    f"(default {DEFAULT_WALKS:g})"
+)
 
 
 class _MethodFields(serializers.Serializer):
@@ -85,7 +89,9 @@ class WtfResultSerializer(serializers.Serializer):
     max_iter = serializers.IntegerField(help_text="the iteration cap it was computed with")
     method = serializers.ChoiceField(choices=WTF_METHODS, help_text="how its PageRank was computed (exact: precise)")
     epsilon = serializers.FloatField(allow_null=True, help_text="push and fora: the push threshold it used")
-    walks = serializers.FloatField(allow_null=True, help_text="fora: the walks per unit of residual it used")
+    walks = serializers.FloatField(
+        allow_null=True, help_text="fora: the walks per unit of residual it used; walks: the walks from the seed"
+    )
     computed_at = serializers.DateTimeField()
     run = serializers.IntegerField(allow_null=True)
     relevance = WtfEntrySerializer(many=True, help_text="Money's authorities (followers: likely next amplifiers)")

@@ -53,10 +53,12 @@ class WtfResult(models.Model):
     fingerprint = models.CharField(max_length=64, help_text="sha1 of the follower graph's arrays")
     backend = models.CharField(max_length=4, default="cpu")
     method = models.CharField(
-        max_length=8, default="exact", help_text="how the PPR was computed: exact, push or fora (docs/wtf.md)"
+        max_length=8, default="exact", help_text="how the PPR was computed: exact, push, fora or walks (docs/wtf.md)"
     )
     epsilon = models.FloatField(null=True, blank=True, help_text="push and fora: the push threshold per out-edge")
-    walks = models.FloatField(null=True, blank=True, help_text="fora: random walks per unit of the push's residual")
+    walks = models.FloatField(
+        null=True, blank=True, help_text="fora: random walks per unit of the push's residual; walks: from the seed"
+    )
     computed_at = models.DateTimeField()
 
     class Meta:

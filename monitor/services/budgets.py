@@ -199,12 +199,16 @@ def _over_time(run: ComputeRun, est: costs.Estimate, limits: Limits) -> tuple[st
             f"{took}; {budget} ({hint}, or one collection at a time)"
         )
     if run.algorithm == "wtf" and p.get("method", "exact") != "exact":
-        key = "walks" if p["method"] == "fora" else "epsilon"
-        how = f"epsilon {p['epsilon']:g}" + (f", {p['walks']:g} walks per unit of residual" if "walks" in p else "")
+        key = "epsilon" if p["method"] == "push" else "walks"
+        if p["method"] == "walks":
+            how, fewer = f"{p['walks']:g} walks from each seed", "fewer walks"
+        else:
+            how = f"epsilon {p['epsilon']:g}" + (f", {p['walks']:g} walks per unit of residual" if "walks" in p else "")
+            fewer = "fewer walks or a larger epsilon"
         hint = f"; at most {fit:,} seeds fit" if fit else ""
         return key, (
             f"{key}: {p['method']} with {how} for {d['seeds']:,} seeds x {d['directions']} direction(s): {took}; "
-            f"{budget} (fewer walks or a larger epsilon{hint})"
+            f"{budget} ({fewer}{hint})"
         )
     if run.algorithm == "wtf":
         key = "accounts" if "accounts" in p else "spreaders"

@@ -67,7 +67,18 @@ def test_the_local_methods_report_themselves_with_epsilon_and_walks(tmp_path):
     res = run_cli("wtf", str(path), "--account", str(account), "--epsilon", "1e-6", check=False)
     assert res.returncode == 2 and "--epsilon is for --method push or fora" in res.stderr
     res = run_cli("wtf", str(path), "--account", str(account), "--method", "push", "--walks", "10", check=False)
-    assert res.returncode == 2 and "--walks is for --method fora" in res.stderr
+    assert res.returncode == 2 and "--walks is for --method fora or walks" in res.stderr
+    res = run_cli("wtf", str(path), "--account", str(account), "--method", "walks", "--epsilon", "1e-4", check=False)
+    assert res.returncode == 2 and "--epsilon is for --method push or fora" in res.stderr
+    (row,) = json.loads(
+        run_cli(
+            "wtf", str(path), "--account", str(account), "--method", "walks", "--walks", "5e4", "--circle", "20",
+            "--top", "5", "--output", "json",
+        ).stdout
+    )  # fmt: skip
+    assert (row["method"], row["epsilon"], row["walks"]) == ("walks", None, 5e4)
+    (rec,) = wtf(g, g.index_of([account]), circle=20, top=5, backend="cpu", method="walks", walks=5e4)
+    assert row == json.loads(json.dumps({**rec.to_json(g.ids), "method": "walks", "epsilon": None, "walks": 5e4}))
     (row,) = json.loads(
         run_cli(
             "wtf", str(path), "--account", str(account), "--method", "fora", "--epsilon", "1e-4", "--walks", "1e4",

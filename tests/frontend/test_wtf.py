@@ -100,6 +100,16 @@ def test_it_computes_an_accounts_lists_and_shows_them_with_their_parameters(clie
     assert f"run {run.pk}" in page
 
 
+def test_lists_estimated_by_plain_walks_say_how_many(client, alice, thesis, run_tasks):
+    params = {"accounts": ["105"], "direction": "both", "method": "walks", "walks": 30000}
+    run = run_tasks(services.compute_run_start, workspace=thesis, algorithm="wtf", params=params)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    client.force_login(alice)
+    page = _account(client, thesis, 105)
+    assert page.count("PageRank estimated by 30,000 random walks from the account (no push), not the exact") == 2
+
+
 def test_lists_estimated_by_a_local_method_say_so_with_its_numbers(client, alice, thesis, run_tasks):
     params = {"accounts": ["105"], "direction": "both", "method": "fora", "epsilon": 1e-4, "walks": 20000}
     run = run_tasks(services.compute_run_start, workspace=thesis, algorithm="wtf", params=params)

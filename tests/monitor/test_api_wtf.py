@@ -64,10 +64,26 @@ def test_a_run_by_a_local_method_reports_it_and_does_not_answer_a_precise_run(ap
     assert {(x["method"], x["epsilon"], x["walks"]) for x in got} == {("exact", None, None)}
 
 
+def test_a_run_by_plain_walks_stores_its_walks_and_no_epsilon(api, thesis, run_tasks):
+    url = f"{base(thesis)}/accounts/101/wtf/"
+    r = run_tasks(api.post, url, {"top": 5, "method": "walks", "walks": 5e4}, format="json")
+    assert r.status_code == 201, r.content
+    params = r.json()["params"]
+    assert params["method"] == "walks" and params["walks"] == 5e4 and "epsilon" not in params
+    got = api.get(url).json()["results"]
+    assert {(x["direction"], x["method"], x["epsilon"], x["walks"]) for x in got} == {
+        ("followers", "walks", None, 5e4),
+        ("follows", "walks", None, 5e4),
+    }
+    assert [e["twitter_id"] for e in got[0]["relevance"]] == ["105", "104"]  # the thesis' lists, as exact
+
+
 @pytest.mark.parametrize(
     "params, field",
     [
-        ({"method": "walks"}, "method"),
+        ({"method": "monte-carlo"}, "method"),
+        ({"method": "walks", "epsilon": 1e-6}, "epsilon"),
+        ({"method": "walks", "walks": 0}, "walks"),
         ({"method": "push", "epsilon": 2}, "epsilon"),
         ({"method": "fora", "walks": 0.5}, "walks"),
         ({"method": "exact", "epsilon": 1e-6}, "epsilon"),

@@ -1,7 +1,8 @@
 """The local forward push for who amplifies whom (issue 44): its residual is the exact L1 distance to the power
 iteration's converged PPR and it never overshoots; the distance shrinks with epsilon within the push bound; a
 seed's result does not depend on the other seeds; tiny epsilon gives the exact method's circle and lists; bad
-arguments are refused by name."""
+arguments are refused by name; plain walks (no push) land near the converged PPR, closer with more walks, and give
+a seed the same estimate alone or in a batch."""
 
 from __future__ import annotations
 
@@ -86,8 +87,8 @@ def test_with_a_tiny_epsilon_it_gives_the_exact_methods_circle_and_lists(directi
 
 def test_bad_methods_and_epsilons_are_refused_by_name():
     g, _ = random_graph(1, n=10, m=20)
-    with pytest.raises(ValueError, match="method must be one of exact, push, fora"):
-        wtf(g, [0], method="walks")
+    with pytest.raises(ValueError, match="method must be one of exact, push, fora, walks"):
+        wtf(g, [0], method="monte-carlo")
     for bad in (0, 1, -1e-3, True, "1e-6"):
         with pytest.raises(ValueError, match="epsilon must be a number between 0 and 1"):
             personalized_pagerank(g, [0], method="push", epsilon=bad)
@@ -122,3 +123,33 @@ def test_bad_walks_are_refused_by_name():
     for bad in (0, 0.5, 2e9, True, "10"):
         with pytest.raises(ValueError, match="walks must be a number from 1 to 1e9"):
             wtf(g, [0], method="fora", walks=bad)
+
+
+@pytest.mark.parametrize("direction", ["follows", "followers"])
+def test_plain_walks_start_at_the_seed_and_land_nearer_the_converged_ppr_with_more_walks(direction):
+    g, rng = random_graph(5, n=200, m=1500)
+    seeds = rng.integers(0, g.n_nodes, 3)
+    x = exact(g, seeds, direction).values
+    kw = {"direction": direction, "method": "walks", "backend": "cpu"}
+    few = personalized_pagerank(g, seeds, walks=2e3, **kw)
+    many = personalized_pagerank(g, seeds, walks=2e5, **kw)
+    assert np.all(many.iterations == 0) and np.all(many.delta == 1.0)  # no push: the whole unit was walked
+    assert np.all(np.abs(many.values.sum(axis=1) - 1.0) < 0.02)
+    # the seed's own entry is at least (1 - d): every walk starts there
+    assert np.all(many.values[np.arange(3), seeds] >= 0.15)
+    err_few, err_many = np.abs(x - few.values).sum(axis=1), np.abs(x - many.values).sum(axis=1)
+    assert np.all(err_many < 0.1) and np.all(err_many < err_few)
+    # epsilon is not read by the plain walks: any value (even an invalid one) gives the same estimate
+    again = personalized_pagerank(g, seeds, walks=2e5, epsilon=7, **kw)
+    assert np.array_equal(again.values, many.values)
+
+
+def test_plain_walks_give_a_seed_the_same_estimate_alone_and_in_a_batch():
+    g, rng = random_graph(9, n=150, m=900)
+    seeds = rng.integers(0, g.n_nodes, 4)
+    kw = {"direction": "followers", "method": "walks", "walks": 5e3, "backend": "cpu"}
+    together = personalized_pagerank(g, seeds, **kw)
+    for j, s in enumerate(seeds.tolist()):
+        assert np.array_equal(personalized_pagerank(g, [s], **kw).values[0], together.values[j])
+    lists = wtf(g, seeds[:1], **kw)[0]
+    assert lists.seed == seeds[0] and len(lists.circle) > 0

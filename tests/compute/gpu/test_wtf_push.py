@@ -1,8 +1,8 @@
-"""The GPU twin of the local methods (push and FORA) against the exact method and the CPU reference, on fresh
-random graphs (the seed is in the failure message): the push's residual is the exact L1 distance to the
+"""The GPU twin of the local methods (push, FORA and plain walks) against the exact method and the CPU reference,
+on fresh random graphs (the seed is in the failure message): the push's residual is the exact L1 distance to the
 converged PPR, it never overshoots and stops within the same bound as the reference; FORA spends the residual and
-lands near the converged PPR; a seed's estimate is bitwise the same alone, in a batch and from run to run; with a
-tiny epsilon the lists are the exact method's."""
+lands near the converged PPR, as do plain walks from the seed; a seed's estimate is bitwise the same alone, in a
+batch and from run to run; with a tiny epsilon the lists are the exact method's."""
 
 from __future__ import annotations
 
@@ -64,7 +64,23 @@ def test_fora_spends_the_residual_and_lands_near_the_converged_ppr_on_the_gpu(di
     assert np.all(gpu_err < 3 * cpu_err + 1e-3) and np.all(cpu_err < 3 * gpu_err + 1e-3), seed
 
 
-@pytest.mark.parametrize("method", ["push", "fora"])
+@pytest.mark.parametrize("direction", ["follows", "followers"])
+def test_plain_walks_start_at_the_seed_and_land_near_the_converged_ppr_on_the_gpu(direction):
+    seed = fresh_seed()
+    g, rng = graph_with_long_rows(seed, n=2_000, m=16_000)
+    seeds = np.r_[rng.integers(0, g.n_nodes, 3), 3]
+    x = exact(g, seeds, direction).values
+    kw = {"direction": direction, "method": "walks", "walks": 2e5}
+    gpu = personalized_pagerank(g, seeds, backend="gpu", **kw)
+    cpu = personalized_pagerank(g, seeds, backend="cpu", **kw)
+    assert np.all(gpu.iterations == 0) and np.all(gpu.delta == 1.0), seed  # no push: the seed's unit was walked
+    assert np.all(np.abs(gpu.values.sum(axis=1) - 1.0) < 0.02), seed
+    gpu_err, cpu_err = np.abs(x - gpu.values).sum(axis=1), np.abs(x - cpu.values).sum(axis=1)
+    assert np.all(gpu_err < 0.1), seed
+    assert np.all(gpu_err < 3 * cpu_err + 1e-3) and np.all(cpu_err < 3 * gpu_err + 1e-3), seed
+
+
+@pytest.mark.parametrize("method", ["push", "fora", "walks"])
 def test_a_seeds_local_estimate_is_bitwise_the_same_alone_in_a_batch_and_run_after_run(method):
     seed = fresh_seed()
     g, rng = graph_with_long_rows(seed, n=2_000, m=16_000)

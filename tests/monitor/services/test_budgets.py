@@ -87,6 +87,20 @@ def test_a_network_run_whose_communities_alone_exceed_the_budget_is_refused_by_c
     assert run.estimate["drivers"]["communities"] is False and run.estimate["drivers"]["communities_seconds"] == 0
 
 
+def test_a_plain_walks_run_with_too_many_walks_is_refused_by_its_walks(thesis):
+    from django.core.exceptions import ValidationError
+
+    from monitor.services import compute_run_start
+
+    params = {"accounts": ["102"], "method": "walks"}
+    run = compute_run_start(workspace=thesis, algorithm="wtf", params=params | {"walks": 1e4})
+    assert run.estimate["drivers"]["method"] == "walks" and run.estimate["time_param"] == "walks"
+    with pytest.raises(ValidationError) as exc:
+        compute_run_start(workspace=thesis, algorithm="wtf", params=params | {"walks": 1e9})
+    msg = exc.value.message_dict["walks"][0]
+    assert "walks with 1e+09 walks from each seed for 1 seeds x 2 direction(s)" in msg and "(fewer walks" in msg, msg
+
+
 def test_a_fora_run_with_too_many_walks_is_refused_by_its_walks_whatever_the_graph(thesis):
     """The thesis' graph has six accounts: a local method's cost is its work bound, not the graph's size."""
     from django.core.exceptions import ValidationError
