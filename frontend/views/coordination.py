@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from monitor import exports, exports_coordination, selectors, services
+from monitor import exports, exports_coordination, selectors
 
 from ..forms_coordination import CoordinationRunForm
-from .base import field_errors, workspace_context
+from .base import start_analysis, workspace_context
 from .exports import stream
 
 DRAW_LIMIT = 2000  # accounts drawn at once (the largest clusters that fit), as the network pages
@@ -119,28 +117,22 @@ def coordination_run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
 
 
 def _start(request: HttpRequest, workspace, collection=None) -> HttpResponse:
+    if collection is not None:
+        then = reverse("collection-coordination", kwargs={"ws": workspace.slug, "pk": collection.pk})
+    else:
+        then = reverse("coordination", kwargs={"ws": workspace.slug})
     form = CoordinationRunForm(request.POST)
-    if not form.is_valid():
-        return _page(request, workspace, collection=collection, form=form, status=400)
-    params = form.params()
-    if collection is not None:
-        params["collection"] = collection.pk
-    try:
-        r = services.compute_run_start(
-            workspace=workspace,
-            collection=collection,
-            user=request.user,
-            backend=form.cleaned_data["backend"],
-            algorithm="coordination",
-            params=params,
-        )
-    except ValidationError as exc:
-        field_errors(form, exc)
-        return _page(request, workspace, collection=collection, form=form, status=400)
-    messages.success(request, f"Coordination run {r.pk} queued: {r.n_nodes:,} retweeting accounts.")
-    if collection is not None:
-        return redirect(reverse("collection-coordination", kwargs={"ws": workspace.slug, "pk": collection.pk}))
-    return redirect(reverse("coordination", kwargs={"ws": workspace.slug}))
+    return start_analysis(
+        request,
+        workspace,
+        form,
+        collection=collection,
+        algorithm="coordination",
+        params=lambda _d: form.params(),
+        page=_page,
+        said=lambda r: f"Coordination run {r.pk} queued: {r.n_nodes:,} retweeting accounts.",
+        then=then,
+    )
 
 
 @login_required

@@ -8,19 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from monitor import exports, selectors, services
+from monitor import exports, selectors
 from monitor.algorithms.network import GRAPHS, GraphSpec
 
 from ..forms import NeighbourhoodForm, NetworkRunForm
-from .base import field_errors, workspace_context
+from .base import start_analysis, workspace_context
 from .exports import stream
 
 # nodes drawn at once. The server lays them out (compute.drawing.force_layout, about 0.4 s for 2,000 on one core,
@@ -108,32 +106,23 @@ def network_run(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
 
 
 def _start(request: HttpRequest, workspace, collection=None) -> HttpResponse:
-    form = NetworkRunForm(request.POST)
-    if not form.is_valid():
-        return _page(request, workspace, collection=collection, form=form, status=400)
-    d = form.cleaned_data
-    params = {k: d[k] for k in ("graph", "spreading", "samples", "seed", "communities", "resolution")}
     if collection is not None:
-        params["collection"] = collection.pk
-    try:
-        r = services.compute_run_start(
-            workspace=workspace,
-            collection=collection,
-            user=request.user,
-            backend=d["backend"],
-            algorithm="network",
-            params=params,
-        )
-    except ValidationError as exc:
-        field_errors(form, exc)
-        return _page(request, workspace, collection=collection, form=form, status=400)
-    messages.success(
+        then = reverse("collection-network", kwargs={"ws": workspace.slug, "pk": collection.pk})
+    else:
+        then = reverse("network", kwargs={"ws": workspace.slug}) + f"?graph={request.POST.get('graph', 'follows')}"
+    return start_analysis(
         request,
-        f"Network run {r.pk} queued: {r.n_nodes:,} accounts, {r.n_batches} batch{'es' if r.n_batches != 1 else ''}.",
+        workspace,
+        NetworkRunForm(request.POST),
+        collection=collection,
+        algorithm="network",
+        params=lambda d: {k: d[k] for k in ("graph", "spreading", "samples", "seed", "communities", "resolution")},
+        page=_page,
+        said=lambda r: (
+            f"Network run {r.pk} queued: {r.n_nodes:,} accounts, {r.n_batches} batch{'es' if r.n_batches != 1 else ''}."
+        ),
+        then=then,
     )
-    if collection is not None:
-        return redirect(reverse("collection-network", kwargs={"ws": workspace.slug, "pk": collection.pk}))
-    return redirect(reverse("network", kwargs={"ws": workspace.slug}) + f"?graph={d['graph']}")
 
 
 @login_required

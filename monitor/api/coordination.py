@@ -5,22 +5,22 @@ another workspace's answer 404 like missing ones. Twitter ids are strings."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from compute.results import DEFAULT_MIN_COUNT, DEFAULT_MIN_RETWEETS, DEFAULT_THRESHOLD, DEFAULT_WINDOW
 
-from .. import selectors, services
+from .. import selectors
 from ..algorithms.coordination import METHODS, WINDOW_MAX
 from ..models import ComputeRun
+from .analysis_runs import runs_page, start_run
 from .paging import PARAMETERS as PAGINATION
-from .paging import Pagination, page_bounds
+from .paging import page_bounds
 from .serializers import ComputeRunSerializer, PaginatedComputeRunList, paginated
-from .views import _django_errors, _int_param
+from .views import _int_param
 
 
 class CoordinationRunStartSerializer(serializers.Serializer):
@@ -158,29 +158,13 @@ def coordination_runs(request, ws: str):
     """The coordination runs of a workspace (GET, paged), or start one (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
-        pager = Pagination()
-        page = pager.paginate_queryset(selectors.coordination_runs(workspace, limit=10_000), request)
-        return pager.get_paginated_response(ComputeRunSerializer(page, many=True).data)
+        return runs_page(request, selectors.coordination_runs(workspace, limit=10_000))
     ser = CoordinationRunStartSerializer(data=request.data)
     ser.is_valid(raise_exception=True)
     v = dict(ser.validated_data)
-    collection = selectors.collection_get(workspace, v["collection"]) if v.get("collection") is not None else None
     own = ("window", "min_count") if v["method"] == "co-retweet" else ("min_retweets", "threshold")
     params = {"method": v["method"], **{k: v[k] for k in own}}
-    if collection is not None:
-        params["collection"] = collection.pk
-    try:
-        run = services.compute_run_start(
-            workspace=workspace,
-            collection=collection,
-            user=request.user,
-            backend=v["backend"],
-            algorithm="coordination",
-            params=params,
-        )
-    except DjangoValidationError as exc:
-        raise _django_errors(exc) from None
-    return Response(ComputeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+    return start_run(request, workspace, v, algorithm="coordination", params=params)
 
 
 @extend_schema(responses=CoordinationRunResultSerializer)

@@ -5,18 +5,16 @@ missing ones."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from .. import selectors, services
+from .. import selectors
 from ..algorithms.network import GRAPHS, GraphSpec
 from ..selectors.network import ACCOUNT_COLUMNS, accounts_of
-from .paging import Pagination
+from .analysis_runs import runs_page, start_run
 from .serializers import (
     ComputeRunSerializer,
     NeighbourhoodSerializer,
@@ -30,7 +28,7 @@ from .serializers import (
     PaginatedComputeRunList,
     inferred_graph_data,
 )
-from .views import PAGINATION, _django_errors, _int_param
+from .views import PAGINATION, _int_param
 
 
 def _account(r: dict) -> dict:
@@ -57,28 +55,12 @@ def network_runs(request, ws: str):
     """The network analytics runs of a workspace (GET, paged), or start one (POST)."""
     workspace = selectors.workspace_for_user(request.user, ws)
     if request.method == "GET":
-        pager = Pagination()
-        page = pager.paginate_queryset(selectors.network_runs(workspace, limit=10_000), request)
-        return pager.get_paginated_response(ComputeRunSerializer(page, many=True).data)
+        return runs_page(request, selectors.network_runs(workspace, limit=10_000))
     ser = NetworkRunStartSerializer(data=request.data)
     ser.is_valid(raise_exception=True)
     v = dict(ser.validated_data)
-    collection = selectors.collection_get(workspace, v["collection"]) if v.get("collection") is not None else None
     params = {k: v[k] for k in ("graph", "spreading", "samples", "seed", "communities", "resolution")}
-    if collection is not None:
-        params["collection"] = collection.pk
-    try:
-        run = services.compute_run_start(
-            workspace=workspace,
-            collection=collection,
-            user=request.user,
-            backend=v["backend"],
-            algorithm="network",
-            params=params,
-        )
-    except DjangoValidationError as exc:
-        raise _django_errors(exc) from None
-    return Response(ComputeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+    return start_run(request, workspace, v, algorithm="network", params=params)
 
 
 @extend_schema(responses=NetworkRunResultSerializer)
