@@ -25,14 +25,14 @@ import json
 
 from django.contrib import admin
 from django.core.paginator import Paginator
-from django.db import connections, transaction
-from django.db.models import Q, QuerySet
+from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
-from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.text import capfirst
 
 from . import services
+from .admin_base import BigTableAdmin, EngineRowsAdmin, EstimatedCountPaginator
 from .models import (
     Account,
     ApiToken,
@@ -46,15 +46,9 @@ from .models import (
     Follow,
     FollowerCount,
     GivenEdge,
-    InfluenceMaxPartial,
-    InfluenceMaxResult,
-    InfluenceMaxSeed,
     Invitation,
     Lease,
     Membership,
-    NetworkAccount,
-    NetworkPartial,
-    NetworkSummary,
     Notice,
     OutboxTask,
     Publisher,
@@ -65,8 +59,6 @@ from .models import (
     StreamToken,
     Tweet,
     Workspace,
-    WtfEntry,
-    WtfResult,
 )
 
 admin.site.site_header = "Spreadwatch admin"
@@ -90,52 +82,6 @@ def json_display(field: str, description: str | None = None):
 
     show.__name__ = f"{field}_json"
     return show
-
-
-class EstimatedCountPaginator(Paginator):
-    """Counts an unfiltered changelist with PostgreSQL's estimate (``pg_class.reltuples``, kept by ANALYZE and
-    autovacuum) once the table is large; ``COUNT(*)`` reads every row. Filtered lists, small tables, tables
-    never analyzed and other databases are counted exactly. The last page numbers may then be approximate."""
-
-    estimate_above = 100_000
-
-    @cached_property
-    def count(self) -> int:
-        qs = self.object_list
-        if isinstance(qs, QuerySet) and not qs.query.where and not qs.query.distinct:
-            connection = connections[qs.db]
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cur:
-                    cur.execute(
-                        "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)", [qs.model._meta.db_table]
-                    )
-                    row = cur.fetchone()
-                if row and row[0] is not None and row[0] >= self.estimate_above:
-                    return int(row[0])
-        return super().count
-
-
-class BigTableAdmin(admin.ModelAdmin):
-    """Changelist settings for tables of millions of rows."""
-
-    list_per_page = 50
-    show_full_result_count = False
-    paginator = EstimatedCountPaginator
-    sortable_by = ("id",)
-    search_help_text = "Twitter ids and screen names match exactly."
-
-
-class EngineRowsAdmin(BigTableAdmin):
-    """Rows only the services write (recomputed by every run): view-only, never added or deleted here."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 # --- workspaces and members --------------------------------------------------------------------------------
@@ -653,81 +599,6 @@ class PublisherDayAdmin(EngineRowsAdmin):
     paginator = Paginator
 
 
-# --- network analytics ---------------------------------------------------------------------------------------
-
-
-@admin.register(NetworkAccount)
-class NetworkAccountAdmin(EngineRowsAdmin):
-    list_display = ("id", "run", "account", "in_degree", "out_degree", "component", "core", "betweenness")
-    list_select_related = ("run", "account")
-    search_fields = ("=account__twitter_id", "=account__screen_name", "=run__id")
-    raw_id_fields = ("run", "account")
-
-
-@admin.register(NetworkSummary)
-class NetworkSummaryAdmin(EngineRowsAdmin):
-    list_display = ("run", "graph", "n_nodes", "n_edges", "transitivity")
-    search_fields = ("=run__id",)
-    raw_id_fields = ("run",)
-    exclude = ("conversation_edges", "conversation_weights")  # packed arrays: the pages and exports decode them
-
-
-@admin.register(NetworkPartial)
-class NetworkPartialAdmin(EngineRowsAdmin):
-    list_display = ("id", "run", "block")
-    search_fields = ("=run__id",)
-    raw_id_fields = ("run",)
-    exclude = ("values",)  # a float64 vector per node: bytes, not for reading here
-
-
-# --- the counter-campaign planner ----------------------------------------------------------------------------
-
-
-@admin.register(InfluenceMaxResult)
-class InfluenceMaxResultAdmin(EngineRowsAdmin):
-    list_display = ("run", "publisher", "method", "k", "model", "spread", "n_nodes")
-    list_select_related = ("run", "publisher")
-    search_fields = ("=run__id", "=publisher__twitter_id", "=publisher__screen_name")
-    raw_id_fields = ("run", "publisher")
-
-
-@admin.register(InfluenceMaxSeed)
-class InfluenceMaxSeedAdmin(EngineRowsAdmin):
-    list_display = ("id", "run", "rank", "account", "gain", "influence_rank", "in_baseline")
-    list_select_related = ("run", "account")
-    search_fields = ("=account__twitter_id", "=account__screen_name", "=run__id")
-    raw_id_fields = ("run", "account")
-
-
-@admin.register(InfluenceMaxPartial)
-class InfluenceMaxPartialAdmin(EngineRowsAdmin):
-    list_display = ("id", "run", "part", "start", "stop")
-    search_fields = ("=run__id",)
-    raw_id_fields = ("run",)
-    exclude = ("sets",)  # RR sets packed as npz bytes: the run's finish reads them, nobody else
-
-
-# --- who amplifies whom ----------------------------------------------------------------------------------------
-
-
-@admin.register(WtfResult)
-class WtfResultAdmin(EngineRowsAdmin):
-    list_display = ("id", "workspace", "seed", "direction", "circle", "top", "in_graph", "run", "computed_at")
-    list_filter = ("workspace", "direction")
-    list_select_related = ("workspace", "seed", "run")
-    search_fields = ("=seed__twitter_id", "=seed__screen_name", "=run__id")
-    raw_id_fields = ("seed", "run")
-
-
-@admin.register(WtfEntry)
-class WtfEntryAdmin(EngineRowsAdmin):
-    list_display = ("id", "result", "list", "rank", "account", "score", "ppr")
-    list_filter = ("list",)
-    list_select_related = ("result", "account")
-    search_fields = ("=account__twitter_id", "=account__screen_name", "=result__seed__twitter_id")
-    raw_id_fields = ("result", "account")
-
-
 # --- operations: heartbeats, the task outbox, API tokens, notices ---------------------------------------------------
 
 
@@ -852,3 +723,7 @@ class StreamEventAdmin(BigTableAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+# the analyses' result tables (network analytics, the planner, who amplifies whom, coordinated accounts)
+from . import admin_analyses  # noqa: E402,F401

@@ -44,6 +44,10 @@ SEARCH = {
     m.InfluenceMaxResult: "102",
     m.InfluenceMaxSeed: lambda seed: str(seed.run_id),
     m.InfluenceMaxPartial: lambda part: str(part.run_id),
+    m.CoordinationSummary: lambda summary: str(summary.run_id),
+    m.CoordinationEdge: lambda edge: str(edge.run_id),
+    m.CoordinationCluster: lambda cluster: str(cluster.run_id),
+    m.CoordinationMember: lambda member: str(member.run_id),
     m.WtfResult: "105",
     m.WtfEntry: "101",
     m.Lease: "worker-host",
@@ -101,6 +105,11 @@ def thesis(ws_a, alice, import_files, settings):
     # a who-amplifies-whom run: e's lists (a is in both of the follows direction)
     wtf = services.compute_run_start(workspace=ws_a, tweet_pks=[], algorithm="wtf", params={"accounts": ["105"]})
     services.compute_batch_run(batch_id=wtf.batches.get().pk)
+    # a coordination run: every two retweeters of a tweet within a day of each other are a pair
+    params = {"window": 86_400, "min_count": 1}
+    coord = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="coordination", params=params)
+    services.compute_batch_run(batch_id=coord.batches.get().pk)
+    assert m.CoordinationEdge.objects.filter(run=coord).exists()
     # one row of each operations table (a worker's lease, a kept task, a token, a notice, an invitation)
     from django.utils import timezone
 
