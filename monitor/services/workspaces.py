@@ -272,6 +272,10 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ("networkpartial", f"DELETE FROM monitor_networkpartial WHERE run_id IN ({runs})"),
         ("networkaccount", f"DELETE FROM monitor_networkaccount WHERE run_id IN ({runs})"),
         ("networksummary", f"DELETE FROM monitor_networksummary WHERE run_id IN ({runs})"),
+        *(  # coordinated accounts, by run
+            (table, f"DELETE FROM monitor_{table} WHERE run_id IN ({runs})")
+            for table in ("coordinationedge", "coordinationmember", "coordinationcluster", "coordinationsummary")
+        ),
         (
             "alerts_webhookdelivery",
             "DELETE FROM alerts_webhookdelivery WHERE alert_id IN "

@@ -258,6 +258,8 @@ def test_it_shows_json_fields_pretty_printed_and_computed_fields_read_only(admin
         m.InfluenceMaxSeed,
         m.WtfResult,
         m.WtfEntry,
+        m.CoordinationEdge,
+        m.CoordinationCluster,
     ],
     ids=lambda v: v.__name__,
 )

@@ -189,3 +189,12 @@ def test_a_run_beyond_the_budget_is_refused_by_the_parameter_that_drives_its_pai
             workspace=ws, algorithm="coordination", params={"method": "similarity", "min_retweets": 3}
         )
     assert "min_retweets" in exc.value.message_dict
+
+
+def test_purging_the_workspace_deletes_its_coordination_rows(planted, run_tasks):
+    ws, _ = planted
+    run = _run(run_tasks, ws, window=30)
+    assert CoordinationEdge.objects.filter(run=run).exists()
+    services.workspace_purge(workspace=ws, delete_workspace=False)
+    for model in (CoordinationEdge, CoordinationMember, CoordinationCluster, CoordinationSummary):
+        assert not model.objects.filter(run_id=run.pk).exists(), model.__name__
