@@ -109,6 +109,16 @@ FILL = {
     "network-accounts-export": lambda o: [_ws(o) | {"pk": o.run}],
     "network-component-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
     "network-conversations-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
+    "network-community": lambda o: [_ws(o) | {"pk": o.run}],
+    "network-community-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
+    "coordination": lambda o: [_ws(o)],
+    "coordination-start": lambda o: [_ws(o)],
+    "coordination-run": lambda o: [_ws(o) | {"pk": o.run}],
+    "coordination-cluster": lambda o: [_ws(o) | {"pk": o.run}],
+    "coordination-edges-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in TABLE],
+    "coordination-graph-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
+    "collection-coordination": lambda o: [_ws(o) | {"pk": o.collection}],
+    "collection-coordination-start": lambda o: [_ws(o) | {"pk": o.collection}],
     "collection-network": lambda o: [_ws(o) | {"pk": o.collection}],
     "collection-network-start": lambda o: [_ws(o) | {"pk": o.collection}],
     "counter-campaign": lambda o: [_ws(o) | {"publisher": o.publisher}],
@@ -170,6 +180,13 @@ FILL = {
     "api:network-run": lambda o: [_ws(o) | {"pk": o.run}],
     "api:network-accounts": lambda o: [_ws(o) | {"pk": o.run}],
     "api:network-component": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:network-communities": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:network-community": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:coordination-runs": lambda o: [_ws(o)],
+    "api:coordination-run": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:coordination-clusters": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:coordination-cluster": lambda o: [_ws(o) | {"pk": o.run, "cluster": 1}],
+    "api:coordination-edges": lambda o: [_ws(o) | {"pk": o.run}],
     "api:counter-campaign-runs": lambda o: [_ws(o) | {"publisher": o.publisher}],
     "api:counter-campaign-run": lambda o: [_ws(o) | {"pk": o.run}],
     "api:account-neighbourhood": lambda o: [_ws(o) | {"twitter_id": o.account}],
@@ -202,7 +219,7 @@ PUBLIC = {
     "api:stream": "no session or API token is taken at all: only a stream token (sws_) appends, to its own "
     "workspace's stream (tests/monitor/test_api_stream.py)",
 }
-OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher", "screen_name"}
+OBJECT_PARAMS = {"pk", "tweet_id", "twitter_id", "publisher", "screen_name", "cluster"}
 METHODS = ("get", "post", "patch", "delete")
 
 
