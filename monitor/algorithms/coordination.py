@@ -22,6 +22,7 @@ cached reads (the account badge among them) see the new run.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import logging
 import math
@@ -97,11 +98,15 @@ class Retweets:
     def __len__(self) -> int:
         return len(self.tweet)
 
+    @functools.cached_property
+    def _by_twitter_id(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.twitter_id, kind="stable")  # once: a run maps both ends of its edges
+        return self.twitter_id[order], self.account[order]
+
     def pks_of(self, twitter_ids: np.ndarray) -> np.ndarray:
         """The account pks of these Twitter ids (each one of the retweeters)."""
-        order = np.argsort(self.twitter_id, kind="stable")
-        at = np.searchsorted(self.twitter_id[order], twitter_ids)
-        return self.account[order][at]
+        ids, pks = self._by_twitter_id
+        return pks[np.searchsorted(ids, twitter_ids)]
 
 
 _KEEP = 2
@@ -222,23 +227,26 @@ def describe_clusters(rt: Retweets, a: np.ndarray, b: np.ndarray, cluster: np.nd
     np.add.at(shared_retweets, np.searchsorted(members, acc[in_shared]), 1)
     hour = np.floor(t[in_shared] / 3600.0).astype(np.int64)
     hour_cluster = cl[in_shared]
+    # both the groups and the rows of shared tweets are in cluster order: each cluster is one slice of them (a
+    # mask per cluster would read every row once per cluster: 22,120 clusters at 10M retweets)
+    g_at = np.searchsorted(g_cluster, np.arange(1, k + 2))
+    h_at = np.searchsorted(hour_cluster, np.arange(1, k + 2))
     out = []
     for c in range(1, k + 1):
-        mine_g = g_cluster == c
+        mine_g = slice(g_at[c - 1], g_at[c])
         spread = g_last[mine_g] - g_first[mine_g]
         top = np.lexsort((g_tweet[mine_g], -g_count[mine_g]))[:TOP_TWEETS]
         pubs, pub_counts = np.unique(g_author[mine_g], return_counts=True)
         pub_order = np.lexsort((pubs, -pub_counts))[:TOP_PUBLISHERS]
-        hours, per_hour = np.unique(hour[hour_cluster == c], return_counts=True)
-        cw = n_edges[c]
+        hours, per_hour = np.unique(hour[h_at[c - 1] : h_at[c]], return_counts=True)
         out.append(
             {
                 "cluster": c,
                 "size": int(sizes[c]),
-                "edges": int(cw),
-                "shared_tweets": int(mine_g.sum()),
-                "first_at": _aware(float(g_first[mine_g].min())) if mine_g.any() else None,
-                "last_at": _aware(float(g_last[mine_g].max())) if mine_g.any() else None,
+                "edges": int(n_edges[c]),
+                "shared_tweets": len(spread),
+                "first_at": _aware(float(g_first[mine_g].min())) if len(spread) else None,
+                "last_at": _aware(float(g_last[mine_g].max())) if len(spread) else None,
                 "spread_median_s": float(np.median(spread)) if len(spread) else None,
                 "top_tweets": [[int(g_tweet[mine_g][i]), int(g_count[mine_g][i])] for i in top],
                 "publishers": [[int(pubs[i]), int(pub_counts[i])] for i in pub_order],
