@@ -132,6 +132,11 @@ def network_summary(run: ComputeRun) -> NetworkSummary | None:
 # --- accounts --------------------------------------------------------------------------------------------------
 
 
+#: every spreader's all-time rank across publishers (the ranking page's order; ``%s``: the workspace), as SQL
+RANKED = """SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
+    FROM monitor_dailyinfluence WHERE workspace_id = %s AND account_id <> publisher_id GROUP BY account_id"""
+
+
 def _influence_ranks(ws: Workspace, account_pks: list[int]) -> dict[int, int]:
     """The all-time rank of these accounts in the workspace's ranking of spreaders across publishers (the ranking
     page's: total influence on other accounts' tweets descending, each publisher's rows on its own tweets left
@@ -141,11 +146,7 @@ def _influence_ranks(ws: Workspace, account_pks: list[int]) -> dict[int, int]:
     marks = ", ".join(["%s"] * len(account_pks))
     with connection.cursor() as cur:
         cur.execute(
-            f"""SELECT r.account_id, r.rnk FROM (
-                    SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
-                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND account_id <> publisher_id
-                    GROUP BY account_id) r
-                WHERE r.account_id IN ({marks})""",
+            f"SELECT r.account_id, r.rnk FROM ({RANKED}) r WHERE r.account_id IN ({marks})",
             [ws.pk, *account_pks],
         )
         return {int(pk): int(rank) for pk, rank in cur.fetchall()}
@@ -244,10 +245,7 @@ def network_communities(ws: Workspace, run: ComputeRun, *, limit: int = 20, per:
     marks = ", ".join(["%s"] * len(numbers))
     with connection.cursor() as cur:
         cur.execute(
-            f"""WITH ranked AS (
-                    SELECT account_id, ROW_NUMBER() OVER (ORDER BY SUM(influence) DESC, account_id) AS rnk
-                    FROM monitor_dailyinfluence WHERE workspace_id = %s AND account_id <> publisher_id
-                    GROUP BY account_id),
+            f"""WITH ranked AS ({RANKED}),
                 members AS (
                     SELECT n.community, n.account_id, r.rnk,
                         ROW_NUMBER() OVER (PARTITION BY n.community ORDER BY r.rnk) AS k,
