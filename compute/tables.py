@@ -9,8 +9,12 @@ Conventions (the formats they come from: docs/formats.md):
 * ``retweeted_tweet_id`` is ``-1`` for an original tweet;
 * ``created_at`` is float64 epoch seconds (UTC);
 * ``followers_count`` is float64, ``NaN`` where the input did not say;
-* the optional text columns (``screen_name``, ``text``, ``label``) are object arrays of ``str`` or ``None``,
-  or ``None`` as a whole when the format has no such column.
+* the optional text columns (``screen_name``, ``text``, ``label``, ``hashtags``, ``urls``) are object arrays of
+  ``str`` or ``None``, or ``None`` as a whole when the format has no such column;
+* ``hashtags`` and ``urls`` are the tweet's entities, one ``str`` per row: the hashtags lowercased, without
+  ``#``, distinct, in order of first appearance, joined by one space; the linked URLs expanded, distinct, in
+  order, joined by one space; ``""`` when the tweet has none (:mod:`compute.formats._entities`). A row is
+  ``None`` only after concatenating tables of inputs some of which could not say.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ _TWEET_NUMERIC = {
     "created_at": np.float64,
     "followers_count": np.float64,
 }
-_TWEET_TEXT = ("screen_name", "text", "label")
+_TWEET_TEXT = ("screen_name", "text", "label", "hashtags", "urls")
 
 
 @dataclass(eq=False)
@@ -48,6 +52,9 @@ class TweetTable:
     text: np.ndarray | None = None
     label: np.ndarray | None = None
     lines: np.ndarray | None = None
+    # after ``lines``, so the positional order of the older columns stays what callers wrote against
+    hashtags: np.ndarray | None = None
+    urls: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name, dt in _TWEET_NUMERIC.items():
@@ -59,7 +66,7 @@ class TweetTable:
                 raise ValueError(f"TweetTable column {name} has length {len(a)}, expected {n}")
         for name in _TWEET_TEXT:
             a = getattr(self, name)
-            if a is not None and a.dtype != object:
+            if a is not None and not (isinstance(a, np.ndarray) and a.dtype == object):
                 setattr(self, name, np.asarray(a, dtype=object))
         if self.lines is not None:
             self.lines = np.asarray(self.lines, dtype=np.int64)
@@ -79,7 +86,7 @@ class TweetTable:
     @classmethod
     def from_rows(cls, rows: Iterable[tuple], *, with_text: bool = False) -> TweetTable:
         """From tuples ``(tweet_id, retweeted_tweet_id|None|-1, user_id, created_at, followers_count|None
-        [, screen_name, text, label])`` — handy in tests and small readers."""
+        [, screen_name, text, label[, hashtags, urls]])`` — handy in tests and small readers."""
         rows = list(rows)
         cols = list(zip(*rows)) if rows else [[] for _ in range(8 if with_text else 5)]
 
@@ -99,6 +106,10 @@ class TweetTable:
             t.text = np.array(cols[6], dtype=object)
         if len(cols) > 7:
             t.label = np.array(cols[7], dtype=object)
+        if len(cols) > 8:
+            t.hashtags = np.array(cols[8], dtype=object)
+        if len(cols) > 9:
+            t.urls = np.array(cols[9], dtype=object)
         return t
 
     def take(self, index) -> TweetTable:

@@ -284,8 +284,11 @@ def read_many(
     tweets = [r.tweets for r in results if r.tweets is not None]
     if tweets:
         out.tweets = concat_tweets(tweets)
-        if len(out.tweets) == 0 and any(t.screen_name is not None for t in tweets):
-            out.tweets = empty_tweets(True)
+        if len(out.tweets) == 0:
+            text = any(t.screen_name is not None for t in tweets)
+            entities = any(t.hashtags is not None for t in tweets)
+            if text or entities:
+                out.tweets = empty_tweets(text, entities)
     follows = [r.follows for r in results if r.follows is not None]
     if follows:
         out.follows = concat_follows(follows)

@@ -30,8 +30,26 @@ class V1User(msgspec.Struct, gc=False):
     followers_count: Any = None
 
 
+class V1Hashtag(msgspec.Struct, gc=False):
+    text: Any = None
+
+
+class V1Url(msgspec.Struct, gc=False):
+    url: Any = None
+    expanded_url: Any = None
+
+
+class V1Entities(msgspec.Struct, gc=False):
+    """The entities a reader keeps (:mod:`._entities`); a list or item of the wrong JSON type fails the
+    decode and sends the line to the careful path, which passes over it."""
+
+    hashtags: list[V1Hashtag] | None = None
+    urls: list[V1Url] | None = None
+
+
 class V1Extended(msgspec.Struct, gc=False):
     full_text: Any = None
+    entities: V1Entities | None = None
 
 
 class V1Embedded(msgspec.Struct, gc=False):
@@ -45,6 +63,7 @@ class V1Embedded(msgspec.Struct, gc=False):
     text: Any = None
     full_text: Any = None
     extended_tweet: V1Extended | None = None
+    entities: V1Entities | None = None
 
 
 class V1Status(msgspec.Struct, gc=False):
@@ -56,6 +75,7 @@ class V1Status(msgspec.Struct, gc=False):
     text: Any = None
     full_text: Any = None
     extended_tweet: V1Extended | None = None
+    entities: V1Entities | None = None
     retweeted_status: V1Embedded | None = None
     # stream notices (not tweets): present means "skip this line"
     delete: Any = None
@@ -65,6 +85,23 @@ class V1Status(msgspec.Struct, gc=False):
     user_withheld: Any = None
     disconnect: Any = None
     warning: Any = None
+
+
+class V2Hashtag(msgspec.Struct, gc=False):
+    tag: Any = None
+
+
+class V2Url(msgspec.Struct, gc=False):
+    url: Any = None
+    expanded_url: Any = None
+    unwound_url: Any = None
+
+
+class V2Entities(msgspec.Struct, gc=False):
+    """As :class:`V1Entities`; the v2 reader decodes a line that fails here again as plain JSON."""
+
+    hashtags: list[V2Hashtag] | None = None
+    urls: list[V2Url] | None = None
 
 
 class V2Metrics(msgspec.Struct, gc=False):
@@ -85,6 +122,7 @@ class V2Ref(msgspec.Struct, gc=False):
     author_id: Any = None
     created_at: Any = None
     text: Any = None
+    entities: V2Entities | None = None
     author: V2User | None = None
 
 
@@ -93,6 +131,7 @@ class V2Tweet(msgspec.Struct, gc=False):
     author_id: Any = None
     created_at: Any = None
     text: Any = None
+    entities: V2Entities | None = None
     referenced_tweets: list[V2Ref] | None = None
     author: V2User | None = None
 
@@ -111,6 +150,7 @@ class V2Line(msgspec.Struct, gc=False):
     author_id: Any = None
     created_at: Any = None
     text: Any = None
+    entities: V2Entities | None = None
     referenced_tweets: list[V2Ref] | None = None
     author: V2User | None = None
 

@@ -24,7 +24,7 @@ from .timeparse import SNOWFLAKE_MIN_ID, parse_times, snowflake_time
 
 __all__ = ["TweetBuilder", "CheckedRows", "split_reason", "empty_tweets", "NO_TWEET"]
 
-_COLS = ("rec", "line", "tid", "rtid", "uid", "traw", "tfield", "fol", "sn", "tx")
+_COLS = ("rec", "line", "tid", "rtid", "uid", "traw", "tfield", "fol", "sn", "tx", "ht", "ur")
 _GET = {name: itemgetter(i) for i, name in enumerate(_COLS)}
 
 
@@ -34,11 +34,16 @@ def split_reason(reason: str) -> tuple[str, str | None]:
     return (kind, detail) if sep else (reason, None)
 
 
-def empty_tweets(text: bool) -> TweetTable:
+def empty_tweets(text: bool, entities: bool | None = None) -> TweetTable:
+    """No tweets, with the columns of a format that has texts (``text``) and entities (``entities``, by default
+    as ``text``: the formats with texts, v1.1 and v2, have entities too)."""
     t = TweetTable.empty()
     if text:
         t.screen_name = np.zeros(0, dtype=object)
         t.text = np.zeros(0, dtype=object)
+    if text if entities is None else entities:
+        t.hashtags = np.zeros(0, dtype=object)
+        t.urls = np.zeros(0, dtype=object)
     t.lines = np.zeros(0, dtype=np.int64)
     return t
 
@@ -46,11 +51,14 @@ def empty_tweets(text: bool) -> TweetTable:
 class TweetBuilder:
     """Collects the rows of one file; :meth:`flush` turns them into a ``TweetTable``.
 
-    A row is the tuple ``(rec, line, tid, rtid, uid, traw, tfield, fol, sn, tx)`` appended to :attr:`rows`:
-    ``rec`` is the record key (rows sharing it are kept or dropped together; keys never decrease), ``rtid`` is
-    ``NO_TWEET`` for an original, ``traw`` the raw time value, ``tfield`` the field to blame for a bad time,
-    ``fol`` a float (NaN when unknown), ``sn`` / ``tx`` screen name and text (``None`` when absent). A tuple
-    append is the cheapest per-row step Python has; columns come out through ``itemgetter`` maps, in C.
+    A row is the tuple ``(rec, line, tid, rtid, uid, traw, tfield, fol, sn, tx, ht, ur)`` appended to
+    :attr:`rows`: ``rec`` is the record key (rows sharing it are kept or dropped together; keys never decrease),
+    ``rtid`` is ``NO_TWEET`` for an original, ``traw`` the raw time value, ``tfield`` the field to blame for a
+    bad time, ``fol`` a float (NaN when unknown), ``sn`` / ``tx`` screen name and text (``None`` when absent),
+    ``ht`` / ``ur`` the ``hashtags`` / ``urls`` strings (:mod:`._entities`). A tuple append is the cheapest
+    per-row step Python has; columns come out through ``itemgetter`` maps, in C. A builder made with
+    ``entities=False`` never reads ``ht`` / ``ur`` (its tables have no such columns), so its rows may stop
+    after ``tx``.
 
     ``seen`` holds the tweet ids read before (this file's earlier chunks, or other files of the same upload);
     ``id_field`` is the name of the tweet id field after the row's prefix (``tfield`` without its last part), so
@@ -64,6 +72,7 @@ class TweetBuilder:
         sink: Sink,
         *,
         text: bool = True,
+        entities: bool = False,
         seen: SeenTweets | None = None,
         id_field: str = "tweet_id",
         count_field: str | None = None,
@@ -71,6 +80,7 @@ class TweetBuilder:
         self.sink = sink
         self.count_field = count_field
         self.with_text = text
+        self.with_entities = entities
         self.rows: list[tuple] = []
         self.seen = SeenTweets() if seen is None else seen
         self.src = self.seen.file(sink.path)
@@ -80,14 +90,16 @@ class TweetBuilder:
         return len(self.rows)
 
     def add(self, rec: int, line: int, tid: int, rtid: int, uid: int, traw: object, tfield: str, fol: float,
-            sn: str | None = None, tx: str | None = None) -> None:  # fmt: skip
-        self.rows.append((rec, line, tid, rtid, uid, traw, tfield, fol, sn, tx))
+            sn: str | None = None, tx: str | None = None, ht: str | None = None,
+            ur: str | None = None) -> None:  # fmt: skip
+        self.rows.append((rec, line, tid, rtid, uid, traw, tfield, fol, sn, tx, ht, ur))
 
     def columns(self) -> tuple[dict, list[tuple[int, str, str, str | None]]]:
         """Take the pending rows as columns: ``rec``, ``line``, ``tweet_id``, ``retweeted_tweet_id``,
         ``user_id``, ``followers_count`` (arrays), ``traw`` (list), ``tfield`` (list or one str), and optionally
-        ``screen_name`` / ``text`` / ``label`` (object arrays); plus ``(row, field, kind, detail)`` for bad
-        values. The JSON readers validated ids and counts per row already; the CSV reader converts here."""
+        ``screen_name`` / ``text`` / ``label`` / ``hashtags`` / ``urls`` (object arrays); plus
+        ``(row, field, kind, detail)`` for bad values. The JSON readers validated ids and counts per row already;
+        the CSV reader converts here."""
         rows, self.rows = self.rows, []
         n = len(rows)
 
@@ -106,6 +118,11 @@ class TweetBuilder:
         }
         if self.with_text:
             for key, name in (("sn", "screen_name"), ("tx", "text")):
+                a = np.empty(n, dtype=object)
+                a[:] = list(map(_GET[key], rows))
+                cols[name] = a
+        if self.with_entities:
+            for key, name in (("ht", "hashtags"), ("ur", "urls")):
                 a = np.empty(n, dtype=object)
                 a[:] = list(map(_GET[key], rows))
                 cols[name] = a
@@ -171,6 +188,8 @@ class TweetBuilder:
             screen_name=cols.get("screen_name"),
             text=cols.get("text"),
             label=cols.get("label"),
+            hashtags=cols.get("hashtags"),
+            urls=cols.get("urls"),
             tfield=tfield,
             bad=bad,
         )
@@ -212,6 +231,8 @@ class TweetBuilder:
             text=c.text,
             label=c.label,
             lines=lines,
+            hashtags=c.hashtags,
+            urls=c.urls,
         )
         if keep is not None:
             table = table.take(keep)
@@ -225,7 +246,7 @@ class TweetBuilder:
 
 
 _ROW_COLUMNS = ("rec", "line", "tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count")
-_OBJ_COLUMNS = ("screen_name", "text", "label")
+_OBJ_COLUMNS = ("screen_name", "text", "label", "hashtags", "urls")
 
 
 @dataclass(eq=False)
@@ -246,6 +267,8 @@ class CheckedRows:
     label: np.ndarray | None
     tfield: str | list[str]
     bad: list[tuple[int, str | None, str, str | None]]
+    hashtags: np.ndarray | None = None
+    urls: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rec)

@@ -1,9 +1,17 @@
-"""Tweets CSV: ``tweet_id,retweeted_tweet_id,user_id,created_at,followers_count[,screen_name,text,label]``.
+"""Tweets CSV: ``tweet_id,retweeted_tweet_id,user_id,created_at,followers_count[,screen_name,text,label]``
+and the optional entity columns ``[hashtags,urls]``.
 
 Columns are found by header name (case and surrounding blanks ignored), so their order is free and unknown
 columns are ignored. ``tweet_id`` and ``user_id`` are required; a missing ``retweeted_tweet_id`` column means
 all rows are originals, a missing or empty ``created_at`` falls back to the snowflake time of the id, an empty
 ``followers_count`` is unknown (NaN). ``label`` fills :attr:`ReadResult.labels` for the rows that have one.
+
+``hashtags`` and ``urls`` (optional, each on its own) list a tweet's entities, separated by blanks, commas or
+semicolons: ``"#Covid, vaccine;#covid"``, ``"https://a.example/x https://b.example/y"``. Hashtags may be written
+with or without ``#``; they are read lowercased, without ``#``, distinct, in order, joined by one space
+(``"covid vaccine"``), and URLs distinct, in order, joined by one space, a comma or semicolon inside a URL
+staying part of it (:func:`._entities.tags_from_cell`, :func:`._entities.urls_from_cell`). An empty cell is
+``""``, no entities; a file without the column has ``None`` for it, not known.
 
 The csv module splits rows (quoted text may hold commas and newlines); each chunk's columns are then converted
 at once, with a per-value pass only to name the bad values.
@@ -30,13 +38,14 @@ from itertools import chain
 import numpy as np
 
 from ..tables import NO_TWEET
+from ._entities import tags_from_cell, urls_from_cell
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import BLOCK_SIZE, BOM, open_binary
 from ._report import LongLines, Sink
 from ._tweets import TweetBuilder
 from .limits import FOLLOWERS_MAX, MAX_RECORD_LINES
 
-__all__ = ["read_csv_tweets", "sniff_line", "TWEET_COLUMNS", "header_columns"]
+__all__ = ["read_csv_tweets", "sniff_line", "TWEET_COLUMNS", "ENTITY_COLUMNS", "header_columns"]
 
 TWEET_COLUMNS = (
     "tweet_id",
@@ -48,6 +57,10 @@ TWEET_COLUMNS = (
     "text",
     "label",
 )
+#: The optional entity columns. Not in :data:`TWEET_COLUMNS`, which code that writes this format uses as the
+#: header it writes: a column it writes empty would read as "no entities" where it means "not known".
+ENTITY_COLUMNS = ("hashtags", "urls")
+_COLUMNS = TWEET_COLUMNS + ENTITY_COLUMNS
 _REQUIRED = ("tweet_id", "user_id")
 
 _UNDECODABLE = "undecodable bytes (not UTF-8)"
@@ -97,8 +110,14 @@ class _CsvBuilder(TweetBuilder):
     """Rows are the wanted fields of each CSV row (strings) plus its line; converted a chunk at a time."""
 
     def __init__(self, sink: Sink, cols: dict[str, int], seen=None) -> None:
-        super().__init__(sink, text="screen_name" in cols or "text" in cols, seen=seen, id_field="tweet_id")
-        self.names = [c for c in TWEET_COLUMNS if c in cols]
+        super().__init__(
+            sink,
+            text="screen_name" in cols or "text" in cols,
+            entities="hashtags" in cols or "urls" in cols,
+            seen=seen,
+            id_field="tweet_id",
+        )
+        self.names = [c for c in _COLUMNS if c in cols]
         self.getter = operator.itemgetter(*[cols[c] for c in self.names])
         self.row_lines: list[int] = []
 
@@ -134,6 +153,11 @@ class _CsvBuilder(TweetBuilder):
                 cols[name] = a
             elif name != "label" and self.with_text:
                 cols[name] = np.full(n, None, dtype=object)
+        for name, parse in (("hashtags", tags_from_cell), ("urls", urls_from_cell)):
+            if name in got:
+                a = np.empty(n, dtype=object)
+                a[:] = list(map(parse, got[name]))
+                cols[name] = a
         return cols, bad
 
 
@@ -325,7 +349,7 @@ def read_csv_tweets(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
                 "missing required column", f"header is {','.join(header)!r}", line=reader.line_num, field=missing[0]
             )
             return
-        builder = _CsvBuilder(sink, {c: cols[c] for c in TWEET_COLUMNS if c in cols}, seen=ctx.seen)
+        builder = _CsvBuilder(sink, {c: cols[c] for c in _COLUMNS if c in cols}, seen=ctx.seen)
         sink.before_raise = builder.flush
         width = len(header)
         id_cols = (cols["tweet_id"], cols["user_id"])

@@ -4,12 +4,18 @@ A status with ``retweeted_status`` is a retweet: it yields the retweet row *and*
 (id, author, time and the author's follower count as the retweet saw them); downstream keeps one row per
 original tweet id. Stream notices (``delete``, ``limit``, ...) are skipped and counted, not errors.
 
+Entities (:mod:`._entities`): a status's ``hashtags`` and ``urls`` come from ``extended_tweet.entities`` when it
+has them (a long tweet's whole text, as the text comes from ``extended_tweet.full_text``), else from
+``entities``. A retweet line's two rows both get the *original's* (``retweeted_status``): a retweet spreads the
+original's hashtags and links, and its own entities are those of the truncated ``RT @...`` text (so the same
+strings serve both rows, at no extra cost). Malformed entities are passed over, never a bad record.
+
 Speed: with msgspec each line decodes into small structs that name only the fields used, so the decoder skips
-the entities, the other ~36 user fields and so on without building objects for them, and parses and
-range-checks the ids in C. The common line then costs a few attribute reads and a tuple append (the *fast
-path*); any line that is not plainly well formed goes through the *careful path*, which checks every field in
-Python and names the bad one exactly as the orjson / json backends do (so messages do not depend on what is
-installed). Times are parsed a chunk at a time, vectorised.
+the user mentions, the entities' indices, the other ~36 user fields and so on without building objects for
+them, and parses and range-checks the ids in C. The common line then costs a few attribute reads, one call for
+the entities and a tuple append (the *fast path*); any line that is not plainly well formed goes through the
+*careful path*, which checks every field in Python and names the bad one exactly as the orjson / json backends
+do (so messages do not depend on what is installed). Times are parsed a chunk at a time, vectorised.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import re
 from collections.abc import Iterator
 
 from ..tables import NO_TWEET
+from ._entities import v1_entities, v1_struct_entities
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks
 from ._json import Obj, backend, dict_loads
@@ -135,19 +142,20 @@ def _careful_rows(st, line: int) -> list[tuple] | None:
     tid, uid, t, tf, fol, sn = _status_fields(st, _TOP)
     rs = st.retweeted_status
     if rs is None:
-        return [(line, line, tid, NO_TWEET, uid, t, tf, fol, sn, _text(st))]
+        return [(line, line, tid, NO_TWEET, uid, t, tf, fol, sn, _text(st), *v1_entities(st))]
     if not hasattr(rs, "user"):
         raise Bad("retweeted_status", "wrong type", "expected an object")
     otid, ouid, ot, otf, ofol, osn = _status_fields(rs, _EMBEDDED)
+    ht, ur = v1_entities(rs)  # both rows: the original's (module docstring)
     return [
-        (line, line, tid, otid, uid, t, tf, fol, sn, _text(st)),
-        (line, line, otid, NO_TWEET, ouid, ot, otf, ofol, osn, _text(rs)),
+        (line, line, tid, otid, uid, t, tf, fol, sn, _text(st), ht, ur),
+        (line, line, otid, NO_TWEET, ouid, ot, otf, ofol, osn, _text(rs), ht, ur),
     ]
 
 
 def v1_builder(sink, seen=None, cls: type[TweetBuilder] = TweetBuilder) -> TweetBuilder:
     # follower counts above the bound are found a chunk at a time (the fast path only checks the sign)
-    return cls(sink, text=True, seen=seen, id_field="id_str", count_field="user.followers_count")
+    return cls(sink, text=True, entities=True, seen=seen, id_field="id_str", count_field="user.followers_count")
 
 
 def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
@@ -227,7 +235,8 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                         sn = None
                     rs = st.retweeted_status
                     if rs is None:
-                        add((line, line, tid, NO_TWEET, uid, t, "created_at", float(fc), sn, _text(st)))
+                        ht, ur = v1_struct_entities(st)
+                        add((line, line, tid, NO_TWEET, uid, t, "created_at", float(fc), sn, _text(st), ht, ur))
                         if len(rows) >= chunk:
                             yield builder.flush()
                             rows = builder.rows
@@ -253,9 +262,10 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                             osn = ou.screen_name
                             if type(osn) is not str:
                                 osn = None
-                            add((line, line, tid, otid, uid, t, "created_at", float(fc), sn, _text(st)))
+                            ht, ur = v1_struct_entities(rs)
+                            add((line, line, tid, otid, uid, t, "created_at", float(fc), sn, _text(st), ht, ur))
                             add((line, line, otid, NO_TWEET, ouid, ot, "retweeted_status.created_at", float(ofc),
-                                 osn, _text(rs)))  # fmt: skip
+                                 osn, _text(rs), ht, ur))  # fmt: skip
                             if len(rows) >= chunk:
                                 yield builder.flush()
                                 rows = builder.rows

@@ -12,16 +12,24 @@ follower count comes from ``author.public_metrics.followers_count`` (flattened) 
 ``includes.users``; unknown is NaN. Originals that retweets reference and that the line carries (in
 ``includes.tweets`` or expanded in ``referenced_tweets``) are emitted as original rows too. Each tweet is one
 record: a bad tweet on a page drops that tweet, not the page.
+
+Entities (:func:`._entities.v2_entities`): every row's ``hashtags`` and ``urls`` are its own tweet's
+(``entities.hashtags[].tag``; ``entities.urls[]``: ``unwound_url``, else ``expanded_url``, else ``url``), a
+retweet's too (the API gives a retweet the entities of its ``RT @...`` text). Malformed entities are passed
+over, never a bad record: a line msgspec refuses for its entities alone is decoded again as plain JSON.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 
 from ..tables import NO_TWEET
+from ._entities import v2_entities
 from ._fields import Bad, Ctx, to_count, to_id
 from ._io import LineBlocks
+from ._json import Obj
 from ._report import LongLines
 from ._tweets import TweetBuilder
 from .twitter_v1 import V1_KEYS, json_decoder, json_error
@@ -84,9 +92,22 @@ def _includes_problem(inc) -> str | None:
     return None
 
 
+def _entities_only(exc: BaseException, raw) -> Obj | None:
+    """The line as a plain JSON view when msgspec refused it for a malformed ``entities`` (decoration: the dict
+    backends pass over it, and so must this one); ``None`` for any other refusal."""
+    field, kind, _ = json_error(exc)
+    if kind != "wrong type" or field is None or ".entities." not in f".{field}.":
+        return None
+    try:
+        obj = json.loads(bytes(raw))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return Obj(obj) if type(obj) is dict else None
+
+
 def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
     sink = ctx.sink
-    builder = TweetBuilder(sink, text=True, seen=ctx.seen, id_field="id")
+    builder = TweetBuilder(sink, text=True, entities=True, seen=ctx.seen, id_field="id")
     sink.before_raise = builder.flush
     decode, errors, wrap = json_decoder("v2")
     longs = LongLines(sink, ctx.max_record)
@@ -118,6 +139,7 @@ def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
             fol,
             sn,
             tw.text if type(tw.text) is str else None,
+            *v2_entities(tw),
         )
         return ref, rtid
 
@@ -128,9 +150,11 @@ def read_v2(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
         except errors as exc:
             if bytes(raw).isspace():
                 continue
-            nonblank += 1
-            sink.bad(line, *json_error(exc))
-            continue
+            obj = _entities_only(exc, raw) if wrap is None else None
+            if obj is None:
+                nonblank += 1
+                sink.bad(line, *json_error(exc))
+                continue
         nonblank += 1
         if wrap is not None:
             if type(obj) is not dict:

@@ -246,3 +246,47 @@ def test_a_header_past_the_limit_makes_the_file_unusable(tmp_path):
         read(p, "csv", max_record_bytes=100)
     res = read(p, "csv", mode="skip-bad", max_record_bytes=100)
     assert len(res.tweets) == 0 and res.report.skipped_files == [str(p)]
+
+
+def test_it_reads_hashtags_and_urls_columns_in_several_spellings(tmp_path):
+    p = tmp_path / "e.csv"
+    p.write_text(
+        "tweet_id,user_id, HashTags ,URLS,text,created_at\n"
+        '1,10,"#Covid, vaccine;#covid",https://a.example/1 https://b.example/2,x,1577836800\n'
+        '2,11,covid vaccine,"https://a.example/1,https://b.example/2;",x,1577836800\n'
+        "3,12,#a#b  ##C,https://maps.example/@40.7;https://a.example/1,x,1577836800\n"
+        "4,13,,,x,1577836800\n"
+        '5,14," ; ","\t",x,1577836800\n'
+    )
+    t = read(p).tweets
+    assert t.hashtags.tolist() == ["covid vaccine", "covid vaccine", "a b c", "", ""]
+    assert t.urls.tolist() == [
+        "https://a.example/1 https://b.example/2",
+        "https://a.example/1 https://b.example/2",
+        "https://maps.example/@40.7 https://a.example/1",
+        "",
+        "",
+    ]
+    assert t.hashtags.dtype == object and t.urls.dtype == object
+
+
+def test_a_csv_without_the_entity_columns_has_none_for_them(fdata, tmp_path):
+    t = read("csv/good.csv").tweets
+    assert t.hashtags is None and t.urls is None
+    p = tmp_path / "tags_only.csv"
+    p.write_text("tweet_id,user_id,hashtags\n1181244271339180033,10,#A\n")
+    t = read(p).tweets
+    assert t.hashtags.tolist() == ["a"] and t.urls is None and t.text is None
+
+
+def test_it_keeps_the_entity_columns_of_the_good_rows_and_across_chunks(tmp_path):
+    p = tmp_path / "chunks.csv"
+    rows = ["tweet_id,user_id,created_at,hashtags,urls"]
+    rows += [f"{i},{i % 7},{1577836800 + i},#T{i % 3},https://u.example/{i}" for i in range(1, 100)]
+    rows[10] = "10,3,not a time,#bad,https://bad.example"
+    p.write_text("\n".join(rows) + "\n")
+    chunks = list(iter_tweets(p, mode="skip-bad", chunk_size=13))
+    t = concat_tweets(chunks)
+    assert len(chunks) > 5 and len(t) == 98 and 10 not in t.tweet_id.tolist()
+    assert t.hashtags.tolist() == [f"t{i % 3}" for i in range(1, 100) if i != 10]
+    assert t.urls.tolist() == [f"https://u.example/{i}" for i in range(1, 100) if i != 10]

@@ -24,7 +24,10 @@ billiard = pytest.importorskip("billiard", reason="the parallel reader runs on b
 
 T0 = 1539202764  # 2018-10-10
 BASE = 1050118621198921728
-COLUMNS = ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "screen_name", "text", "lines")
+COLUMNS = (
+    "tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count", "screen_name", "text", "lines",
+    "hashtags", "urls",
+)  # fmt: skip
 
 
 def _status(tid: int, uid: int, t: int | str, fol: object = 10, rt: dict | None = None) -> dict:
@@ -34,6 +37,13 @@ def _status(tid: int, uid: int, t: int | str, fol: object = 10, rt: dict | None 
         "text": f"text of {tid}",
         "user": {"id_str": str(uid), "screen_name": f"u{uid}", "followers_count": fol},
     }
+    k = tid % 4  # entities of every shape: none, one tag, several (repeated), malformed
+    if k == 1:
+        st["entities"] = {"hashtags": [{"text": "Tag"}], "urls": [{"url": f"u{tid % 7}"}]}
+    elif k == 2:
+        st["entities"] = {"hashtags": [{"text": f"T{tid % 3}"}, {"text": "t0"}], "urls": [{"url": "u"}]}
+    elif k == 3:
+        st["entities"] = {"urls": [1]}
     if rt is not None:
         st["retweeted_status"] = rt
     return st

@@ -88,6 +88,14 @@ def test_it_reads_each_format_as_its_registry_entry_says(name, tmp_path):
         assert res.tweets.screen_name is not None
 
 
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_tweets_have_entity_columns_only_where_the_format_carries_them(name, tmp_path):
+    res = read(SAMPLES[name](tmp_path), name)
+    if res.tweets is not None:
+        has = name in ("v1", "v2")  # the samples' CSV has no hashtags or urls column
+        assert (res.tweets.hashtags is not None) == has and (res.tweets.urls is not None) == has
+
+
 def test_it_narrows_npz_to_what_the_archive_holds(tmp_path):
     from compute.structures import save_archive
 

@@ -193,6 +193,19 @@ _TIME = st.one_of(
     st.integers(1_000_000_000, 2_000_000_000_000),
 )
 _COUNT = st.one_of(st.integers(0, 10**9), st.sampled_from([None, -3, 2.5, "7", "many", 1e300]))
+# entities well formed and not: msgspec refuses the malformed ones, so their lines take the careful path
+_ENTITIES = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "hashtags": st.lists(st.sampled_from([{"text": "Covid"}, {"text": "#covid"}, {"text": "News"},
+                                                  {"text": 5}, {}, "x"]), max_size=3),
+            "urls": st.lists(st.sampled_from([{"url": "https://t.co/1", "expanded_url": "https://e.example/1"},
+                                              {"url": "https://t.co/2"}, {"expanded_url": "a b"}, 3]), max_size=3),
+        },
+    ),
+    st.sampled_from([None, "x", [1], {"hashtags": "covid"}, {"urls": {"url": "u"}}]),
+)  # fmt: skip
 
 
 @st.composite
@@ -211,8 +224,12 @@ def _status(draw, embedded=False):
         d["user"] = user if draw(st.integers(0, 9)) else "bob"
     if draw(st.booleans()):
         d["text"] = draw(st.sampled_from(["hi", "", None, 3]))
+    if draw(st.booleans()):
+        d["entities"] = draw(_ENTITIES)
     if draw(st.integers(0, 3)) == 0:
         d["extended_tweet"] = draw(st.sampled_from([{"full_text": "long"}, {"full_text": 5}, "x", None, [1]]))
+        if type(d["extended_tweet"]) is dict and draw(st.booleans()):
+            d["extended_tweet"] = {**d["extended_tweet"], "entities": draw(_ENTITIES)}
     if draw(st.integers(0, 5)) == 0:
         d["delete"] = {"status": {"id": 1}}
     if not embedded and draw(st.integers(0, 2)) == 0:
@@ -241,7 +258,7 @@ def test_it_reads_the_same_on_the_fast_and_careful_paths(tmp_path_factory, statu
         out[name] = (
             t.tweet_id.tolist(), t.retweeted_tweet_id.tolist(), t.user_id.tolist(),
             np.nan_to_num(t.created_at, nan=-1).tolist(), np.nan_to_num(t.followers_count, nan=-1).tolist(),
-            t.screen_name.tolist(), t.text.tolist(), t.lines.tolist(),
+            t.screen_name.tolist(), t.text.tolist(), t.hashtags.tolist(), t.urls.tolist(), t.lines.tolist(),
             [(r.line, r.field, r.kind) for r in res.report.shown], res.report.n_good, res.report.n_skipped,
         )  # fmt: skip
     assert out["msgspec"] == out["json"]
@@ -251,7 +268,8 @@ _ODD = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 2**64) | st.sampled_from(["", "x", "1050121000000000000", "17"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["id", "id_str", "created_at", "user", "followers_count", "screen_name", "text",
-                         "full_text", "extended_tweet", "retweeted_status", "timestamp_ms", "delete"]),
+                         "full_text", "extended_tweet", "retweeted_status", "timestamp_ms", "delete",
+                         "entities", "hashtags", "urls", "url", "expanded_url"]),
         inner, max_size=6),
     max_leaves=14,
 )  # fmt: skip
@@ -276,5 +294,77 @@ def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):
             del os.environ[FORCE_ENV]
         rep = res.report
         assert rep.n_good + rep.n_bad + rep.n_skipped == len(objs)
-        seen.append((res.tweets.tweet_id.tolist(), [(r.line, r.field, r.kind) for r in rep.shown]))
+        t = res.tweets
+        seen.append((t.tweet_id.tolist(), t.hashtags.tolist(), t.urls.tolist(),
+                     [(r.line, r.field, r.kind) for r in rep.shown]))  # fmt: skip
     assert seen[0] == seen[1]
+
+
+def _v1(tid: int, uid: int, **more) -> dict:
+    return {"id_str": str(tid), "created_at": 1539202764, "user": {"id_str": str(uid), "followers_count": 3}, **more}
+
+
+def test_it_reads_hashtags_and_urls_preferring_the_extended_tweets(tmp_path, json_backend):
+    p = tmp_path / "e.jsonl"
+    statuses = [
+        _v1(ORIG, 1, text="short #NoNo", entities={"hashtags": [{"text": "NoNo"}], "urls": []},
+            extended_tweet={"full_text": "long #Covid #covid #News", "entities": {
+                "hashtags": [{"text": "Covid", "indices": [5, 11]}, {"text": "covid"}, {"text": "News"}],
+                "urls": [{"url": "https://t.co/1", "expanded_url": "https://example.com/a"},
+                         {"url": "https://t.co/2"},
+                         {"url": "https://t.co/3", "expanded_url": "https://example.com/a"}]}}),
+        _v1(ORIG + 1, 2, entities={"hashtags": [], "urls": [], "user_mentions": [{"screen_name": "x"}]}),
+        _v1(ORIG + 2, 3),  # no entities at all
+        _v1(ORIG + 3, 4, entities={"hashtags": [{"text": "Ünï"}], "urls": []}, extended_tweet={"full_text": "x"}),
+    ]  # fmt: skip
+    p.write_text("".join(json.dumps(s) + "\n" for s in statuses))
+    t = read(p, "v1").tweets
+    assert t.hashtags.tolist() == ["covid news", "", "", "ünï"]
+    assert t.urls.tolist() == ["https://example.com/a https://t.co/2", "", "", ""]
+    assert t.hashtags.dtype == object and t.urls.dtype == object
+
+
+def test_a_retweet_line_gives_both_its_rows_the_originals_entities(tmp_path, json_backend):
+    orig = _v1(
+        ORIG,
+        1,
+        text="#Claim https://t.co/9",
+        entities={
+            "hashtags": [{"text": "Claim"}],
+            "urls": [{"url": "https://t.co/9", "expanded_url": "https://news.example/9"}],
+        },
+    )
+    rt = _v1(RT, 2, text="RT @a: #Claim", entities={"hashtags": [{"text": "Claim"}, {"text": "RTonly"}], "urls": []},
+             retweeted_status=orig)  # fmt: skip
+    p = tmp_path / "rt.jsonl"
+    p.write_text(json.dumps(rt) + "\n")
+    t = read(p, "v1").tweets
+    assert t.tweet_id.tolist() == [RT, ORIG]
+    assert t.hashtags.tolist() == ["claim", "claim"]
+    assert t.urls.tolist() == ["https://news.example/9", "https://news.example/9"]
+
+
+@pytest.mark.parametrize(
+    "entities",
+    [
+        "not an object",
+        [1, 2],
+        {"hashtags": "covid", "urls": []},
+        {"hashtags": ["covid", 5], "urls": "https://x"},
+        {"hashtags": [{"text": 5}, {"text": ["x"]}, {"text": "Ok"}], "urls": [{"url": None}, {"expanded_url": 7}]},
+    ],
+)
+def test_malformed_entities_are_passed_over_never_a_bad_record(tmp_path, json_backend, entities):
+    p = tmp_path / "m.jsonl"
+    orig = _v1(ORIG, 1, entities=entities)
+    p.write_text(json.dumps(orig) + "\n" + json.dumps(_v1(RT, 2, retweeted_status=orig)) + "\n")
+    res = read(p, "v1")  # strict: any bad record would raise
+    t = res.tweets
+    assert res.report.n_bad == 0 and res.report.n_good == 2 and t.tweet_id.tolist() == [ORIG, RT, ORIG]
+    want = "ok" if isinstance(entities, dict) and entities["hashtags"][-1:] == [{"text": "Ok"}] else ""
+    assert t.hashtags.tolist() == [want] * 3 and t.urls.tolist() == [""] * 3
+
+
+def test_an_empty_v1_read_still_has_the_entity_columns(fdata):
+    t = read("v1/empty.jsonl", "v1", mode="skip-bad").tweets
+    assert len(t) == 0 and t.hashtags is not None and t.urls is not None

@@ -83,7 +83,8 @@ _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 2**63) | st.sampled_from(["", "x", "1050121000000000000", "17"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["id", "author_id", "created_at", "text", "author", "public_metrics", "followers_count",
-                         "username", "referenced_tweets", "type", "data", "includes", "users", "tweets"]),
+                         "username", "referenced_tweets", "type", "data", "includes", "users", "tweets",
+                         "entities", "hashtags", "tag", "urls", "unwound_url"]),
         inner, max_size=5),
     max_leaves=12,
 )  # fmt: skip
@@ -106,3 +107,61 @@ def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):
         finally:
             del os.environ[FORCE_ENV]
         assert len(res.tweets) >= 0 and res.report.n_good + res.report.n_bad + res.report.n_skipped >= 1
+
+
+def _tweet(tid: int, uid: int, **more) -> dict:
+    return {"id": str(tid), "author_id": str(uid), "created_at": "2018-10-10T20:19:24.000Z", **more}
+
+
+def _ents(tags: list[str], urls: list[dict]) -> dict:
+    return {"hashtags": [{"start": 0, "end": 3, "tag": t} for t in tags], "urls": urls, "mentions": [{"id": "1"}]}
+
+
+def test_it_reads_the_entities_of_data_and_includes_tweets(tmp_path, json_backend):
+    page = {
+        "data": [
+            _tweet(R1, 2, text="RT @a: #Claim", referenced_tweets=[{"type": "retweeted", "id": str(X)}],
+                   entities=_ents(["Claim"], [])),
+            _tweet(R1 + 1, 3, text="no entities"),
+        ],
+        "includes": {"tweets": [_tweet(X, 1, text="#Claim #claim #Two", entities=_ents(["Claim", "claim", "Two"], [
+            {"url": "https://t.co/1", "expanded_url": "https://bit.example/1", "unwound_url": "https://news.example/1"},
+            {"url": "https://t.co/2", "expanded_url": "https://e.example/2"},
+            {"url": "https://t.co/3"},
+        ]))]},
+    }  # fmt: skip
+    ref = {"type": "retweeted", "id": str(X + 1), "author_id": "5", "created_at": "2018-10-10T20:19:24.000Z",
+           "entities": _ents(["Orig"], [])}  # fmt: skip
+    own = _ents(["RT"], [{"url": "https://t.co/4", "expanded_url": "https://e.example/4"}])
+    flat = _tweet(R1 + 2, 4, referenced_tweets=[ref], entities=own)  # twarc2 flatten: the original expanded
+    p = tmp_path / "p.jsonl"
+    p.write_text(json.dumps(page) + "\n" + json.dumps(flat) + "\n")
+    t = read(p, "v2").tweets
+    assert t.tweet_id.tolist() == [R1, X, R1 + 1, R1 + 2, X + 1]
+    # every row its own tweet's: a retweet the entities of its RT text
+    assert t.hashtags.tolist() == ["claim", "claim two", "", "rt", "orig"]
+    assert t.urls.tolist() == [
+        "", "https://news.example/1 https://e.example/2 https://t.co/3", "", "https://e.example/4", ""
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "entities",
+    ["x", [1], {"hashtags": "covid"}, {"hashtags": [1, {"tag": 5}], "urls": {"url": "u"}}, {"urls": ["u", {"url": 3}]}],
+)
+def test_malformed_entities_are_passed_over_never_a_bad_record(tmp_path, json_backend, entities):
+    page = {"data": [_tweet(R1, 2, entities=entities, referenced_tweets=[{"type": "retweeted", "id": str(X)}])],
+            "includes": {"tweets": [_tweet(X, 1, entities=_ents(["Ok"], []))]}}  # fmt: skip
+    p = tmp_path / "m.jsonl"
+    p.write_text(json.dumps(page) + "\n" + json.dumps(_tweet(X + 5, 7, entities=entities)) + "\n")
+    res = read(p, "v2")  # strict: a bad record would raise
+    t = res.tweets
+    assert res.report.n_bad == 0 and t.tweet_id.tolist() == [R1, X, X + 5]
+    assert t.hashtags.tolist() == ["", "ok", ""] and t.urls.tolist() == ["", "", ""]
+
+
+def test_a_line_refused_for_more_than_its_entities_is_still_a_bad_record(tmp_path, json_backend):
+    p = tmp_path / "b.jsonl"
+    p.write_text(json.dumps({"data": [_tweet(R1, 2, entities="x")], "includes": "not an object"}) + "\n")
+    res = read(p, "v2", mode="skip-bad")
+    assert len(res.tweets) == 0 and res.report.n_bad == 1
