@@ -1,13 +1,14 @@
-"""The alert rule form: kind, scope (a publisher of the workspace, or any), the kind's parameters, channels."""
+"""The alert rule form: kind, scope (a publisher of the workspace, or any; a claim for the claim kinds), the kind's
+parameters, channels."""
 
 from __future__ import annotations
 
 from django import forms
 from django.db import models
 
-from monitor.alerts.kinds import PARAM_NAMES, PARAMS, Param, kinds_reading
+from monitor.alerts.kinds import CLAIM_KINDS, PARAM_NAMES, PARAMS, Param, kinds_reading
 from monitor.alerts.models import AlertRule
-from monitor.models import Account, Publisher
+from monitor.models import Account, Claim, Publisher
 
 
 def _param_field(param: Param) -> forms.Field:
@@ -39,6 +40,10 @@ class AlertRuleForm(_ParamFields):
         # picker.js adds a filter box: a workspace may have hundreds of publishers
         widget=forms.Select(attrs={"data-searchable": "publishers"}),
     )
+    claim = forms.ChoiceField(
+        required=False,
+        help_text="The claim a claim rule follows (its saved search); the other kinds leave it out.",
+    )
     inbox = forms.BooleanField(required=False, initial=True, label="In-app inbox")
     email = forms.BooleanField(required=False, label="Email me")
     webhook_url = forms.URLField(
@@ -61,12 +66,25 @@ class AlertRuleForm(_ParamFields):
             (str(a.twitter_id), f"@{a.screen_name} ({a.twitter_id})" if a.screen_name else str(a.twitter_id))
             for a in (p.account for p in pubs)
         ]
+        self.fields["claim"].choices = [("", "No claim")] + [
+            (str(c.pk), c.name) for c in Claim.objects.filter(workspace=workspace).order_by("name", "pk")
+        ]
 
     @classmethod
     def initial_for(cls, rule: AlertRule) -> dict:
         d = {f: getattr(rule, f) for f in ("name", "kind", *PARAM_NAMES, "inbox", "email", "webhook_url")}
         d["publisher"] = str(rule.publisher.twitter_id) if rule.publisher_id else ""
+        d["claim"] = str(rule.claim_id) if rule.claim_id else ""
         return d
+
+    def clean_claim(self) -> Claim | None:
+        raw = self.cleaned_data.get("claim")
+        if not raw:
+            return None
+        claim = Claim.objects.filter(workspace=self.workspace, pk=int(raw)).first()
+        if claim is None:
+            raise forms.ValidationError("Not a claim of this workspace.")
+        return claim
 
     def clean_publisher(self) -> Account | None:
         raw = self.cleaned_data.get("publisher")
@@ -81,12 +99,16 @@ class AlertRuleForm(_ParamFields):
         d = super().clean()
         if d and not (d.get("inbox") or d.get("email") or d.get("webhook_url")):
             raise forms.ValidationError("Choose at least one channel: inbox, email or a webhook URL.")
+        if d and d.get("kind") in CLAIM_KINDS and not d.get("claim") and "claim" not in self.errors:
+            self.add_error("claim", "Choose the claim this rule follows.")
+        if d and d.get("kind") not in CLAIM_KINDS:
+            d["claim"] = None  # only the claim kinds read it
         return d
 
     def rule_fields(self) -> dict:
         """Keyword arguments for ``rule_create`` / ``rule_update``."""
         d = self.cleaned_data
-        return {f: d[f] for f in ("name", "kind", "publisher", *PARAM_NAMES, "inbox", "email")} | {
+        return {f: d[f] for f in ("name", "kind", "publisher", "claim", *PARAM_NAMES, "inbox", "email")} | {
             "webhook_url": d.get("webhook_url") or ""
         }
 

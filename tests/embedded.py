@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TWITTER16_SAMPLE = ROOT / "monitor" / "fixtures" / "sample" / "twitter16.tar.xz"
 PASSWORD = "embedded-default-pw-1"
 USERS = ("ana", "bob")
-WORKSPACES = ("form1440", "form390", "api1", "api2")
+WORKSPACES = ("form1440", "form390", "api1", "api2", "claims")
 # what the server process must not inherit from `make test`: it is the embedded default, not the services' stack
 _SERVICE_VARS = (
     "DATABASE_URL",

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from monitor import selectors
 from monitor.alerts import selectors as alert_selectors
 from monitor.alerts import services as alerts
-from monitor.alerts.kinds import KIND_PARAMS
+from monitor.alerts.kinds import CLAIM_KIND_DEFAULT, KIND_PARAMS
 
 from ..forms_alerts import AlertRuleForm
 from .base import PAGE, workspace_context
@@ -125,6 +125,8 @@ def rule_form(request: HttpRequest, ws: str, pk: int | None = None) -> HttpRespo
     workspace = selectors.workspace_for_user(request.user, ws)
     rule = alert_selectors.rule_get(request.user, workspace, pk) if pk is not None else None
     initial = AlertRuleForm.initial_for(rule) if rule is not None else None
+    if rule is None and request.GET.get("claim", "").isdigit():  # "Set up an alert" on a claim's page
+        initial = {"claim": request.GET["claim"], "kind": CLAIM_KIND_DEFAULT}
     form = AlertRuleForm(request.POST or None, workspace=workspace, initial=initial)
     if request.method == "POST" and form.is_valid():
         fields = form.rule_fields()

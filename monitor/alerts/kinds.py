@@ -33,6 +33,7 @@ class Kind:
     value: str
     label: str
     params: tuple[str, ...]
+    claim: bool = False  # the rule follows a claim (``AlertRule.claim``, required) instead of a publisher
 
     @property
     def constant(self) -> str:
@@ -104,6 +105,8 @@ KINDS: tuple[Kind, ...] = (
         ("window_days",),
     ),
     Kind("coordinated_cluster", "A new coordinated cluster spreads the publisher", ("members", "window_days")),
+    Kind("claim_tracked_spreader", "A tracked account spreads a claim", ("window_days",), claim=True),
+    Kind("claim_reach_doubles", "A claim's daily reach doubles", ("window_days",), claim=True),
 )
 
 #: the kind the publisher page's watch list subscribes to with one button (``frontend.views.wtf``)
@@ -112,6 +115,10 @@ WATCHLIST_KIND = "watchlist_spreader"
 PARAM_NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 PARAMS_BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
 KINDS_BY_VALUE: dict[str, Kind] = {k.value: k for k in KINDS}
+#: the kinds that follow a claim (their rules name one)
+CLAIM_KINDS: frozenset[str] = frozenset(k.value for k in KINDS if k.claim)
+#: the kind a claim page's "Set up an alert" link selects first
+CLAIM_KIND_DEFAULT: str = next(k.value for k in KINDS if k.claim)
 #: which parameters each kind reads
 KIND_PARAMS: dict[str, tuple[str, ...]] = {k.value: k.params for k in KINDS}
 

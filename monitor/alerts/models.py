@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from monitor.models import Account, ComputeRun, Tweet, Workspace
+from monitor.models import Account, Claim, ComputeRun, Tweet, Workspace
 
 from .kinds import KINDS, PARAMS_BY_NAME
 
@@ -58,6 +58,14 @@ class AlertRule(models.Model):
         blank=True,
         related_name="+",
         help_text="empty: any publisher of the workspace",
+    )
+    claim = models.ForeignKey(
+        Claim,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="alert_rules",
+        help_text="the claim a claim kind follows (required for those, unused by the others)",
     )
     # parameters (each kind reads the ones ``kinds.KINDS`` names; ``kinds.PARAMS`` lists them all)
     k = models.PositiveIntegerField(default=10, help_text=PARAMS_BY_NAME["k"].field_help)
@@ -103,14 +111,21 @@ class AlertRule(models.Model):
         return self.name
 
     def clean(self):
-        """Refuse a webhook URL that is not http(s) or resolves to an internal address (``monitor.security``);
-        the form and the API show the message on ``webhook_url``. Only a new or changed URL is checked: a rule
-        whose stored host stopped resolving can still be muted, snoozed or edited in its other fields (each
-        delivery checks the URL again anyway)."""
+        """Refuse a claim kind without a claim of the workspace (on ``claim``), and a webhook URL that is not
+        http(s) or resolves to an internal address (``monitor.security``; on ``webhook_url``). Only a new or
+        changed URL is checked: a rule whose stored host stopped resolving can still be muted, snoozed or edited in
+        its other fields (each delivery checks the URL again anyway)."""
         super().clean()
         from django.core.exceptions import ValidationError
 
         from monitor.security import validate_webhook_url
+
+        from .kinds import CLAIM_KINDS
+
+        if self.kind in CLAIM_KINDS and self.claim_id is None:
+            raise ValidationError({"claim": "choose the claim this rule follows"})
+        if self.claim_id is not None and self.claim.workspace_id != self.workspace_id:
+            raise ValidationError({"claim": "not a claim of this workspace"})
 
         if self.pk is not None:
             stored = AlertRule.objects.filter(pk=self.pk).values_list("webhook_url", flat=True).first()

@@ -24,6 +24,11 @@ days" means the last 7 days of data. The current window is ``[end - w + 1, end]`
   likely next amplifiers, as last computed) that took part, other than as the publisher, in a cascade of the
   publisher posted in the current window and in none posted before it (they *start* spreading it). Without a
   publisher: every publisher of the workspace that has a watch list. Most cascades first.
+* ``claim_tracked_spreader``: accounts the rule's claim tracks that published or retweeted one of its tweets
+  (of the rule's publisher, if it names one) in the current window and never before it: they *start* spreading
+  the claim. The claim's windows end at the newest day with one of its tweets or a retweet of one.
+* ``claim_reach_doubles``: the reach of the claim's tweets posted in the current window is at least twice that
+  of the previous window (which must have some): one alert, named by the publisher whose tweets reached most.
 
 Every function returns :class:`Candidate` rows, most notable first (the rate limit keeps the first ones).
 """
@@ -35,13 +40,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db.models import Count, Min, Sum
+from django.db.models import Count, Max, Min, Sum
 
 from compute.algorithms.coordination import coordination, coordination_cost
 from compute.results import DEFAULT_MIN_COUNT, DEFAULT_WINDOW
 from monitor import selectors
 from monitor.algorithms.coordination import read_retweets
-from monitor.models import Account, CascadeInfluence, Label, Publisher, Tweet
+from monitor.models import Account, CascadeInfluence, Label, Publisher, Retweet, Tweet
 from monitor.numbers import account_display, readable
 
 from .kinds import KINDS
@@ -397,6 +402,100 @@ def _publisher_windows(rule: AlertRule, publisher: Account) -> tuple[selectors.W
         selectors.Window(end - dt.timedelta(days=w - 1), end),
         selectors.Window(end - dt.timedelta(days=2 * w - 1), end - dt.timedelta(days=w)),
     )
+
+
+def _claim_scope(rule: AlertRule):
+    """The claim's tweets now (of the rule's publisher, if it names one) and its (current, previous) windows, which
+    end at the newest day with one of its tweets or a retweet of one; None when the claim has none, or its query
+    no longer reads or matches too much (logged: the claim's page says why)."""
+    try:
+        tweets = selectors.claim_tweets(rule.workspace, rule.claim.query)
+    except (selectors.QueryError, selectors.ClaimTooBroad) as e:
+        log.warning("alert rule %s: claim %s not evaluated: %s", rule.pk, rule.claim_id, e)
+        return None
+    if rule.publisher_id:
+        tweets = tweets.filter(author_id=rule.publisher_id)
+    newest = [
+        tweets.aggregate(t=Max("created_at"))["t"],
+        Retweet.objects.filter(tweet__in=tweets.values("pk")).aggregate(t=Max("created_at"))["t"],
+    ]
+    newest = [t for t in newest if t is not None]
+    if not newest:
+        return None
+    end = max(newest).astimezone(dt.UTC).date()
+    w = rule.window_days
+    current = selectors.Window(end - dt.timedelta(days=w - 1), end)
+    previous = selectors.Window(end - dt.timedelta(days=2 * w - 1), end - dt.timedelta(days=w))
+    return tweets, current, previous
+
+
+def claim_tracked_spreader(rule: AlertRule) -> list[Candidate]:
+    found = _claim_scope(rule)
+    tracked = [int(pk) for pk in rule.claim.tracked or []]
+    if found is None or not tracked:
+        return []
+    tweets, cur, _ = found
+    start = dt.datetime.combine(cur.start, dt.time(), tzinfo=dt.UTC)
+    end = dt.datetime.combine(cur.end + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+    acts: dict[int, list[dt.datetime]] = {}  # each tracked account's publications and retweets of the claim
+    for author, at in tweets.filter(author_id__in=tracked).values_list("author_id", "created_at"):
+        acts.setdefault(author, []).append(at)
+    for who, at in Retweet.objects.filter(retweeter_id__in=tracked, tweet__in=tweets.values("pk")).values_list(
+        "retweeter_id", "created_at"
+    ):
+        acts.setdefault(who, []).append(at)
+    accounts = Account.objects.in_bulk(list(acts))
+    out = []
+    for pk, times in acts.items():
+        now = [t for t in times if start <= t < end]
+        if not now or any(t < start for t in times):
+            continue  # nothing in the window, or it spread the claim before: not a start
+        out.append(
+            Candidate(
+                account_id=pk,
+                window_start=cur.start,
+                window_end=cur.end,
+                value=float(len(now)),
+                message=f"{account_name(accounts[pk])}, tracked for the claim “{rule.claim.name}”, started spreading "
+                f"it: {len(now)} tweet{'s' if len(now) != 1 else ''} or retweet{'s' if len(now) != 1 else ''} in "
+                f"{_span(cur)}, the first on {min(now):%Y-%m-%d %H:%M} UTC",
+            )
+        )
+    out.sort(key=lambda c: (-c.value, c.account_id))
+    return out
+
+
+def claim_reach_doubles(rule: AlertRule) -> list[Candidate]:
+    found = _claim_scope(rule)
+    if found is None:
+        return []
+    tweets, cur, prev = found
+    reach = {}
+    for name, w in (("cur", cur), ("prev", prev)):
+        reach[name] = tweets.filter(w.filter("created_at__date")).aggregate(r=Sum("reach"))["r"] or 0.0
+    if reach["prev"] <= 0 or reach["cur"] < 2 * reach["prev"]:
+        return []
+    top = (
+        tweets.filter(cur.filter("created_at__date"))
+        .values("author_id")
+        .annotate(r=Sum("reach"))
+        .order_by("-r", "author_id")
+        .first()
+    )
+    publisher = Account.objects.get(pk=top["author_id"])
+    days = f"{rule.window_days} day{'s' if rule.window_days != 1 else ''}"
+    return [
+        Candidate(
+            account_id=publisher.pk,
+            window_start=cur.start,
+            window_end=cur.end,
+            value=float(reach["cur"]),
+            previous_value=float(reach["prev"]),
+            message=f"The claim “{rule.claim.name}” reached {readable(reach['cur'])} in {_span(cur)}, "
+            f"{reach['cur'] / reach['prev']:.1f}× its {readable(reach['prev'])} of the {days} before; "
+            f"most of it through {account_name(publisher)}",
+        )
+    ]
 
 
 #: each kind's evaluator: the function of this module named like the kind (a kind without one fails here, at

@@ -235,6 +235,7 @@ def deliveries_retry_due(*, now: dt.datetime | None = None, limit: int = 500) ->
 RULE_EDITABLE = (
     "name",
     "kind",
+    "claim",
     *PARAM_NAMES,
     "inbox",
     "email",

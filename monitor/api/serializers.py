@@ -10,7 +10,7 @@ from monitor.alerts.models import AlertRule
 
 from ..algorithms.network import DEFAULT_SAMPLES
 from ..algorithms.network import RESOLUTION_MAX as NETWORK_RESOLUTION_MAX
-from ..models import Account, Collection, ComputeRun, Workspace
+from ..models import Account, Claim, Collection, ComputeRun, Workspace
 
 
 class WorkspaceSerializer(serializers.ModelSerializer):
@@ -257,6 +257,9 @@ class AlertRuleSerializer(serializers.ModelSerializer):
     publisher = serializers.CharField(
         allow_null=True, required=False, help_text="a publisher's Twitter id; null: any publisher"
     )
+    claim = serializers.IntegerField(
+        allow_null=True, required=False, help_text="the claim's id: required by the claim kinds, unused by the others"
+    )
     state = serializers.SerializerMethodField()
 
     class Meta:
@@ -266,6 +269,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "publisher",
+            "claim",
             *PARAM_NAMES,  # the kinds' parameters, from the registry
             "inbox",
             "email",
@@ -292,7 +296,16 @@ class AlertRuleSerializer(serializers.ModelSerializer):
     def to_representation(self, obj):
         data = super().to_representation(obj)
         data["publisher"] = str(obj.publisher.twitter_id) if obj.publisher_id else None
+        data["claim"] = obj.claim_id
         return data
+
+    def validate_claim(self, value):
+        if value is None:
+            return None
+        claim = Claim.objects.filter(workspace=self.context["workspace"], pk=value).first()
+        if claim is None:
+            raise serializers.ValidationError("no such claim in this workspace")
+        return claim
 
     def validate_publisher(self, value):
         if value in (None, ""):

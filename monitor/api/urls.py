@@ -4,7 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import budgets, coordination, influence_max, network, stream, views, wtf
+from . import budgets, claims, coordination, influence_max, network, stream, views, wtf
 
 app_name = "api"
 urlpatterns = [
@@ -58,6 +58,13 @@ urlpatterns = [
         influence_max.counter_campaign_run,
         name="counter-campaign-run",
     ),
+    path("workspaces/<slug:ws>/search/tweets/", claims.tweet_search, name="tweet-search"),
+    path("workspaces/<slug:ws>/claims/", claims.claims, name="claims"),
+    path("workspaces/<slug:ws>/claims/<int:pk>/", claims.claim, name="claim"),
+    path("workspaces/<slug:ws>/claims/<int:pk>/timeline/", claims.claim_timeline, name="claim-timeline"),
+    path("workspaces/<slug:ws>/claims/<int:pk>/spreaders/", claims.claim_spreaders, name="claim-spreaders"),
+    path("workspaces/<slug:ws>/claims/<int:pk>/publishers/", claims.claim_publishers, name="claim-publishers"),
+    path("workspaces/<slug:ws>/claims/<int:pk>/tracked/", claims.claim_tracked, name="claim-tracked"),
     path("workspaces/<slug:ws>/coordination/runs/", coordination.coordination_runs, name="coordination-runs"),
     path("workspaces/<slug:ws>/coordination/runs/<int:pk>/", coordination.coordination_run, name="coordination-run"),
     path(

@@ -1,6 +1,6 @@
 """Spreadwatch's models: :mod:`.core` holds what every algorithm shares, and each algorithm's result tables
 are a module named after it (:mod:`.influence`, :mod:`.influence_max`, :mod:`.network`, :mod:`.wtf`,
-:mod:`.coordination`);
+:mod:`.coordination`); :mod:`.claims` the saved tweet searches;
 :mod:`.ops` holds heartbeats, the task outbox, API tokens and notices; :mod:`.stream` the live stream's
 records and tokens. Every model is importable from
 ``monitor.models``."""
@@ -8,6 +8,7 @@ records and tokens. Every model is importable from
 from __future__ import annotations
 
 from ..numbers import account_display
+from .claims import Claim
 from .coordination import CoordinationCluster, CoordinationEdge, CoordinationMember, CoordinationSummary
 from .core import (
     Account,
@@ -39,6 +40,7 @@ __all__ = [
     "account_display",
     "CascadeGraph",
     "CascadeInfluence",
+    "Claim",
     "Collection",
     "CoordinationCluster",
     "CoordinationEdge",

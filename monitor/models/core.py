@@ -242,6 +242,12 @@ class Tweet(models.Model):
     author = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="tweets")
     created_at = models.DateTimeField()
     text = models.TextField(blank=True, default="")
+    # the tweet's entities, as the readers give them (``compute.tables.TweetTable``): what the claim search reads
+    hashtags = models.TextField(blank=True, default="", help_text="hashtags, lowercased, without '#', space-separated")
+    urls = models.TextField(blank=True, default="", help_text="linked URLs, expanded, space-separated")
+    domains = models.TextField(
+        blank=True, default="", help_text="the URLs' hosts and their parent domains, without 'www.', space-separated"
+    )
     label = models.CharField(max_length=16, choices=Label.choices, default=Label.UNKNOWN)
     author_followers = models.FloatField(null=True, blank=True, help_text="author's follower count at tweet time")
     graph_source = models.CharField(max_length=8, choices=GraphSource.choices, default=GraphSource.FOLLOWS)

@@ -39,6 +39,20 @@ from .access import (
     workspaces_for_user,
 )
 from .accounts import account_amplification, account_summary
+from .claims import (
+    ClaimTooBroad,
+    QueryError,
+    claim_get,
+    claim_publishers,
+    claim_spreaders,
+    claim_timeline,
+    claim_tracked,
+    claim_tweets,
+    claims_of,
+    claims_sorts,
+    parse_query,
+    tweet_search,
+)
 from .collections import collection_files, collection_progress, collection_runs, collections_list
 from .compare import (
     MAX_PUBLISHERS,
@@ -230,6 +244,18 @@ __all__ = [
     "run_waiting",
     "stalled_work",
     "search",
+    "ClaimTooBroad",
+    "QueryError",
+    "claim_get",
+    "claim_publishers",
+    "claim_spreaders",
+    "claim_timeline",
+    "claim_tracked",
+    "claim_tweets",
+    "claims_of",
+    "claims_sorts",
+    "parse_query",
+    "tweet_search",
     "top_spreaders",
     "tweet_get",
     "tweet_participants",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .claims import claim_create, claim_delete, claim_track, claim_untrack, claim_update
 from .collections import (
     collection_cancel,
     collection_create,
@@ -28,6 +29,11 @@ from .workspaces import (
 __all__ = [
     "api_token_create",
     "api_token_revoke",
+    "claim_create",
+    "claim_delete",
+    "claim_track",
+    "claim_untrack",
+    "claim_update",
     "collection_cancel",
     "collection_retry",
     "collection_create",

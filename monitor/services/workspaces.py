@@ -297,6 +297,8 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
             "(SELECT id FROM monitor_wtfresult WHERE workspace_id = %s)",
         ),
         ("wtfresult", "DELETE FROM monitor_wtfresult WHERE workspace_id = %s"),
+        # claims are saved searches and stay; the accounts they track are gone with the accounts
+        ("claim_tracked", "UPDATE monitor_claim SET tracked = '[]' WHERE workspace_id = %s"),
         ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),

@@ -16,6 +16,7 @@ import time
 import pytest
 import requests
 
+from tests.claimed import claimed_csv
 from tests.embedded import EmbeddedServer, LoginSession, twitter16_zip, upload_via_api
 
 pytestmark = pytest.mark.services
@@ -127,3 +128,34 @@ def test_it_finishes_an_upload_after_the_server_was_killed_during_its_import(tmp
         server.stop()
     assert done["status"] == "done", f"{done['status']} {done.get('error')!r}\n{server.log()}"
     assert done["counts"]["retweets_stored"] == 347_010
+
+
+def test_the_tweet_search_and_a_claim_work_on_the_embedded_default(embedded_server, tmp_path):
+    """SQLite has no full-text index: the search reads its terms by regular expressions (monitor/selectors/
+    claims.py); what it finds must be what PostgreSQL finds (tests/monitor/selectors/test_claims.py)."""
+    server = embedded_server
+    c = upload_via_api(server, "claims", claimed_csv(tmp_path / "tweets.csv"))
+    assert server.wait_collection("claims", c["id"])["status"] == "done", server.log()
+
+    def found(q: str) -> set[str]:
+        r = server.api("GET", "/workspaces/claims/search/tweets/", params={"q": q, "sort": "newest"})
+        assert r.status_code == 200, r.text
+        return {t["tweet_id"] for t in r.json()["results"]}
+
+    assert found("5g") == {"1", "2", "5"}
+    assert found("#5G") == {"1", "2"}
+    assert found('"towers cause"') == {"1", "3"}
+    assert found("example.com") == {"1", "6"}
+    assert found("https://example.com/story/1") == {"6"}
+    assert found("virus -#5g") == {"3"}
+    assert found("vaccines OR nothing") == {"3", "4", "6"}
+    r = server.api("GET", "/workspaces/claims/search/tweets/", params={"q": "5g"})
+    assert r.json()["results"][0]["tweet_id"] == "2"  # relevance here: the terms matched, then the newest
+    claim = server.api("POST", "/workspaces/claims/claims/", json={"name": "5G", "query": "5g"}).json()
+    days = server.api("GET", f"/workspaces/claims/claims/{claim['id']}/timeline/").json()
+    assert [(d["day"], d["tweets"], d["retweets"]) for d in days] == [
+        ("2020-03-01", 1, 0),
+        ("2020-03-02", 1, 3),
+        ("2020-03-03", 1, 2),
+        ("2020-03-04", 0, 2),
+    ]

@@ -61,6 +61,15 @@ def _member(o) -> int:
     return Membership.objects.get(workspace=o.ws, user=o.rule.owner).pk
 
 
+def _claim(o) -> int:
+    """A claim of workspace A (alice's): one per workspace, whichever URL asks first."""
+    from monitor.models import Claim
+    from monitor.services import claim_create
+
+    found = Claim.objects.filter(workspace=o.ws, name="Newsroom claim").first()
+    return (found or claim_create(workspace=o.ws, user=o.rule.owner, name="Newsroom claim", query="newsroom")).pk
+
+
 def _invitation(o) -> int:
     """A pending invitation to workspace A (made by its owner, alice)."""
     import secrets
@@ -111,6 +120,12 @@ FILL = {
     "network-conversations-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
     "network-community": lambda o: [_ws(o) | {"pk": o.run}],
     "network-community-export": lambda o: [_ws(o) | {"pk": o.run, "fmt": f} for f in GRAPH],
+    "claims": lambda o: [_ws(o)],
+    "claim-create": lambda o: [_ws(o)],
+    **{
+        name: (lambda o: [_ws(o) | {"pk": _claim(o)}])
+        for name in ("claim", "claim-update", "claim-delete", "claim-track", "claim-untrack")
+    },
     "coordination": lambda o: [_ws(o)],
     "coordination-start": lambda o: [_ws(o)],
     "coordination-run": lambda o: [_ws(o) | {"pk": o.run}],
@@ -182,6 +197,12 @@ FILL = {
     "api:network-component": lambda o: [_ws(o) | {"pk": o.run}],
     "api:network-communities": lambda o: [_ws(o) | {"pk": o.run}],
     "api:network-community": lambda o: [_ws(o) | {"pk": o.run}],
+    "api:tweet-search": lambda o: [_ws(o)],
+    "api:claims": lambda o: [_ws(o)],
+    **{
+        f"api:{name}": (lambda o: [_ws(o) | {"pk": _claim(o)}])
+        for name in ("claim", "claim-timeline", "claim-spreaders", "claim-publishers", "claim-tracked")
+    },
     "api:coordination-runs": lambda o: [_ws(o)],
     "api:coordination-run": lambda o: [_ws(o) | {"pk": o.run}],
     "api:coordination-clusters": lambda o: [_ws(o) | {"pk": o.run}],

@@ -326,8 +326,8 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
     )
     texts = st.stage_text(
         "texts",
-        "tweet_id bigint, text text, label varchar(16)",
-        ("tweet_id", "text", "label"),
+        "tweet_id bigint, text text, label varchar(16), hashtags text, urls text, domains text",
+        ("tweet_id", "text", "label", "hashtags", "urls", "domains"),
         [(k, *v) for k, v in st.texts_seen.items()],
     )
     if m.in_parts:  # an original counted by an earlier part of this upload is not counted again
@@ -339,16 +339,21 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
     # (an original whose text an earlier part of this upload stored is not in ``texts``: the first one wins)
     m.run(
         f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
-                graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit)
+                graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit,
+                hashtags, urls, domains)
             SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
                 COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
                 CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
-                %s, 'pending', 0, 0, 0, 'followers'
+                %s, 'pending', 0, 0, 0, 'followers',
+                COALESCE(tx.hashtags, ''), COALESCE(tx.urls, ''), COALESCE(tx.domains, '')
             FROM {orig_stage} o LEFT JOIN {texts} tx ON tx.tweet_id = o.tweet_id
             WHERE true
             ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
                 label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
                 text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
+                hashtags = CASE WHEN excluded.hashtags <> '' THEN excluded.hashtags ELSE monitor_tweet.hashtags END,
+                urls = CASE WHEN excluded.urls <> '' THEN excluded.urls ELSE monitor_tweet.urls END,
+                domains = CASE WHEN excluded.urls <> '' THEN excluded.domains ELSE monitor_tweet.domains END,
                 author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)""",
         [m.ws, m.coll],
     )

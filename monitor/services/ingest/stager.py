@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from compute.entities import domains_of
 from compute.formats import ReadReport, snowflake_time
 from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
@@ -53,7 +54,8 @@ class Stager:
         self.missing_times = 0
         self.unknown_labels = 0
         self.names_seen: dict[int, str] = {}
-        self.texts_seen: dict[int, tuple[str, str]] = {}
+        # per original: text, label, hashtags, urls, domains (the first row seen with any of them wins)
+        self.texts_seen: dict[int, tuple[str, str, str, str, str]] = {}
         self.affected: list[int] = []  # Tweet pks, set by the merge
         self.merged_follows = None  # the part's follow edges as account pks (FollowRows), set by the merge
         self.on_locked = None  # called by the merge with the cursor once it holds the workspace's merge lock
@@ -121,7 +123,7 @@ class Stager:
         self._add_texts(t, labels)
 
     def _add_texts(self, t: TweetTable, labels: dict[int, str] | None) -> None:
-        """Text and truth label of each original, the first seen per tweet id."""
+        """Text, truth label and entities of each original, the first seen per tweet id."""
         orig = np.flatnonzero(t.retweeted_tweet_id == NO_TWEET)
         if not len(orig):
             return
@@ -131,12 +133,14 @@ class Stager:
         ids = t.tweet_id[orig].tolist()
         text = t.text[orig].tolist() if t.text is not None else [None] * len(orig)
         lab = t.label[orig].tolist() if t.label is not None else [None] * len(orig)
+        tags = t.hashtags[orig].tolist() if t.hashtags is not None else [None] * len(orig)
+        links = t.urls[orig].tolist() if t.urls is not None else [None] * len(orig)
         taken = self.texts_taken
-        for tid, tx, lb in zip(ids, text, lab):
+        for tid, tx, lb, tg, ul in zip(ids, text, lab, tags, links):
             if labels and tid in labels:
                 lb = labels[tid]
-            if tid not in self.texts_seen and tid not in taken and (tx or lb is not None):
-                self.texts_seen[tid] = (tx or "", self._label(lb))
+            if tid not in self.texts_seen and tid not in taken and (tx or lb is not None or tg or ul):
+                self.texts_seen[tid] = (tx or "", self._label(lb), tg or "", ul or "", domains_of(ul))
 
     def _label(self, lb) -> str:
         if lb is None:

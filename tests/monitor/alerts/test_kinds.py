@@ -44,8 +44,9 @@ def test_it_lets_the_service_the_serializer_and_the_form_take_exactly_the_regist
     for field, used_by, _labels in form.param_rows():
         assert used_by.split() == [k.value for k in kinds.kinds_reading(field.name)]
         assert field.help_text == kinds.PARAMS_BY_NAME[field.name].help
-    # nothing else named a parameter: the model's other fields are not parameters
-    others = {"name", "kind", "inbox", "email", "webhook_url", "max_alerts_per_day"}
+    # nothing else named a parameter: the model's other fields are not parameters (``claim`` is the claim kinds'
+    # scope, as ``publisher`` is the others')
+    others = {"name", "kind", "claim", "inbox", "email", "webhook_url", "max_alerts_per_day"}
     assert set(services.RULE_EDITABLE) - params == others
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from monitor import selectors
+from monitor import services as monitor_services
 from monitor.alerts import services
+from monitor.alerts.kinds import CLAIM_KINDS
 from monitor.alerts.models import Alert, AlertRule
 from monitor.models import Publisher, Tweet
 from tests.webapp import THESIS
@@ -127,8 +129,9 @@ def test_it_does_not_fire_false_spreader_below_count(thesis, alice):
 
 
 def test_it_raises_nothing_for_a_workspace_without_data(ws_a, alice):
+    claim = monitor_services.claim_create(workspace=ws_a, user=alice, name="A claim", query="virus")
     for kind in Kind.values:
-        rule(ws_a, alice, kind)
+        rule(ws_a, alice, kind, **({"claim": claim} if kind in CLAIM_KINDS else {}))
     assert services.evaluate_workspace(workspace_id=ws_a.pk) == []
 
 

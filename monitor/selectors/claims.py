@@ -1,0 +1,451 @@
+"""The tweet search and the claims built on it: what a query means, the tweets it finds, and a claim's timeline,
+spreaders and publishers.
+
+**The query language** (what the search box and a claim's query take): terms separated by spaces, all of which
+a tweet must match; ``OR`` between two terms makes them alternatives (``vaccine OR vaccines autism`` is
+(vaccine or vaccines) and autism); a leading ``-`` excludes a term.
+
+* a word: a word of the tweet's text or a hashtag (case does not matter; words are matched whole, not stemmed);
+* ``"a phrase"``: these words next to each other, in this order;
+* ``#hashtag``: a hashtag of the tweet (from the upload's entities);
+* a domain (``example.com``, or ``domain:example.com``): a link to that site or any of its subdomains;
+* a URL (``https://example.com/story``): a link to that site whose address contains the URL (scheme and ``www.``
+  left out).
+
+**On PostgreSQL** the tweets carry a stored ``tsvector`` (migration ``0035``: hashtags weighted A, domains B, text
+unweighted, the ``simple`` configuration so that every language is split the same way and nothing is stemmed or
+dropped as a stop word) with a GIN index, and a query becomes one ``tsquery``. Ranking by relevance
+(``ts_rank_cd``) or by reach reads the matching tweets, so it is done among the :data:`CANDIDATES` newest
+matches: a query matching more says so (``capped``); newest and oldest first read the time index only as far as
+the page. **On SQLite** (the embedded default) the same terms are matched by regular expressions over the
+columns, and relevance is the number of terms a tweet matches, then time: right, but a scan of the workspace's
+tweets (fine for the demo's thousands, not for millions).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+
+from compute.entities import host_of
+
+from ..cache import cached
+from ..models import Account, CascadeInfluence, Claim, Label, Retweet, Tweet, Workspace
+from .windows import ALL_TIME, Window
+
+#: the matches ranked by relevance or reach (the newest ones): bounds a common word's cost whatever the workspace
+CANDIDATES = 10_000
+#: the most tweets a claim's timeline, spreaders and publishers read; a broader query is refused with this number
+CLAIM_MAX_TWEETS = 100_000
+SORTS = ("relevance", "newest", "oldest", "reach")
+
+
+def claims_sorts() -> tuple[str, ...]:
+    """The orders the tweet search offers."""
+    return SORTS
+
+
+MAX_TERMS = 16
+#: characters that are never part of a term (quotes are handled by the tokenizer)
+_STRIP = re.compile(r"[\\'()&|!<>:*]")
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+_DOMAIN = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]$")
+
+
+class QueryError(ValueError):
+    """The query cannot be searched; the message says why, for the person who typed it."""
+
+
+@dataclass(frozen=True)
+class Term:
+    kind: str  # word, phrase, hashtag, domain, url
+    value: str  # normalised: lowercased; a domain without "www."; a URL without its scheme
+    negated: bool = False
+
+    def __str__(self) -> str:
+        text = {"phrase": f'"{self.value}"', "hashtag": f"#{self.value}"}.get(self.kind, self.value)
+        return f"-{text}" if self.negated else text
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: every clause must match; a clause is one term or alternatives joined by ``OR``."""
+
+    text: str
+    clauses: tuple[tuple[Term, ...], ...]
+
+    def tsquery(self) -> str:
+        """The query as ``to_tsquery('simple', ...)`` input: each term quoted (PostgreSQL's parser then splits
+        it as it split the tweets), hashtags restricted to weight A and domains to weight B."""
+        return " & ".join(
+            "(" + " | ".join(_ts_term(t) for t in clause) + ")" if len(clause) > 1 else _ts_term(clause[0])
+            for clause in self.clauses
+        )
+
+    def urls(self) -> list[Term]:
+        """The URL terms (matched by their domain in the index, then by the address itself)."""
+        return [t for clause in self.clauses for t in clause if t.kind == "url"]
+
+    def describe(self) -> str:
+        """The query as it was understood, for the page ("#vaccine and (5g or towers)")."""
+        parts = [" or ".join(f"{t.kind} {t}" for t in clause) for clause in self.clauses]
+        return " and ".join(f"({p})" if " or " in p and len(parts) > 1 else p for p in parts)
+
+
+def _ts_term(t: Term) -> str:
+    value = t.value.split("/")[0] if t.kind == "url" else t.value
+    weight = {"hashtag": ":A", "domain": ":B", "url": ":B"}.get(t.kind, "")
+    return f"{'!' if t.negated else ''}'{value}'{weight}"
+
+
+def _term(negated: bool, raw: str, quoted: bool) -> Term | None:
+    if quoted:
+        value = " ".join(_STRIP.sub(" ", raw).lower().split())
+        return Term("phrase", value, negated) if value else None
+    low = raw.lower()
+    if low.startswith("#"):
+        value = _STRIP.sub("", low.lstrip("#"))
+        return Term("hashtag", value, negated) if value else None
+    if low.startswith(("http://", "https://")):
+        host = host_of(low)
+        if host is None:
+            return None
+        rest = low.split("://", 1)[1]
+        rest = rest[4:] if rest.startswith("www.") else rest
+        return Term("url", _STRIP.sub("", rest).rstrip("/"), negated)
+    if low.startswith("domain:"):
+        low = low[len("domain:") :]
+        host = host_of(low)
+        return Term("domain", host, negated) if host else None
+    if _DOMAIN.match(low):
+        host = host_of(low)
+        if host:
+            return Term("domain", host, negated)
+    value = _STRIP.sub(" ", low).strip(' .,;?"')
+    value = " ".join(value.split())
+    if not value:
+        return None
+    return Term("phrase" if " " in value else "word", value, negated)
+
+
+def parse_query(text: str) -> Query:
+    """``text`` as a :class:`Query`; :class:`QueryError` when nothing in it can be searched for."""
+    text = (text or "").strip()
+    clauses: list[list[Term]] = []
+    join_next = False
+    n = 0
+    for m in _TOKEN.finditer(text):
+        neg_quoted, quoted, bare = m.group(1), m.group(2), m.group(3)
+        if bare is not None and bare == "OR":
+            join_next = bool(clauses)
+            continue
+        if quoted is not None:
+            term = _term(bool(neg_quoted), quoted, True)
+        else:
+            negated = bare.startswith("-") and len(bare) > 1
+            term = _term(negated, bare[1:] if negated else bare, False)
+        if term is None:
+            continue
+        n += 1
+        if n > MAX_TERMS:
+            raise QueryError(f"a search takes at most {MAX_TERMS} terms")
+        if join_next and clauses:
+            clauses[-1].append(term)
+        else:
+            clauses.append([term])
+        join_next = False
+    if not clauses:
+        raise QueryError('type a word, a "phrase", a #hashtag, a domain or a URL to search for')
+    if all(all(t.negated for t in c) for c in clauses):
+        raise QueryError("a search needs at least one term that is not excluded with '-'")
+    for clause in clauses:
+        if len(clause) > 1 and any(t.negated for t in clause):
+            raise QueryError("an excluded term ('-') cannot be an alternative of OR")
+    return Query(text=text, clauses=tuple(tuple(c) for c in clauses))
+
+
+# --- matching ------------------------------------------------------------------------------------------------
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _url_q(t: Term) -> Q:
+    return Q(urls__icontains=t.value)
+
+
+def _regex_q(t: Term) -> Q:
+    """A term as a Django condition (the SQLite search, and a URL's address on PostgreSQL)."""
+    if t.kind == "hashtag":
+        return Q(hashtags__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+    if t.kind == "domain":
+        return Q(domains__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+    if t.kind == "url":
+        return _url_q(t)
+    q = Q(text__iregex=_word_pattern(t.value))
+    if t.kind == "word":
+        q |= Q(hashtags__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+    return q
+
+
+def _clause_q(clause: tuple[Term, ...]) -> Q:
+    q = Q()
+    for t in clause:
+        q |= _regex_q(t)
+    return ~q if clause[0].negated else q
+
+
+def matching(ws: Workspace, query: Query) -> QuerySet:
+    """The workspace's tweets ``query`` matches, unordered (a queryset, so it can be a subquery)."""
+    qs = Tweet.objects.filter(workspace=ws)
+    if _postgres():
+        qs = qs.extra(where=["search @@ to_tsquery('simple', %s)"], params=[query.tsquery()])
+        for t in query.urls():
+            qs = qs.exclude(_url_q(t)) if t.negated else qs.filter(_url_q(t))
+        return qs
+    for clause in query.clauses:
+        qs = qs.filter(_clause_q(clause))
+    return qs
+
+
+def _word_pattern(value: str) -> str:
+    """A word or phrase as a regular expression: whole words, any run of non-word characters between them."""
+    return r"(^|\W)" + r"\W+".join(re.escape(w) for w in value.split()) + r"(\W|$)"
+
+
+def _score(tweet: Tweet, query: Query) -> int:
+    """Relevance where there is no full-text index (SQLite): how often the positive terms occur in the text, a
+    hashtag, domain or URL counting once."""
+    text, tags, domains = tweet.text.lower(), tweet.hashtags.split(), tweet.domains.split()
+    score = 0
+    for clause in query.clauses:
+        for t in clause:
+            if t.negated:
+                continue
+            if t.kind == "hashtag":
+                score += t.value in tags
+            elif t.kind == "domain":
+                score += t.value in domains
+            elif t.kind == "url":
+                score += t.value in tweet.urls.lower()
+            else:
+                # lookarounds, so that neighbouring occurrences ("5G. 5G") are all counted
+                score += len(re.findall(r"(?<!\w)" + r"\W+".join(map(re.escape, t.value.split())) + r"(?!\w)", text))
+                score += t.kind == "word" and t.value in tags
+    return score
+
+
+# --- the search page -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class TweetHits:
+    query: Query | None
+    sort: str
+    rows: list[Tweet] = field(default_factory=list)
+    total: int = 0  # matches, up to CANDIDATES + 1
+    capped: bool = False  # more than CANDIDATES match: ranked among the newest CANDIDATES
+    error: str | None = None
+
+
+_ONLY = ("tweet_id", "created_at", "label", "text", "hashtags", "urls", "domains", "reach", "n_participants",
+         "compute_status", "author__twitter_id", "author__screen_name")  # fmt: skip
+
+
+def tweet_search(
+    ws: Workspace,
+    text: str,
+    *,
+    sort: str = "relevance",
+    window: Window = ALL_TIME,
+    labels: list[str] | None = None,
+    limit: int = 20,
+    offset: int = 0,
+) -> TweetHits:
+    """A page of the tweets ``text`` finds (see the module's docstring), sorted by ``sort`` (:data:`SORTS`)."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}")
+    try:
+        query = parse_query(text)
+    except QueryError as e:
+        return TweetHits(query=None, sort=sort, error=str(e))
+    qs = matching(ws, query).filter(window.filter("created_at__date"))
+    if labels:
+        qs = qs.filter(label__in=labels)
+    total = qs.order_by()[: CANDIDATES + 1].count()
+    out = TweetHits(query=query, sort=sort, total=min(total, CANDIDATES), capped=total > CANDIDATES)
+    page = qs.select_related("author").only(*_ONLY)
+    if sort in ("newest", "oldest"):
+        order = ("-created_at", "-tweet_id") if sort == "newest" else ("created_at", "tweet_id")
+        out.rows = list(page.order_by(*order)[offset : offset + limit])
+        return out
+    newest = list(qs.order_by("-created_at", "-tweet_id").values_list("pk", flat=True)[:CANDIDATES])
+    pool = Tweet.objects.filter(pk__in=newest).select_related("author").only(*_ONLY)
+    if sort == "reach":
+        out.rows = list(pool.order_by("-reach", "-created_at", "-tweet_id")[offset : offset + limit])
+        return out
+    if _postgres():
+        ranked = pool.extra(
+            select={"relevance": "ts_rank_cd(search, to_tsquery('simple', %s))"},
+            select_params=[query.tsquery()],
+            order_by=["-relevance", "-created_at", "-tweet_id"],
+        )
+        out.rows = list(ranked[offset : offset + limit])
+        return out
+    scored = sorted(pool, key=lambda t: (-_score(t, query), -t.created_at.timestamp(), -t.tweet_id))
+    out.rows = scored[offset : offset + limit]
+    return out
+
+
+# --- claims ---------------------------------------------------------------------------------------------------
+
+
+def claims_of(ws: Workspace) -> list[Claim]:
+    return list(Claim.objects.filter(workspace=ws).select_related("created_by"))
+
+
+def claim_get(ws: Workspace, pk: int) -> Claim | None:
+    return Claim.objects.filter(workspace=ws, pk=pk).select_related("created_by").first()
+
+
+class ClaimTooBroad(ValueError):
+    """The query matches more than :data:`CLAIM_MAX_TWEETS` tweets."""
+
+
+def claim_tweets(ws: Workspace, text: str) -> QuerySet:
+    """The tweets of the claim whose query is ``text``, now (a queryset): :class:`QueryError` if it does not parse,
+    :class:`ClaimTooBroad` beyond :data:`CLAIM_MAX_TWEETS`."""
+    qs = matching(ws, parse_query(text))
+    n = qs.order_by()[: CLAIM_MAX_TWEETS + 1].count()
+    if n > CLAIM_MAX_TWEETS:
+        raise ClaimTooBroad(
+            f"the query matches more than {CLAIM_MAX_TWEETS:,} tweets; narrow it (add a term, or a phrase in quotes)"
+        )
+    return qs
+
+
+@cached
+def claim_timeline(ws: Workspace, text: str) -> list[dict]:
+    """Per UTC day with any: the claim's tweets by truth label, its retweets (by the retweet's day) and the reach
+    of its computed tweets, oldest first."""
+    tweets = claim_tweets(ws, text)
+    days: dict[dt.date, dict] = {}
+
+    def day(d: dt.date) -> dict:
+        if d not in days:
+            days[d] = {"day": d, "tweets": 0, "retweets": 0, "reach": 0.0, "by_label": {v: 0 for v in Label.values}}
+        return days[d]
+
+    for r in (
+        tweets.annotate(d=TruncDate("created_at", tzinfo=dt.UTC))
+        .values("d", "label")
+        .annotate(n=Count("pk"), reach=Sum("reach"))
+        .order_by()
+    ):
+        row = day(r["d"])
+        row["tweets"] += r["n"]
+        row["reach"] += float(r["reach"] or 0.0)
+        row["by_label"][r["label"]] += r["n"]
+    for r in (
+        Retweet.objects.filter(tweet__in=tweets.values("pk"))
+        .annotate(d=TruncDate("created_at", tzinfo=dt.UTC))
+        .values("d")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        day(r["d"])["retweets"] += r["n"]
+    return [days[d] for d in sorted(days)]
+
+
+@cached
+def claim_spreaders(ws: Workspace, text: str, *, window: Window = ALL_TIME, limit: int = 50) -> list[dict]:
+    """The influence ranking restricted to the tweets ``text`` finds (a claim's query), those computed and of
+    ``window`` (by the tweet's day): each account's total influence over them and the number of them it spread,
+    publishers' own rows left out (as the ranking pages do), largest first, ties by account."""
+    rows = list(
+        CascadeInfluence.objects.filter(window.filter("day"), tweet__in=claim_tweets(ws, text).values("pk"))
+        .exclude(role=CascadeInfluence.Role.PUBLISHER)
+        .values("account_id")
+        .annotate(total=Sum("influence"), cascades=Count("tweet_id", distinct=True))
+        .order_by("-total", "account_id")[:limit]
+    )
+    accounts = Account.objects.in_bulk([r["account_id"] for r in rows])
+    return [
+        {
+            "rank": i + 1,
+            "account": r["account_id"],
+            "twitter_id": accounts[r["account_id"]].twitter_id,
+            "screen_name": accounts[r["account_id"]].screen_name,
+            "total": float(r["total"]),
+            "cascades": int(r["cascades"]),
+            "participation": float(r["total"]) / r["cascades"] if r["cascades"] else 0.0,
+        }
+        for i, r in enumerate(rows)
+    ]
+
+
+@cached
+def claim_publishers(ws: Workspace, text: str, *, window: Window = ALL_TIME, limit: int = 50) -> list[dict]:
+    """The accounts that published the claim's tweets of ``window``: tweets, reach, and the tweets labelled
+    false, most reach first."""
+    rows = list(
+        claim_tweets(ws, text)
+        .filter(window.filter("created_at__date"))
+        .values("author_id")
+        .annotate(tweets=Count("pk"), reach=Sum("reach"), false=Count("pk", filter=Q(label=Label.FALSE)))
+        .order_by("-reach", "-tweets", "author_id")[:limit]
+    )
+    accounts = Account.objects.in_bulk([r["author_id"] for r in rows])
+    return [
+        {
+            "account": r["author_id"],
+            "twitter_id": accounts[r["author_id"]].twitter_id,
+            "screen_name": accounts[r["author_id"]].screen_name,
+            "tweets": r["tweets"],
+            "reach": float(r["reach"] or 0.0),
+            "false": r["false"],
+        }
+        for r in rows
+    ]
+
+
+def claim_tracked(claim: Claim) -> list[dict]:
+    """The accounts the claim tracks that still exist, in the order they were added, each with how much of the
+    claim it spread: its tweets of the claim published, retweeted, and the time of the last one (None: none yet).
+    An empty list when the claim's query cannot be read (its page says why)."""
+    found = Account.objects.filter(workspace=claim.workspace, pk__in=list(claim.tracked or [])).in_bulk()
+    accounts = [found[pk] for pk in claim.tracked or [] if pk in found]
+    if not accounts:
+        return []
+    try:
+        tweets = claim_tweets(claim.workspace, claim.query)
+    except (QueryError, ClaimTooBroad):
+        tweets = None
+    pks = [a.pk for a in accounts]
+    published, retweeted = {}, {}
+    if tweets is not None:
+        published = {
+            r["author_id"]: r
+            for r in tweets.filter(author_id__in=pks)
+            .values("author_id")
+            .annotate(n=Count("pk"), last=Max("created_at"))
+        }
+        retweeted = {
+            r["retweeter_id"]: r
+            for r in Retweet.objects.filter(retweeter_id__in=pks, tweet__in=tweets.values("pk"))
+            .values("retweeter_id")
+            .annotate(n=Count("pk"), last=Max("created_at"))
+        }
+    out = []
+    for a in accounts:
+        p, r = published.get(a.pk), retweeted.get(a.pk)
+        lasts = [x["last"] for x in (p, r) if x]
+        out.append({"account": a, "published": p["n"] if p else 0, "retweeted": r["n"] if r else 0,
+                    "last": max(lasts) if lasts else None})  # fmt: skip
+    return out

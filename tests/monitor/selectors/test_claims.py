@@ -1,0 +1,168 @@
+"""The tweet search and claims' reads: how a query is read, what each kind of term finds (words, phrases, hashtags,
+domains, URLs, OR, exclusions), the orders, and a claim's timeline, spreaders, publishers and tracked accounts
+against the rows they summarise. The collection is ``tests/claimed.py``'s (its table says which tweet has what)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db.models import Count, Sum
+
+from monitor import selectors, services
+from monitor.models import CascadeInfluence, Tweet
+from monitor.selectors.claims import QueryError, Term, parse_query
+from tests.claimed import claimed_csv
+
+
+@pytest.fixture
+def claimed(ws_a, import_files, tmp_path):
+    import_files(ws_a, [claimed_csv(tmp_path / "tweets.csv")])
+    return ws_a
+
+
+def found(ws, text, **kw) -> list[int]:
+    hits = selectors.tweet_search(ws, text, **kw)
+    assert hits.error is None, hits.error
+    return [t.tweet_id for t in hits.rows]
+
+
+def test_a_query_is_read_as_words_phrases_hashtags_domains_and_urls():
+    q = parse_query('5G "Towers  Cause" #COVID19 domain:www.Example.com who.int https://www.example.com/Story/1/ -fake')
+    assert q.clauses == (
+        (Term("word", "5g"),),
+        (Term("phrase", "towers cause"),),
+        (Term("hashtag", "covid19"),),
+        (Term("domain", "example.com"),),
+        (Term("domain", "who.int"),),
+        (Term("url", "example.com/story/1"),),
+        (Term("word", "fake", negated=True),),
+    )
+    assert q.tsquery() == (
+        "'5g' & 'towers cause' & 'covid19':A & 'example.com':B & 'who.int':B & 'example.com':B & !'fake'"
+    )
+    assert parse_query("vaccine OR vaccines autism").clauses == (
+        (Term("word", "vaccine"), Term("word", "vaccines")),
+        (Term("word", "autism"),),
+    )
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("", "type a word"),
+        ("   ' ( ) ", "type a word"),
+        ("-virus", "not excluded"),
+        ("virus OR -towers", "cannot be an alternative"),
+        (" ".join(f"w{i}" for i in range(17)), "at most 16 terms"),
+    ],
+)
+def test_a_query_that_cannot_be_searched_says_why(text, why):
+    with pytest.raises(QueryError, match=why):
+        parse_query(text)
+
+
+def test_quotes_and_operators_typed_in_a_term_cannot_break_the_search(claimed):
+    assert found(claimed, "virus' | !towers") == found(claimed, "virus towers")
+    assert found(claimed, "o'reilly") == []
+
+
+@pytest.mark.parametrize(
+    "text, tweets",
+    [
+        ("5g", {1, 2, 5}),  # any case; the word in the text or a hashtag
+        ("#5G", {1, 2}),  # tweet 5 says 5G but has no such hashtag
+        ("#covid19", {2, 5}),  # the CSV's hashtags in any case, with or without '#', comma-separated
+        ('"towers cause"', {1, 3}),  # next to each other, in this order: not tweet 5's "Cause towers"
+        ("towers cause", {1, 3, 5}),
+        ("example.com", {1, 6}),  # the domain and its subdomains
+        ("news.example.com", {1}),
+        ("who.int", {4}),  # stored without www.
+        ("https://example.com/story/1", {6}),  # the site, and the address
+        ("virus -#5g", {3}),
+        ("vaccines OR nothing", {3, 4, 6}),
+        ("#5g OR who.int towers", {1, 2}),
+        ("unicorns", set()),
+    ],
+)
+def test_each_kind_of_term_finds_its_tweets(claimed, text, tweets):
+    assert set(found(claimed, text)) == tweets
+
+
+def test_the_orders_relevance_newest_oldest_and_reach(claimed):
+    assert found(claimed, "5g", sort="newest") == [5, 2, 1]
+    assert found(claimed, "5g", sort="oldest") == [1, 2, 5]
+    assert found(claimed, "5g")[0] == 2  # 5G three times, and a hashtag
+    reach = {t.tweet_id: t.reach for t in Tweet.objects.filter(workspace=claimed)}
+    assert found(claimed, "5g", sort="reach") == sorted([1, 2, 5], key=lambda t: (-reach[t], -t))
+    assert found(claimed, "5g", sort="newest", limit=1, offset=1) == [2]
+    hits = selectors.tweet_search(claimed, "5g")
+    assert (hits.total, hits.capped) == (3, False)
+
+
+def test_the_search_is_bounded_to_a_window_and_labels(claimed):
+    window = selectors.Window(dt.date(2020, 3, 2), dt.date(2020, 3, 2))
+    assert set(found(claimed, "5g", window=window)) == {2}
+    assert set(found(claimed, "5g", labels=["unverified"])) == {5}
+
+
+def test_a_search_is_per_workspace(claimed, ws_b):
+    assert found(ws_b, "5g") == []
+
+
+def test_a_query_matching_more_than_the_candidates_ranks_the_newest(claimed, monkeypatch):
+    monkeypatch.setattr("monitor.selectors.claims.CANDIDATES", 2)
+    hits = selectors.tweet_search(claimed, "5g", sort="oldest")
+    assert (hits.total, hits.capped) == (2, True)
+    assert [t.tweet_id for t in hits.rows] == [1, 2, 5]  # time orders read the index: every match
+    assert {t.tweet_id for t in selectors.tweet_search(claimed, "5g").rows} == {2, 5}  # the two newest
+
+
+def test_the_claims_timeline_counts_tweets_by_label_and_retweets_by_their_day(claimed):
+    rows = selectors.claim_timeline(claimed, "5g")
+    got = [(r["day"], r["tweets"], r["retweets"], r["by_label"]["false"], r["by_label"]["unverified"]) for r in rows]
+    assert got == [
+        (dt.date(2020, 3, 1), 1, 0, 1, 0),
+        (dt.date(2020, 3, 2), 1, 3, 1, 0),
+        (dt.date(2020, 3, 3), 1, 2, 0, 1),
+        (dt.date(2020, 3, 4), 0, 2, 0, 0),
+    ]
+    reach = Tweet.objects.filter(workspace=claimed, tweet_id__in=[1, 2, 5]).aggregate(r=Sum("reach"))["r"]
+    assert sum(r["reach"] for r in rows) == pytest.approx(reach)
+
+
+def test_the_claims_spreaders_are_the_ranking_over_its_tweets(claimed):
+    got = selectors.claim_spreaders(claimed, "5g")
+    rows = (
+        CascadeInfluence.objects.filter(tweet__workspace=claimed, tweet__tweet_id__in=[1, 2, 5])
+        .exclude(role=CascadeInfluence.Role.PUBLISHER)
+        .values("account__twitter_id")
+        .annotate(total=Sum("influence"), n=Count("tweet"))
+    )
+    want = sorted(((r["account__twitter_id"], r["total"], r["n"]) for r in rows), key=lambda r: (-r[1], r[0]))
+    assert want and [(r["twitter_id"], r["total"], r["cascades"]) for r in got] == [
+        (a, pytest.approx(t), n) for a, t, n in want
+    ]
+    assert [r["rank"] for r in got] == list(range(1, len(got) + 1))
+    march_4 = selectors.Window(dt.date(2020, 3, 3), None)
+    assert {r["twitter_id"] for r in selectors.claim_spreaders(claimed, "5g", window=march_4)} == {101, 106}
+
+
+def test_the_claims_publishers_with_their_false_tweets(claimed):
+    got = selectors.claim_publishers(claimed, "5g")
+    assert {(r["screen_name"], r["tweets"], r["false"]) for r in got} == {("pa", 2, 2), ("pc", 1, 0)}
+
+
+def test_a_claim_broader_than_its_limit_is_refused(claimed, monkeypatch):
+    monkeypatch.setattr("monitor.selectors.claims.CLAIM_MAX_TWEETS", 2)
+    with pytest.raises(selectors.ClaimTooBroad, match="more than 2 tweets"):
+        selectors.claim_timeline(claimed, "5g")
+
+
+def test_tracked_accounts_say_how_much_of_the_claim_they_spread(claimed, alice):
+    claim = services.claim_create(workspace=claimed, user=alice, name="5G", query="5g")
+    for twitter_id in (101, 105, 901):
+        services.claim_track(claim=claim, account=claimed.accounts.get(twitter_id=twitter_id))
+    claim.refresh_from_db()
+    got = [(r["account"].twitter_id, r["published"], r["retweeted"]) for r in selectors.claim_tracked(claim)]
+    assert got == [(101, 0, 3), (105, 0, 0), (901, 2, 0)]
