@@ -72,7 +72,10 @@ def _window(request: HttpRequest, workspace) -> tuple[selectors.Window, str]:
     return selectors.window_for_preset(preset, selectors.data_span(workspace))
 
 
-def _page(request: HttpRequest, workspace, claim, *, errors: dict | None = None, status: int = 200) -> HttpResponse:
+def _page(
+    request: HttpRequest, workspace, claim, *, errors: dict | None = None, form: dict | None = None, status: int = 200
+) -> HttpResponse:
+    """The claim's page; ``form``: what the change form shows (what was posted, when it was refused)."""
     window, preset = _window(request, workspace)
     ctx = {
         "claim": claim,
@@ -82,6 +85,7 @@ def _page(request: HttpRequest, workspace, claim, *, errors: dict | None = None,
         "presets": [*selectors.PRESET_DAYS, "all"],
         "tracked": selectors.claim_tracked(claim),
         "tracked_pks": set(claim.tracked or []),
+        "form": form or {"name": claim.name, "query": claim.query},
     }
     try:
         ctx["query"] = selectors.parse_query(claim.query)
@@ -107,6 +111,7 @@ def _page(request: HttpRequest, workspace, claim, *, errors: dict | None = None,
                 "reach": sum(r["reach"] for r in timeline),
                 "false": sum(r["by_label"].get("false", 0) for r in timeline),
             },
+            provenance=selectors.claim_provenance(workspace, claim.query),
             spreaders=selectors.claim_spreaders(workspace, claim.query, window=window),
             publishers=selectors.claim_publishers(workspace, claim.query, window=window),
             tweets=selectors.tweet_search(workspace, claim.query, sort="newest", limit=TWEETS),
@@ -128,11 +133,12 @@ def claim(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
 def claim_update(request: HttpRequest, ws: str, pk: int) -> HttpResponse:
     workspace = selectors.workspace_for_user(request.user, ws)
     claim = _claim(workspace, pk)
+    posted = {"name": request.POST.get("name", ""), "query": request.POST.get("query", "")}
     try:
-        services.claim_update(claim=claim, name=request.POST.get("name"), query=request.POST.get("query"))
+        services.claim_update(claim=claim, **posted)
     except ValidationError as exc:
         claim.refresh_from_db()
-        return _page(request, workspace, claim, errors=_errors(exc), status=400)
+        return _page(request, workspace, claim, errors=_errors(exc), form=posted, status=400)
     messages.success(request, "Saved.")
     return redirect("claim", ws=workspace.slug, pk=claim.pk)
 

@@ -138,8 +138,8 @@ def _service(fn, **kwargs):
         *PAGINATION,
     ],
     responses=paginated(TweetHitSerializer, "PaginatedTweetHitList"),
-    description="The workspace's tweets the search finds. Relevance and reach rank among the 10,000 newest matches "
-    "(`count` is then 10,000 and `capped` true); newest and oldest page through every match.",
+    description="The workspace's tweets the search finds. Relevance and reach rank the 1,000 newest matches; a "
+    "search matching more has `count` 1,000 and `capped` true (newest and oldest still page through every match).",
 )
 @api_view(["GET"])
 def tweet_search(request, ws: str):

@@ -9,17 +9,16 @@ a tweet must match; ``OR`` between two terms makes them alternatives (``vaccine 
 * ``"a phrase"``: these words next to each other, in this order;
 * ``#hashtag``: a hashtag of the tweet (from the upload's entities);
 * a domain (``example.com``, or ``domain:example.com``): a link to that site or any of its subdomains;
-* a URL (``https://example.com/story``): a link to that site whose address contains the URL (scheme and ``www.``
-  left out).
+* a URL (``https://example.com/story``): a link whose address starts with it (scheme and ``www.`` aside).
 
-**On PostgreSQL** the tweets carry a stored ``tsvector`` (migration ``0035``: hashtags weighted A, domains B, text
-unweighted, the ``simple`` configuration so that every language is split the same way and nothing is stemmed or
-dropped as a stop word) with a GIN index, and a query becomes one ``tsquery``. Ranking by relevance
-(``ts_rank_cd``) or by reach reads the matching tweets, so it is done among the :data:`CANDIDATES` newest
-matches: a query matching more says so (``capped``); newest and oldest first read the time index only as far as
-the page. **On SQLite** (the embedded default) the same terms are matched by regular expressions over the
-columns, and relevance is the number of terms a tweet matches, then time: right, but a scan of the workspace's
-tweets (fine for the demo's thousands, not for millions).
+**On PostgreSQL** the tweets carry a stored ``tsvector`` (migration ``0035``: hashtags weighted A, domains B, the
+links C, text unweighted; the ``simple`` configuration, so that every language is split the same way and nothing
+is stemmed or dropped as a stop word) with a GIN index, and a query becomes one ``tsquery``. Relevance
+(``ts_rank_cd``) and reach rank the :data:`CANDIDATES` newest matches, read with what orders them in one statement
+and ranked here; a query matching more says so (``capped``), and counts stop there too. Newest and oldest first
+page through every match. **On SQLite** (the embedded default) the same terms are matched by regular expressions
+over the columns, and relevance is how often the terms occur, then time: the same tweets, but a scan of the
+workspace's (fine for the demo's thousands, not for millions).
 """
 
 from __future__ import annotations
@@ -38,8 +37,9 @@ from ..cache import cached
 from ..models import Account, CascadeInfluence, Claim, Label, Retweet, Tweet, Workspace
 from .windows import ALL_TIME, Window
 
-#: the matches ranked by relevance or reach (the newest ones): bounds a common word's cost whatever the workspace
-CANDIDATES = 10_000
+#: the matches ranked by relevance or reach (the newest ones), and the most a search counts: bounds a common
+#: word's cost whatever the workspace (benchmarks/claims.md)
+CANDIDATES = 1_000
 #: the most tweets a claim's timeline, spreaders and publishers read; a broader query is refused with this number
 CLAIM_MAX_TWEETS = 100_000
 SORTS = ("relevance", "newest", "oldest", "reach")
@@ -87,10 +87,6 @@ class Query:
             for clause in self.clauses
         )
 
-    def urls(self) -> list[Term]:
-        """The URL terms (matched by their domain in the index, then by the address itself)."""
-        return [t for clause in self.clauses for t in clause if t.kind == "url"]
-
     def describe(self) -> str:
         """The query as it was understood, for the page ("#vaccine and (5g or towers)")."""
         parts = [" or ".join(f"{t.kind} {t}" for t in clause) for clause in self.clauses]
@@ -98,9 +94,11 @@ class Query:
 
 
 def _ts_term(t: Term) -> str:
-    value = t.value.split("/")[0] if t.kind == "url" else t.value
-    weight = {"hashtag": ":A", "domain": ":B", "url": ":B"}.get(t.kind, "")
-    return f"{'!' if t.negated else ''}'{value}'{weight}"
+    neg = "!" if t.negated else ""
+    if t.kind == "url":  # an address that starts with it, with or without www. (the parser drops the scheme)
+        return f"{neg}('{t.value}':*C | 'www.{t.value}':*C)"
+    weight = {"hashtag": ":A", "domain": ":B"}.get(t.kind, "")
+    return f"{neg}'{t.value}'{weight}"
 
 
 def _term(negated: bool, raw: str, quoted: bool) -> Term | None:
@@ -117,7 +115,9 @@ def _term(negated: bool, raw: str, quoted: bool) -> Term | None:
             return None
         rest = low.split("://", 1)[1]
         rest = rest[4:] if rest.startswith("www.") else rest
-        return Term("url", _STRIP.sub("", rest).rstrip("/"), negated)
+        # up to the first character the query syntax would read (a port, a query string's '&'): still a prefix
+        rest = _STRIP.split(rest, maxsplit=1)[0].rstrip("/")
+        return Term("url", rest, negated) if rest else None
     if low.startswith("domain:"):
         low = low[len("domain:") :]
         host = host_of(low)
@@ -177,7 +177,8 @@ def _postgres() -> bool:
 
 
 def _url_q(t: Term) -> Q:
-    return Q(urls__icontains=t.value)
+    """A link whose address starts with the term's (scheme and www. aside)."""
+    return Q(urls__iregex=rf"(^| )([a-z]+://)?(www\.)?{re.escape(t.value)}")
 
 
 def _regex_q(t: Term) -> Q:
@@ -205,10 +206,7 @@ def matching(ws: Workspace, query: Query) -> QuerySet:
     """The workspace's tweets ``query`` matches, unordered (a queryset, so it can be a subquery)."""
     qs = Tweet.objects.filter(workspace=ws)
     if _postgres():
-        qs = qs.extra(where=["search @@ to_tsquery('simple', %s)"], params=[query.tsquery()])
-        for t in query.urls():
-            qs = qs.exclude(_url_q(t)) if t.negated else qs.filter(_url_q(t))
-        return qs
+        return qs.extra(where=["search @@ to_tsquery('simple', %s)"], params=[query.tsquery()])
     for clause in query.clauses:
         qs = qs.filter(_clause_q(clause))
     return qs
@@ -233,7 +231,7 @@ def _score(tweet: Tweet, query: Query) -> int:
             elif t.kind == "domain":
                 score += t.value in domains
             elif t.kind == "url":
-                score += t.value in tweet.urls.lower()
+                score += re.search(rf"(^| )([a-z]+://)?(www\.)?{re.escape(t.value)}", tweet.urls.lower()) is not None
             else:
                 # lookarounds, so that neighbouring occurrences ("5G. 5G") are all counted
                 score += len(re.findall(r"(?<!\w)" + r"\W+".join(map(re.escape, t.value.split())) + r"(?!\w)", text))
@@ -278,29 +276,32 @@ def tweet_search(
     qs = matching(ws, query).filter(window.filter("created_at__date"))
     if labels:
         qs = qs.filter(label__in=labels)
-    total = qs.order_by()[: CANDIDATES + 1].count()
-    out = TweetHits(query=query, sort=sort, total=min(total, CANDIDATES), capped=total > CANDIDATES)
-    page = qs.select_related("author").only(*_ONLY)
     if sort in ("newest", "oldest"):
+        total = qs.order_by()[: CANDIDATES + 1].count()
         order = ("-created_at", "-tweet_id") if sort == "newest" else ("created_at", "tweet_id")
-        out.rows = list(page.order_by(*order)[offset : offset + limit])
-        return out
-    newest = list(qs.order_by("-created_at", "-tweet_id").values_list("pk", flat=True)[:CANDIDATES])
-    pool = Tweet.objects.filter(pk__in=newest).select_related("author").only(*_ONLY)
-    if sort == "reach":
-        out.rows = list(pool.order_by("-reach", "-created_at", "-tweet_id")[offset : offset + limit])
-        return out
-    if _postgres():
-        ranked = pool.extra(
-            select={"relevance": "ts_rank_cd(search, to_tsquery('simple', %s))"},
-            select_params=[query.tsquery()],
-            order_by=["-relevance", "-created_at", "-tweet_id"],
-        )
-        out.rows = list(ranked[offset : offset + limit])
-        return out
-    scored = sorted(pool, key=lambda t: (-_score(t, query), -t.created_at.timestamp(), -t.tweet_id))
-    out.rows = scored[offset : offset + limit]
-    return out
+        rows = list(qs.select_related("author").only(*_ONLY).order_by(*order)[offset : offset + limit])
+    else:
+        # the newest CANDIDATES + 1 matches with what orders them, in one statement; ranked here (a thousand rows)
+        newest = qs.order_by("-created_at", "-tweet_id")
+        if sort == "reach":
+            pool = [(pk, -1.0 if r is None else r, at, tid) for pk, r, at, tid in
+                    newest.values_list("pk", "reach", "created_at", "tweet_id")[: CANDIDATES + 1]]  # fmt: skip
+        elif _postgres():
+            pool = list(
+                newest.extra(
+                    select={"score": "ts_rank_cd(search, to_tsquery('simple', %s))"}, select_params=[query.tsquery()]
+                ).values_list("pk", "score", "created_at", "tweet_id")[: CANDIDATES + 1]
+            )
+        else:
+            pool = [(t.pk, _score(t, query), t.created_at, t.tweet_id)
+                    for t in newest.select_related("author").only(*_ONLY)[: CANDIDATES + 1]]  # fmt: skip
+        total = len(pool)
+        pool = pool[:CANDIDATES]
+        pool.sort(key=lambda r: (-r[1], -r[2].timestamp(), -r[3]))
+        page = [r[0] for r in pool[offset : offset + limit]]
+        found = Tweet.objects.select_related("author").only(*_ONLY).in_bulk(page)
+        rows = [found[pk] for pk in page]
+    return TweetHits(query=query, sort=sort, rows=rows, total=min(total, CANDIDATES), capped=total > CANDIDATES)
 
 
 # --- claims ---------------------------------------------------------------------------------------------------
@@ -361,6 +362,21 @@ def claim_timeline(ws: Workspace, text: str) -> list[dict]:
     ):
         day(r["d"])["retweets"] += r["n"]
     return [days[d] for d in sorted(days)]
+
+
+@cached
+def claim_provenance(ws: Workspace, text: str) -> dict:
+    """Where the spreaders of the claim whose query is ``text`` come from: its tweets computed with a spreading
+    graph rebuilt from the follower graph (``follows``) or given by the input (``given``), and those not computed
+    (``pending``: they count in no ranking yet)."""
+    out = {"follows": 0, "given": 0, "pending": 0}
+    rows = claim_tweets(ws, text).values("graph_source", "compute_status").annotate(n=Count("pk")).order_by()
+    for r in rows:
+        if r["compute_status"] == Tweet.ComputeStatus.COMPUTED:
+            out[r["graph_source"]] += r["n"]
+        else:
+            out["pending"] += r["n"]
+    return out
 
 
 @cached

@@ -75,6 +75,7 @@ def test_the_claim_page_has_its_days_spreaders_publishers_and_tweets(client, ali
         ("2020-03-04", 0, 2, 0),
     ]
     assert 'id="claim-chart"' in html and "claim-chart.js" in html
+    assert "Of its tweets, 3 were computed on spreading graphs rebuilt from the follower graph" in html
     ctx = r.context
     assert ctx["totals"]["tweets"] == 3 and ctx["totals"]["retweets"] == 7 and ctx["totals"]["false"] == 2
     assert ctx["spreaders"] and {r["twitter_id"] for r in ctx["spreaders"]} <= {101, 102, 103, 104, 106}
@@ -115,6 +116,9 @@ def test_a_bad_name_search_or_account_answers_400_on_its_field(client, alice, cl
     kw = {"ws": ws.slug, "pk": claim.pk}
     r = client.post(reverse("claim-update", kwargs=kw), {"name": "", "query": "5g"})
     assert r.status_code == 400 and "give the claim a name" in r.content.decode()
+    r = client.post(reverse("claim-update", kwargs=kw), {"name": "Renamed", "query": "-5g"})
+    html = r.content.decode()  # the refused change is shown as typed, to be corrected
+    assert r.status_code == 400 and 'value="Renamed"' in html and 'value="-5g"' in html and "not excluded" in html
     r = client.post(reverse("claim-track", kwargs=kw), {"account": "@nobody"})
     assert r.status_code == 400 and "no account &#x27;@nobody&#x27; in this workspace" in r.content.decode()
     claim.refresh_from_db()

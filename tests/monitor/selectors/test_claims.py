@@ -39,7 +39,8 @@ def test_a_query_is_read_as_words_phrases_hashtags_domains_and_urls():
         (Term("word", "fake", negated=True),),
     )
     assert q.tsquery() == (
-        "'5g' & 'towers cause' & 'covid19':A & 'example.com':B & 'who.int':B & 'example.com':B & !'fake'"
+        "'5g' & 'towers cause' & 'covid19':A & 'example.com':B & 'who.int':B"
+        " & ('example.com/story/1':*C | 'www.example.com/story/1':*C) & !'fake'"
     )
     assert parse_query("vaccine OR vaccines autism").clauses == (
         (Term("word", "vaccine"), Term("word", "vaccines")),
@@ -78,7 +79,10 @@ def test_quotes_and_operators_typed_in_a_term_cannot_break_the_search(claimed):
         ("example.com", {1, 6}),  # the domain and its subdomains
         ("news.example.com", {1}),
         ("who.int", {4}),  # stored without www.
-        ("https://example.com/story/1", {6}),  # the site, and the address
+        ("https://example.com/story/1", {6}),  # an address that starts with it
+        ("http://news.example.com/a?x=1&y=2", {1}),  # read up to the '&': still a prefix of tweet 1's link
+        ("https://example.com/story/2", set()),
+        ("https://example.com/st", {6}),
         ("virus -#5g", {3}),
         ("vaccines OR nothing", {3, 4, 6}),
         ("#5g OR who.int towers", {1, 2}),
@@ -166,3 +170,10 @@ def test_tracked_accounts_say_how_much_of_the_claim_they_spread(claimed, alice):
     claim.refresh_from_db()
     got = [(r["account"].twitter_id, r["published"], r["retweeted"]) for r in selectors.claim_tracked(claim)]
     assert got == [(101, 0, 3), (105, 0, 0), (901, 2, 0)]
+
+
+def test_the_claims_provenance_counts_its_tweets_by_graph_and_status(claimed):
+    assert selectors.claim_provenance(claimed, "5g") == {"follows": 3, "given": 0, "pending": 0}
+    Tweet.objects.filter(workspace=claimed, tweet_id=5).update(compute_status=Tweet.ComputeStatus.PENDING)
+    Tweet.objects.filter(workspace=claimed, tweet_id=2).update(graph_source=Tweet.GraphSource.GIVEN)
+    assert selectors.claim_provenance(claimed, "5g") == {"follows": 1, "given": 1, "pending": 1}
