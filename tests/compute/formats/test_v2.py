@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
@@ -15,6 +16,11 @@ from hypothesis import strategies as st
 
 X, R1 = 1050118621198921728, 1050120030000000000
 T = 1539202764.0
+
+#: the tests that compare with msgspec's fast path (a GPU machine has only the stdlib backend)
+NEEDS_MSGSPEC = pytest.mark.skipif(
+    importlib.util.find_spec("msgspec") is None, reason="compares with msgspec, which is not installed here"
+)
 
 
 def test_it_reads_twarc2_pages_and_flattened_tweets(fdata, json_backend):
@@ -90,6 +96,7 @@ _JSON = st.recursive(
 )  # fmt: skip
 
 
+@NEEDS_MSGSPEC
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_JSON, min_size=1, max_size=6))
 def test_it_never_crashes_on_odd_json_shapes(tmp_path_factory, objs):
