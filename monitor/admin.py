@@ -38,6 +38,7 @@ from .models import (
     ApiToken,
     CascadeGraph,
     CascadeInfluence,
+    Claim,
     Collection,
     CollectionFile,
     ComputeBatch,
@@ -634,6 +635,17 @@ class NoticeAdmin(_ServiceRowsAdmin):
     list_filter = ("workspace",)
     search_fields = ("message", "user__username")
     raw_id_fields = ("workspace", "user")
+
+
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    """Saved tweet searches (docs/claims.md); analysts keep them on the Claims page, an operator may read or fix one."""
+
+    list_display = ("name", "workspace", "query", "created_by", "created_at")
+    list_select_related = ("workspace", "created_by")
+    list_filter = ("workspace",)
+    search_fields = ("name", "query")
+    raw_id_fields = ("workspace", "created_by")
 
 
 @admin.register(ApiToken)

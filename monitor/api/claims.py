@@ -143,6 +143,7 @@ def _service(fn, **kwargs):
 )
 @api_view(["GET"])
 def tweet_search(request, ws: str):
+    """Search the workspace's tweets by words, phrases, hashtags, domains and URLs."""
     workspace = selectors.workspace_for_user(request.user, ws)
     sort = request.query_params.get("sort", "relevance")
     if sort not in selectors.claims_sorts():

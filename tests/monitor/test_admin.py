@@ -58,6 +58,7 @@ SEARCH = {
     m.StreamEvent: "1000",
     m.StreamArrival: "1000",
     m.Invitation: "newcomer@",
+    m.Claim: "towers",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -110,7 +111,7 @@ def thesis(ws_a, alice, import_files, settings):
     coord = services.compute_run_start(workspace=ws_a, backend="cpu", algorithm="coordination", params=params)
     services.compute_batch_run(batch_id=coord.batches.get().pk)
     assert m.CoordinationEdge.objects.filter(run=coord).exists()
-    # one row of each operations table (a worker's lease, a kept task, a token, a notice, an invitation)
+    # one row of each operations table (a worker's lease, a kept task, a token, a notice, an invitation, a claim)
     from django.utils import timezone
 
     now = timezone.now()
@@ -118,6 +119,7 @@ def thesis(ws_a, alice, import_files, settings):
     m.OutboxTask.objects.create(name="monitor.tasks.ingest_collection", args=[c.pk], error="ConnectionError")
     services.api_token_create(user=alice, name="feed")
     m.Notice.objects.create(workspace=ws_a, user=alice, message="Compute run 1 failed")
+    services.claim_create(workspace=ws_a, user=alice, name="5G towers", query="5g towers")
     # the live stream: a token and a dead letter
     from monitor.services.stream import stream_accept, stream_token_create
 
