@@ -24,6 +24,7 @@ workspace's (fine for the demo's thousands, not for millions).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -79,13 +80,22 @@ class Query:
     text: str
     clauses: tuple[tuple[Term, ...], ...]
 
-    def tsquery(self) -> str:
-        """The query as ``to_tsquery('simple', ...)`` input: each term quoted (PostgreSQL's parser then splits
-        it as it split the tweets), hashtags restricted to weight A and domains to weight B."""
-        return " & ".join(
-            "(" + " | ".join(_ts_term(t) for t in clause) + ")" if len(clause) > 1 else _ts_term(clause[0])
-            for clause in self.clauses
-        )
+    def tsquery(self) -> tuple[str, list[str]]:
+        """The query as a PostgreSQL ``tsquery`` expression and its parameters. Each term but a URL goes through
+        ``to_tsquery('simple', ...)`` quoted, so that PostgreSQL's parser splits it as it split the tweets;
+        hashtags are restricted to weight A and domains to weight B. A URL is one lexeme prefix of weight C,
+        written as a ``tsquery`` literal: through the parser it would become a phrase of its address, host and
+        path, and the host's prefix matches every link of the site (a search of one article on a site of 595K
+        links read them all: benchmarks/claims.md)."""
+        clauses, params = [], []
+        for clause in self.clauses:
+            terms = []
+            for t in clause:
+                sql, p = _ts_term(t)
+                terms.append(sql)
+                params += p
+            clauses.append("(" + " || ".join(terms) + ")" if len(terms) > 1 else terms[0])
+        return "(" + " && ".join(clauses) + ")", params
 
     def describe(self) -> str:
         """The query as it was understood, for the page ("#vaccine and (5g or towers)")."""
@@ -93,12 +103,13 @@ class Query:
         return " and ".join(f"({p})" if " or " in p and len(parts) > 1 else p for p in parts)
 
 
-def _ts_term(t: Term) -> str:
-    neg = "!" if t.negated else ""
+def _ts_term(t: Term) -> tuple[str, list[str]]:
     if t.kind == "url":  # an address that starts with it, with or without www. (the parser drops the scheme)
-        return f"{neg}('{t.value}':*C | 'www.{t.value}':*C)"
-    weight = {"hashtag": ":A", "domain": ":B"}.get(t.kind, "")
-    return f"{neg}'{t.value}'{weight}"
+        sql, params = "(%s::tsquery || %s::tsquery)", [f"'{t.value}':*C", f"'www.{t.value}':*C"]
+    else:
+        weight = {"hashtag": ":A", "domain": ":B"}.get(t.kind, "")
+        sql, params = "to_tsquery('simple', %s)", [f"'{t.value}'{weight}"]
+    return ("!!" + sql if t.negated else sql), params
 
 
 def _term(negated: bool, raw: str, quoted: bool) -> Term | None:
@@ -206,7 +217,8 @@ def matching(ws: Workspace, query: Query) -> QuerySet:
     """The workspace's tweets ``query`` matches, unordered (a queryset, so it can be a subquery)."""
     qs = Tweet.objects.filter(workspace=ws)
     if _postgres():
-        return qs.extra(where=["search @@ to_tsquery('simple', %s)"], params=[query.tsquery()])
+        sql, params = query.tsquery()
+        return qs.extra(where=[f"search @@ {sql}"], params=params)
     for clause in query.clauses:
         qs = qs.filter(_clause_q(clause))
     return qs
@@ -283,18 +295,22 @@ def tweet_search(
     else:
         # the newest CANDIDATES + 1 matches with what orders them, in one statement; ranked here (a thousand rows)
         newest = qs.order_by("-created_at", "-tweet_id")
-        if sort == "reach":
-            pool = [(pk, -1.0 if r is None else r, at, tid) for pk, r, at, tid in
-                    newest.values_list("pk", "reach", "created_at", "tweet_id")[: CANDIDATES + 1]]  # fmt: skip
-        elif _postgres():
-            pool = list(
-                newest.extra(
-                    select={"score": "ts_rank_cd(search, to_tsquery('simple', %s))"}, select_params=[query.tsquery()]
-                ).values_list("pk", "score", "created_at", "tweet_id")[: CANDIDATES + 1]
-            )
-        else:
-            pool = [(t.pk, _score(t, query), t.created_at, t.tweet_id)
-                    for t in newest.select_related("author").only(*_ONLY)[: CANDIDATES + 1]]  # fmt: skip
+
+        def fetch(q: QuerySet) -> list[tuple]:
+            """(pk, what orders it, time, tweet id) of the newest CANDIDATES + 1 tweets of ``q``."""
+            if sort == "reach":
+                rows = q.values_list("pk", "reach", "created_at", "tweet_id")[: CANDIDATES + 1]
+                return [(pk, -1.0 if r is None else r, at, tid) for pk, r, at, tid in rows]
+            if _postgres():
+                sql, params = query.tsquery()
+                q = q.extra(select={"score": f"ts_rank_cd(search, {sql})"}, select_params=params)
+                return list(q.values_list("pk", "score", "created_at", "tweet_id")[: CANDIDATES + 1])
+            tweets = q.select_related("author").only(*_ONLY)[: CANDIDATES + 1]
+            return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
+
+        pool = _pool_by_index(ws, qs, newest, fetch, window) if _postgres() else None
+        if pool is None:
+            pool = fetch(newest)
         total = len(pool)
         pool = pool[:CANDIDATES]
         pool.sort(key=lambda r: (-r[1], -r[2].timestamp(), -r[3]))
@@ -302,6 +318,62 @@ def tweet_search(
         found = Tweet.objects.select_related("author").only(*_ONLY).in_bulk(page)
         rows = [found[pk] for pk in page]
     return TweetHits(query=query, sort=sort, rows=rows, total=min(total, CANDIDATES), capped=total > CANDIDATES)
+
+
+# --- the candidates of a search, on PostgreSQL -----------------------------------------------------------------
+#
+# The newest CANDIDATES + 1 matches can be read three ways, and each is fast for some searches only (measured at
+# 10M tweets, benchmarks/claims.md):
+# * walking the time index backwards, testing each tweet: a few thousand rows for a common word, but hundreds of
+#   thousands, in random order, for a search matching a few per cent (450-660 ms for an OR or a phrase);
+# * every match through the GIN index, then the newest kept: right for up to some ten thousand matches (an AND of
+#   two words: 53 ms), slow beyond (every match's row is read);
+# * time slices: the newest week of the workspace, then month, quarter, year, everything, each by the GIN index and
+#   the time index together (a BitmapAnd), until a slice holds enough matches (an OR of 41K matches: 50 ms
+#   for its first month). The newest CANDIDATES + 1 of such a slice are the newest of all: the same answer.
+# The planner's estimate of the matches picks the way; for the last two the index walk is disabled for the
+# statement, so that the planner cannot take it after all.
+
+#: the rows the walk may read (about 100 ms of random reads at 10M); beyond, the GIN index is used
+WALK_ROWS = 50_000
+#: the matches read whole through the GIN index; beyond, time slices
+GIN_ROWS = 20_000
+SLICES_DAYS = (7, 30, 90, 365)
+
+
+def _estimate(qs: QuerySet) -> float:
+    """PostgreSQL's estimate of the rows ``qs`` matches (its plan's top row count)."""
+    sql, params = qs.order_by().values("pk").query.sql_with_params()
+    with connection.cursor() as cur:
+        cur.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cur.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return float(plan[0]["Plan"]["Plan Rows"])
+
+
+def _pool_by_index(ws: Workspace, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
+    """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
+    the walk of the time index is the cheap way (see above), or the window holds no tweet."""
+    matches = max(_estimate(qs), 1.0)
+    if (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS:
+        return None
+    slices: tuple = (None,)
+    if matches > GIN_ROWS:
+        last = Tweet.objects.filter(Q(workspace=ws) & window.filter("created_at__date")).aggregate(t=Max("created_at"))
+        if last["t"] is None:
+            return None
+        slices = (*(last["t"] - dt.timedelta(days=d) for d in SLICES_DAYS), None)
+    rows: list = []
+    with connection.cursor() as cur:
+        cur.execute("SET enable_indexscan = off")
+        try:
+            for after in slices:
+                rows = fetch(newest if after is None else newest.filter(created_at__gt=after))
+                if len(rows) > CANDIDATES:
+                    break
+        finally:
+            cur.execute("RESET enable_indexscan")
+    return rows
 
 
 # --- claims ---------------------------------------------------------------------------------------------------

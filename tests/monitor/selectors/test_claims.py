@@ -38,10 +38,13 @@ def test_a_query_is_read_as_words_phrases_hashtags_domains_and_urls():
         (Term("url", "example.com/story/1"),),
         (Term("word", "fake", negated=True),),
     )
-    assert q.tsquery() == (
-        "'5g' & 'towers cause' & 'covid19':A & 'example.com':B & 'who.int':B"
-        " & ('example.com/story/1':*C | 'www.example.com/story/1':*C) & !'fake'"
+    sql, params = q.tsquery()
+    assert sql == (
+        "(to_tsquery('simple', %s) && to_tsquery('simple', %s) && to_tsquery('simple', %s) && to_tsquery('simple', "
+        "%s) && to_tsquery('simple', %s) && (%s::tsquery || %s::tsquery) && !!to_tsquery('simple', %s))"
     )
+    assert params == ["'5g'", "'towers cause'", "'covid19':A", "'example.com':B", "'who.int':B",
+                      "'example.com/story/1':*C", "'www.example.com/story/1':*C", "'fake'"]  # fmt: skip
     assert parse_query("vaccine OR vaccines autism").clauses == (
         (Term("word", "vaccine"), Term("word", "vaccines")),
         (Term("word", "autism"),),
@@ -177,3 +180,24 @@ def test_the_claims_provenance_counts_its_tweets_by_graph_and_status(claimed):
     Tweet.objects.filter(workspace=claimed, tweet_id=5).update(compute_status=Tweet.ComputeStatus.PENDING)
     Tweet.objects.filter(workspace=claimed, tweet_id=2).update(graph_source=Tweet.GraphSource.GIVEN)
     assert selectors.claim_provenance(claimed, "5g") == {"follows": 1, "given": 1, "pending": 1}
+
+
+@pytest.mark.parametrize("sort", ["relevance", "reach"])
+def test_the_three_ways_to_read_the_candidates_find_the_same(claimed, monkeypatch, sort):
+    """The time index walked, the GIN index read whole and read in time slices give the same newest matches."""
+    from django.db import connection
+
+    monkeypatch.setattr("monitor.selectors.claims.CANDIDATES", 2)
+    walked = [(t.tweet_id, hits.total) for hits in [selectors.tweet_search(claimed, "5g OR nothing", sort=sort)]
+              for t in hits.rows]  # fmt: skip
+    monkeypatch.setattr("monitor.selectors.claims.WALK_ROWS", -1)  # always too long: the GIN index
+    whole = [(t.tweet_id, hits.total) for hits in [selectors.tweet_search(claimed, "5g OR nothing", sort=sort)]
+             for t in hits.rows]  # fmt: skip
+    monkeypatch.setattr("monitor.selectors.claims.GIN_ROWS", -1)  # and too many matches for it: slices
+    monkeypatch.setattr("monitor.selectors.claims.SLICES_DAYS", (0.5, 1.5))  # the first holds 2 matches, not 3
+    sliced = [(t.tweet_id, hits.total) for hits in [selectors.tweet_search(claimed, "5g OR nothing", sort=sort)]
+              for t in hits.rows]  # fmt: skip
+    assert sliced == whole == walked and {t for t, _ in walked} == {5, 6}
+    with connection.cursor() as cur:
+        cur.execute("SHOW enable_indexscan")
+        assert cur.fetchone()[0] == "on"  # left as it was
