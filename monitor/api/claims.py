@@ -21,6 +21,8 @@ from .coordination import _envelope
 from .paging import PARAMETERS as PAGINATION
 from .paging import page_bounds
 from .serializers import paginated
+from .views import _int_param
+from .views import _window as api_window
 
 
 class TweetHitSerializer(serializers.Serializer):
@@ -89,17 +91,10 @@ _WINDOW = [
 
 
 def _window(request) -> selectors.Window:
-    out = {}
-    for name in ("start", "end"):
-        raw = request.query_params.get(name)
-        if raw:
-            try:
-                out[name] = dt.date.fromisoformat(raw)
-            except ValueError:
-                raise ValidationError({name: f"not a date (YYYY-MM-DD): {raw!r}"}) from None
-    if out.get("start") and out.get("end") and out["start"] > out["end"]:
+    window = api_window(request, ("start", "end"))
+    if window.start and window.end and window.start > window.end:
         raise ValidationError({"end": "before start"})
-    return selectors.Window(out.get("start"), out.get("end"))
+    return window
 
 
 def _claim(workspace, pk: int) -> Claim:
@@ -220,32 +215,30 @@ def claim_timeline(request, ws: str, pk: int):
     return Response(TimelineDaySerializer(_read(selectors.claim_timeline, workspace, claim.query), many=True).data)
 
 
-@extend_schema(
-    parameters=[*_WINDOW, OpenApiParameter("limit", int, description="rows, 1 to 1000 (default 50)")],
-    responses=ClaimSpreaderSerializer(many=True),
-)
+def _claim_rows(request, ws: str, pk: int, read, serializer) -> Response:
+    """A claim's rows of the window (``start``, ``end``) from ``read(ws, query, window=, limit=)``."""
+    workspace = selectors.workspace_for_user(request.user, ws)
+    claim = _claim(workspace, pk)
+    limit = _int_param(request, "limit", 50, 1, 1000)
+    rows = _read(read, workspace, claim.query, window=_window(request), limit=limit)
+    return Response(serializer(rows, many=True).data)
+
+
+_ROWS = [*_WINDOW, OpenApiParameter("limit", int, description="rows, 1 to 1000 (default 50)")]
+
+
+@extend_schema(parameters=_ROWS, responses=ClaimSpreaderSerializer(many=True))
 @api_view(["GET"])
 def claim_spreaders(request, ws: str, pk: int):
     """The influence ranking over the claim's computed tweets of the window (publishers' own rows left out)."""
-    workspace = selectors.workspace_for_user(request.user, ws)
-    claim = _claim(workspace, pk)
-    limit = _limit(request)
-    rows = _read(selectors.claim_spreaders, workspace, claim.query, window=_window(request), limit=limit)
-    return Response(ClaimSpreaderSerializer(rows, many=True).data)
+    return _claim_rows(request, ws, pk, selectors.claim_spreaders, ClaimSpreaderSerializer)
 
 
-@extend_schema(
-    parameters=[*_WINDOW, OpenApiParameter("limit", int, description="rows, 1 to 1000 (default 50)")],
-    responses=ClaimPublisherSerializer(many=True),
-)
+@extend_schema(parameters=_ROWS, responses=ClaimPublisherSerializer(many=True))
 @api_view(["GET"])
 def claim_publishers(request, ws: str, pk: int):
     """The accounts that published the claim's tweets of the window, most reach first."""
-    workspace = selectors.workspace_for_user(request.user, ws)
-    claim = _claim(workspace, pk)
-    limit = _limit(request)
-    rows = _read(selectors.claim_publishers, workspace, claim.query, window=_window(request), limit=limit)
-    return Response(ClaimPublisherSerializer(rows, many=True).data)
+    return _claim_rows(request, ws, pk, selectors.claim_publishers, ClaimPublisherSerializer)
 
 
 @extend_schema(methods=["POST"], request=TrackSerializer, responses=ClaimSerializer)
@@ -266,14 +259,3 @@ def claim_tracked(request, ws: str, pk: int):
     else:
         claim = services.claim_untrack(claim=claim, account_pk=account.pk)
     return Response(ClaimSerializer(claim).data)
-
-
-def _limit(request) -> int:
-    raw = request.query_params.get("limit", "50")
-    try:
-        v = int(raw)
-    except ValueError:
-        raise ValidationError({"limit": f"not an integer: {raw!r}"}) from None
-    if not 1 <= v <= 1000:
-        raise ValidationError({"limit": "between 1 and 1000"})
-    return v

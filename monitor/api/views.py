@@ -184,7 +184,9 @@ def run_retry(request, ws: str, pk: int):
     return _run_action(request, ws, pk, lambda r: compute_run_retry(run=r))
 
 
-def _window(request) -> selectors.Window:
+def _window(request, names: tuple[str, str] = ("from", "to")) -> selectors.Window:
+    """The window of UTC days the query parameters ``names`` give (each a YYYY-MM-DD, or absent: open)."""
+
     def day(name: str) -> dt.date | None:
         raw = request.query_params.get(name)
         if not raw:
@@ -194,7 +196,7 @@ def _window(request) -> selectors.Window:
         except ValueError:
             raise ValidationError({name: f"not a date (YYYY-MM-DD): {raw!r}"}) from None
 
-    return selectors.Window(day("from"), day("to"))
+    return selectors.Window(day(names[0]), day(names[1]))
 
 
 def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:

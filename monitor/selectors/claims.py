@@ -187,22 +187,27 @@ def _postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _url_q(t: Term) -> Q:
-    """A link whose address starts with the term's (scheme and www. aside)."""
-    return Q(urls__iregex=rf"(^| )([a-z]+://)?(www\.)?{re.escape(t.value)}")
+def _url_pattern(value: str) -> str:
+    """A link whose address starts with ``value`` (scheme and www. aside), as a regular expression."""
+    return rf"(^| )([a-z]+://)?(www\.)?{re.escape(value)}"
+
+
+def _listed(value: str) -> str:
+    """One value of a space-separated column (hashtags, domains), as a regular expression."""
+    return rf"(^| ){re.escape(value)}( |$)"
 
 
 def _regex_q(t: Term) -> Q:
-    """A term as a Django condition (the SQLite search, and a URL's address on PostgreSQL)."""
+    """A term as a Django condition (the SQLite search)."""
     if t.kind == "hashtag":
-        return Q(hashtags__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+        return Q(hashtags__iregex=_listed(t.value))
     if t.kind == "domain":
-        return Q(domains__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+        return Q(domains__iregex=_listed(t.value))
     if t.kind == "url":
-        return _url_q(t)
+        return Q(urls__iregex=_url_pattern(t.value))
     q = Q(text__iregex=_word_pattern(t.value))
     if t.kind == "word":
-        q |= Q(hashtags__iregex=rf"(^| ){re.escape(t.value)}( |$)")
+        q |= Q(hashtags__iregex=_listed(t.value))
     return q
 
 
@@ -243,7 +248,7 @@ def _score(tweet: Tweet, query: Query) -> int:
             elif t.kind == "domain":
                 score += t.value in domains
             elif t.kind == "url":
-                score += re.search(rf"(^| )([a-z]+://)?(www\.)?{re.escape(t.value)}", tweet.urls.lower()) is not None
+                score += re.search(_url_pattern(t.value), tweet.urls.lower()) is not None
             else:
                 # lookarounds, so that neighbouring occurrences ("5G. 5G") are all counted
                 score += len(re.findall(r"(?<!\w)" + r"\W+".join(map(re.escape, t.value.split())) + r"(?!\w)", text))
@@ -391,12 +396,18 @@ class ClaimTooBroad(ValueError):
     """The query matches more than :data:`CLAIM_MAX_TWEETS` tweets."""
 
 
+@cached
+def _matches_up_to(ws: Workspace, text: str, most: int) -> int:
+    """How many tweets ``text`` matches, counted up to ``most``: a claim page's five reads check its breadth once
+    per data version, not once each."""
+    return matching(ws, parse_query(text)).order_by()[:most].count()
+
+
 def claim_tweets(ws: Workspace, text: str) -> QuerySet:
     """The tweets of the claim whose query is ``text``, now (a queryset): :class:`QueryError` if it does not parse,
     :class:`ClaimTooBroad` beyond :data:`CLAIM_MAX_TWEETS`."""
     qs = matching(ws, parse_query(text))
-    n = qs.order_by()[: CLAIM_MAX_TWEETS + 1].count()
-    if n > CLAIM_MAX_TWEETS:
+    if _matches_up_to(ws, text, CLAIM_MAX_TWEETS + 1) > CLAIM_MAX_TWEETS:
         raise ClaimTooBroad(
             f"the query matches more than {CLAIM_MAX_TWEETS:,} tweets; narrow it (add a term, or a phrase in quotes)"
         )
