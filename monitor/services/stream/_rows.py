@@ -9,7 +9,8 @@ machine's CPU per event (``benchmarks/stream_web.md``). Now the intake keeps wha
 A record's rows are one JSON array (msgspec), one row per tweet the record holds, in the reader's order (a v1.1
 retweet: the retweet, then its embedded original; a v2 retweet: the retweet, then its included original)::
 
-    [tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text]
+    [tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text, hashtags,
+     urls]
 
 ``retweeted_tweet_id`` is ``NO_TWEET`` (-1) for an original; ``created_at`` is seconds since the epoch, as parsed
 and checked by the reader (every row has one: the reader takes the snowflake time where the record has none);
@@ -17,7 +18,10 @@ and checked by the reader (every row has one: the reader takes the snowflake tim
 ``id_field`` names the row's tweet id field in the body (``id_str``, ``retweeted_status.id_str``, ``data.id``...):
 the field a conflicting duplicate found in the consumer's micro-batch is reported on; ``screen_name`` and ``text``
 are null where the record has none. A retweet's text is not kept (null): the workspace stores the texts of
-originals only.
+originals only. ``hashtags`` and ``urls`` are an original's entities as the readers join them (space-separated;
+null for a retweet or where the record has none), so that a tweet that came through the stream is searched by
+them as an uploaded one is (docs/claims.md). Rows of eight columns, stored before 2026-11-30, are read as rows
+without entities.
 
 Only v1.1 and v2 records carry rows (the stream's formats); the tweets CSV's fields and follows are small and
 parsed by the consumer as before, as are events stored before the column existed.
@@ -32,12 +36,15 @@ from compute.tables import NO_TWEET, TweetTable
 
 __all__ = ["Row", "UnreadableRows", "encode_runs", "decode"]
 
-# tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text
-Row = tuple[int, int, int, float, float, str, str | None, str | None]
+# tweet_id, retweeted_tweet_id, user_id, created_at, followers_count, id_field, screen_name, text, hashtags, urls
+Row = tuple[int, int, int, float, float, str, str | None, str | None, str | None, str | None]
+# the layout before the entities: the same without hashtags and urls
+Row8 = tuple[int, int, int, float, float, str, str | None, str | None]
 
 _encode = msgspec.json.Encoder().encode
 _decoder = msgspec.json.Decoder(list[list[Row]])  # the records of a micro-batch
 _one = msgspec.json.Decoder(list[Row])  # one record, to name those that are not rows
+_one8 = msgspec.json.Decoder(list[Row8])
 
 
 def encode_runs(keys: np.ndarray, table: TweetTable, id_fields: list[str]) -> tuple[list[int], list[str]]:
@@ -53,10 +60,14 @@ def encode_runs(keys: np.ndarray, table: TweetTable, id_fields: list[str]) -> tu
     fol = table.followers_count.copy()
     fol[np.isnan(fol)] = -1.0
     originals = table.retweeted_tweet_id == NO_TWEET
-    text = np.where(originals, table.text, None) if table.text is not None else [None] * n
+    text, tags, urls = (
+        np.where(originals, col, None) if col is not None else [None] * n
+        for col in (table.text, table.hashtags, table.urls)
+    )
     screen = table.screen_name if table.screen_name is not None else [None] * n
     rows = list(zip(table.tweet_id.tolist(), table.retweeted_tweet_id.tolist(), table.user_id.tolist(),
-                    table.created_at.tolist(), fol.tolist(), id_fields, list(screen), list(text)))  # fmt: skip
+                    table.created_at.tolist(), fol.tolist(), id_fields, list(screen), list(text), list(tags),
+                    list(urls)))  # fmt: skip
     starts = np.flatnonzero(first).tolist()
     ends = [*starts[1:], n]
     return keys[first].tolist(), [_encode(rows[a:b]).decode() for a, b in zip(starts, ends)]
@@ -81,20 +92,18 @@ def decode(texts: list[str]) -> tuple[TweetTable, list[str]]:
     except (msgspec.ValidationError, msgspec.DecodeError):
         per = None
     if per is None or len(per) != len(texts):  # (a text holding two records' arrays would shift the rest)
-        raise UnreadableRows([i for i, t in enumerate(texts) if not _readable(t)])
+        per = _one_by_one(texts)  # some are in the layout before the entities, or not rows at all
     n_rows = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
     flat = [r for rows in per for r in rows]
     n = len(flat)
     if n:
-        tid, rt, uid, t, fol, fields, sn, tx = zip(*flat)
+        tid, rt, uid, t, fol, fields, sn, tx, tg, ur = zip(*flat)
     else:
-        tid = rt = uid = t = fol = fields = sn = tx = ()
+        tid = rt = uid = t = fol = fields = sn = tx = tg = ur = ()
     followers = np.fromiter(fol, dtype=np.float64, count=n)
     followers[followers < 0] = np.nan
-    screen = np.empty(n, dtype=object)
-    screen[:] = sn
-    text = np.empty(n, dtype=object)
-    text[:] = tx
+    screen, text, tags, urls = (np.empty(n, dtype=object) for _ in range(4))
+    screen[:], text[:], tags[:], urls[:] = sn, tx, tg, ur
     table = TweetTable(
         tweet_id=np.fromiter(tid, dtype=np.int64, count=n),
         retweeted_tweet_id=np.fromiter(rt, dtype=np.int64, count=n),
@@ -104,13 +113,26 @@ def decode(texts: list[str]) -> tuple[TweetTable, list[str]]:
         screen_name=screen,
         text=text,
         lines=np.repeat(np.arange(len(per), dtype=np.int64), n_rows),
+        hashtags=tags,
+        urls=urls,
     )
     return table, list(fields)
 
 
-def _readable(text: str) -> bool:
-    try:
-        _one.decode(text)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return False
-    return True
+def _one_by_one(texts: list[str]) -> list:
+    """Each record's rows decoded alone, those of eight columns (stored before the entities) given null entities;
+    raises :class:`UnreadableRows` naming the records that are rows in neither layout."""
+    per, bad = [], []
+    for i, text in enumerate(texts):
+        try:
+            per.append(_one.decode(text))
+            continue
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass
+        try:
+            per.append([(*r, None, None) for r in _one8.decode(text)])
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            bad.append(i)
+    if bad:
+        raise UnreadableRows(bad)
+    return per

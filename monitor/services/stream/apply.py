@@ -327,7 +327,7 @@ def _append(a: Parsed, b: Parsed, shift: int) -> Parsed:
         *(np.concatenate([getattr(a.tweets, c), getattr(bt, c)]) for c in
           ("tweet_id", "retweeted_tweet_id", "user_id", "created_at", "followers_count")),
         **{c: _cat_obj(getattr(a.tweets, c), getattr(bt, c), len(a.tweets), len(bt)) for c in
-           ("screen_name", "text", "label")},
+           ("screen_name", "text", "label", "hashtags", "urls")},
         lines=np.concatenate([a.tweets.lines, bt.lines + shift]),
     )  # fmt: skip
     follows = FollowTable(

@@ -119,9 +119,19 @@ def snapshot(ws) -> dict:
         )
     }
     tweets = {
-        t: (s, n, e, o, None if r is None else round(r, 9), u, lab)
-        for t, s, n, e, o, r, u, lab in Tweet.objects.filter(workspace=ws).values_list(
-            "tweet_id", "compute_status", "n_participants", "n_edges", "n_orphans", "reach", "unit", "label"
+        t: (s, n, e, o, None if r is None else round(r, 9), u, lab, tags, urls, domains)
+        for t, s, n, e, o, r, u, lab, tags, urls, domains in Tweet.objects.filter(workspace=ws).values_list(
+            "tweet_id",
+            "compute_status",
+            "n_participants",
+            "n_edges",
+            "n_orphans",
+            "reach",
+            "unit",
+            "label",
+            "hashtags",
+            "urls",
+            "domains",
         )
     }
     return {"edges": edges, "influence": influence, "daily": daily, "publisherday": pubday, "tweets": tweets}

@@ -153,10 +153,21 @@ def as_v1_lines(timed: list[tuple[float, dict]]) -> list[tuple[float, str]]:
     originals = {r["tweet_id"]: r for _, r in timed if "follower" not in r and not r.get("retweeted_tweet_id")}
 
     def status(r: dict) -> dict:
-        st = {"id_str": str(r["tweet_id"]), "created_at": _v1_time(r["created_at"]), "text": f"status {r['tweet_id']}",
-              "user": {"id_str": str(r["user_id"]), "screen_name": f"user{r['user_id']}",
-                       "followers_count": r.get("followers_count", 0)}}  # fmt: skip
-        return st
+        st = {
+            "id_str": str(r["tweet_id"]),
+            "created_at": _v1_time(r["created_at"]),
+            "text": f"status {r['tweet_id']}",
+            "user": {
+                "id_str": str(r["user_id"]),
+                "screen_name": f"user{r['user_id']}",
+                "followers_count": r.get("followers_count", 0),
+            },
+            "entities": {
+                "hashtags": [{"text": f"Tag{r['tweet_id'] % 3}"}],
+                "urls": [{"expanded_url": f"https://www.site{r['tweet_id'] % 2}.org/s/{r['tweet_id']}"}],
+            },
+        }
+        return st  # (a retweet's own entities are those of its original; only the original's are stored)
 
     out = []
     for t, r in timed:
@@ -222,6 +233,7 @@ def test_v1_statuses_accepted_by_the_intake_end_as_their_batch_upload_read_from_
         c = import_files(ws_batch, upload)
         assert c.status == c.Status.DONE, c.error
     batch = snapshot(ws_batch)
+    assert all(t[7] and t[8] and t[9] for t in batch["tweets"].values())  # each original's hashtag, link, domains
     assert_same(snapshot(ws_rows), batch)
     assert_same(snapshot(ws_bodies), batch)
     assert not StreamEvent.objects.filter(workspace__in=[ws_rows, ws_bodies]).exists()

@@ -57,3 +57,22 @@ def test_text_that_is_not_rows_in_this_layout_is_refused_naming_each_such_record
     with pytest.raises(_rows.UnreadableRows) as e:  # only the count gives this one away
         _rows.decode([f"{good},{good}", good])
     assert e.value.indices == [0]
+
+
+def test_an_originals_hashtags_and_links_are_kept_and_a_retweets_are_not():
+    rows = [RETWEET, ORIGINAL]
+    table = _table(rows)
+    table.hashtags = np.array(["ignored", "5g vaccine"], dtype=object)
+    table.urls = np.array([None, "https://example.com/a"], dtype=object)
+    _keys, texts = _rows.encode_runs(np.zeros(2, np.int64), table, [r[5] for r in rows])
+    got, _fields = _rows.decode(texts)
+    assert list(got.hashtags) == [None, "5g vaccine"]
+    assert list(got.urls) == [None, "https://example.com/a"]
+
+
+def test_rows_stored_before_the_entities_are_read_without_them_beside_todays():
+    old = '[[7,-1,5,1577836800.0,12.0,"id_str","alice","the claim"]]'  # eight columns: no hashtags, no urls
+    table, fields = _rows.decode([_encode([RETWEET]), old])
+    assert table.tweet_id.tolist() == [8, 7] and table.lines.tolist() == [0, 1]
+    assert list(table.text) == [None, "the claim"] and fields == ["id_str", "id_str"]
+    assert list(table.hashtags) == [None, None] and list(table.urls) == [None, None]
