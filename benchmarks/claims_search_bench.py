@@ -16,7 +16,9 @@ words (rank 1 is ~9% of all words, as "the" is in English), then its hashtags as
 ``https://t.co/...`` link per URL; 0-3 hashtags from a Zipf vocabulary of 5,000; 0-2 URLs to 2,000 Zipf domains
 (``www.``, bare or a ``news.``/``m.``/``blog.``/``video.`` subdomain; a Zipf article path); ``domains`` by
 ``compute.entities.domains_of``; labels; times over two years (each chunk a slice of them, in order, as uploads
-come); 30% of the tweets computed (a reach). The tweet table's secondary indexes are dropped for the load and
+come; with ``--layout upload``, the default, in time order inside each chunk, as the import's merge writes an
+upload; with ``scattered``, in random order inside it, as many uploads of the same days would lie); 30% of the
+tweets computed (a reach). The tweet table's secondary indexes are dropped for the load and
 created again after it (their definitions read from the catalog, ``maintenance_work_mem`` 1GB for the session),
 foreign-key triggers are skipped (``session_replication_role = replica``: the generated keys are consistent),
 then ``VACUUM ANALYZE monitor_tweet`` (what autovacuum would do after such a load). Load time and sizes are
@@ -110,7 +112,7 @@ TWEET_COLUMNS = ("workspace_id", "tweet_id", "author_id", "created_at", "text", 
 
 def _chunk_rows(job: tuple) -> tuple[int, float, float]:
     """Generate chunk ``k`` and COPY it into monitor_tweet over its own connection: (rows, generate s, copy s)."""
-    (k, n_chunks, start, n, seed, ws_id, author_pks_path, url) = job
+    (k, n_chunks, start, n, seed, ws_id, author_pks_path, url, layout) = job
     import dj_database_url
     import psycopg
 
@@ -122,8 +124,11 @@ def _chunk_rows(job: tuple) -> tuple[int, float, float]:
     author_pks = np.load(author_pks_path)
     rng = np.random.default_rng([seed, k])
     wcdf, tcdf, dcdf, acdf = zipf_cdf(N_WORDS), zipf_cdf(N_TAGS), zipf_cdf(N_DOMAINS), zipf_cdf(N_ARTICLES, 1.1)
-    # times: this chunk's slice of the two years, in random order inside it
+    # times: this chunk's slice of the two years; in time order inside it, as the import's merge writes an
+    # upload's tweets (--layout upload), or in random order (--layout scattered: many uploads of the same days)
     sec = (k + rng.random(n)) / n_chunks * SPAN_S
+    if layout == "upload":
+        sec = np.sort(sec)
     ms = (START.timestamp() * 1000 + sec * 1000).astype(np.int64)
     tweet_ids = ((ms - TWITTER_EPOCH_MS) << 22) | ((start + np.arange(n)) % (1 << 22))
     created = np.datetime_as_string(ms.astype("datetime64[ms]"), unit="ms").tolist()
@@ -237,7 +242,7 @@ def load(args, emit) -> int:
     np.save(pks_path, author_pks)
     chunk = args.chunk
     n_chunks = (n + chunk - 1) // chunk
-    jobs = [(k, n_chunks, k * chunk, min(chunk, n - k * chunk), args.seed, ws.pk, str(pks_path), args.url)
+    jobs = [(k, n_chunks, k * chunk, min(chunk, n - k * chunk), args.seed, ws.pk, str(pks_path), args.url, args.layout)
             for k in range(n_chunks)]  # fmt: skip
     t = time.perf_counter()
     gen_s = copy_s = 0.0
@@ -266,7 +271,8 @@ def load(args, emit) -> int:
         cur.execute("VACUUM ANALYZE monitor_tweet")
         cur.execute("ANALYZE monitor_account")
     vacuum_s = time.perf_counter() - t
-    emit({"case": "load", "tweets": n, "accounts": n_accounts, "chunks": n_chunks, "workers": args.workers,
+    emit({"case": "load", "tweets": n, "accounts": n_accounts, "chunks": n_chunks, "layout": args.layout,
+          "workers": args.workers,
           "copy_wall_s": round(copy_wall, 1), "generate_cpu_s": round(gen_s, 1), "copy_s": round(copy_s, 1),
           "indexes_s": round(indexes_wall, 1), "index_s": {k: round(v, 1) for k, v in index_s.items()},
           "vacuum_analyze_s": round(vacuum_s, 1), "total_s": round(time.perf_counter() - t_all, 1)})  # fmt: skip
@@ -392,6 +398,12 @@ def main() -> int:
     ap.add_argument("--tweets", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=250_000, help="tweets generated and copied per job")
+    ap.add_argument(
+        "--layout",
+        choices=("upload", "scattered"),
+        default="upload",
+        help="tweets in time order inside each chunk, as the import writes them, or in random order",
+    )
     ap.add_argument("--workers", type=int, default=2, help="processes generating and copying chunks at once")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--sorts", default="relevance,newest,reach")

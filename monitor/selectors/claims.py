@@ -313,7 +313,7 @@ def tweet_search(
             tweets = q.select_related("author").only(*_ONLY)[: CANDIDATES + 1]
             return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
 
-        pool = _pool_by_index(ws, qs, newest, fetch, window) if _postgres() else None
+        pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
         if pool is None:
             pool = fetch(newest)
         total = len(pool)
@@ -356,14 +356,17 @@ def _estimate(qs: QuerySet) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def _pool_by_index(ws: Workspace, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
+def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
     """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
     the walk of the time index is the cheap way (see above), or the window holds no tweet."""
     matches = max(_estimate(qs), 1.0)
     if (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS:
         return None
     slices: tuple = (None,)
-    if matches > GIN_ROWS:
+    # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for
+    # 25,751 at 10M tweets, and reading them all through the GIN index took 160 ms where the slices take 60
+    prefix = any(t.kind == "url" and not t.negated for clause in query.clauses for t in clause)
+    if matches > GIN_ROWS or prefix:
         last = Tweet.objects.filter(Q(workspace=ws) & window.filter("created_at__date")).aggregate(t=Max("created_at"))
         if last["t"] is None:
             return None

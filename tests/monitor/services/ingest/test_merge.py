@@ -12,7 +12,7 @@ import pytest
 from django.db import connection, transaction
 
 from monitor.db import dialect
-from monitor.models import Account, Collection, Follow, FollowerCount, Retweet
+from monitor.models import Account, Collection, Follow, FollowerCount, Retweet, Tweet
 from monitor.services.ingest import load_files
 from monitor.services.ingest.merge import MERGE_LOCK_CLASS
 from tests.webapp import THESIS
@@ -237,3 +237,16 @@ def again_nothing(c) -> bool:
     assert c.status == Collection.Status.DONE, c.error
     keys = ("accounts_new", "retweets_stored", "follows_new", "follower_counts_new")
     return all(c.counts.get(k, 0) == 0 for k in keys) and not c.counts.get("accounts_renamed")
+
+
+def test_an_uploads_tweets_are_written_in_time_order_whatever_the_files_order(ws_a, import_files, tmp_path):
+    # the newest-first reads walk the time index: rows written in time order are neighbours in the table's pages
+    tweets = tmp_path / "reversed.csv"
+    rows = [f"{5000 + i},,{300 + i % 3},2021-03-{28 - i:02d}T12:00:00Z,10,u{i % 3}\n" for i in range(20)]
+    tweets.write_text(CSV_HEAD + "".join(rows))  # ids ascending, times descending
+    c = import_files(ws_a, [tweets])
+    assert c.status == Collection.Status.DONE, c.error
+    # the order they were inserted in: their keys, drawn from the sequence row by row (their places in the pages
+    # follow it too where the table has no free space earlier on, which a test database cannot promise)
+    inserted = list(Tweet.objects.filter(workspace=ws_a).order_by("pk").values_list("created_at", flat=True))
+    assert len(inserted) == 20 and inserted == sorted(inserted)
