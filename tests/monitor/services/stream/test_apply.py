@@ -118,21 +118,11 @@ def snapshot(ws) -> dict:
             "publisher_id", "day", "label", "tweets", "reach"
         )
     }
+    columns = ("tweet_id", "compute_status", "n_participants", "n_edges", "n_orphans", "reach", "unit", "label",
+               "hashtags", "urls", "domains")  # fmt: skip
     tweets = {
         t: (s, n, e, o, None if r is None else round(r, 9), u, lab, tags, urls, domains)
-        for t, s, n, e, o, r, u, lab, tags, urls, domains in Tweet.objects.filter(workspace=ws).values_list(
-            "tweet_id",
-            "compute_status",
-            "n_participants",
-            "n_edges",
-            "n_orphans",
-            "reach",
-            "unit",
-            "label",
-            "hashtags",
-            "urls",
-            "domains",
-        )
+        for t, s, n, e, o, r, u, lab, tags, urls, domains in Tweet.objects.filter(workspace=ws).values_list(*columns)
     }
     return {"edges": edges, "influence": influence, "daily": daily, "publisherday": pubday, "tweets": tweets}
 
