@@ -344,8 +344,9 @@ def run_searches(args, ws_pk: int, emit) -> list[dict]:
         t = time.perf_counter()
         from monitor.selectors.claims import matching
 
-        sql, params = parse_query(text).tsquery()
-        n_match = matching(ws, parse_query(text)).count()
+        query = parse_query(text)
+        sql, params = query.tsquery()
+        n_match = matching(ws, query).count()
         emit({"case": "query", "kind": kind, "query": text, "tsquery": [sql, params], "matches": n_match,
               "expected_share": None if share is None else round(share, 6),
               "count_s": round(time.perf_counter() - t, 2)})  # fmt: skip
