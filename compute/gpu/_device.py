@@ -119,9 +119,3 @@ class Timer:
             b.synchronize()
             out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
         return out
-
-
-def set_of(indptr: cp.ndarray, size: int) -> cp.ndarray:
-    """The set (row) each of the ``size`` entries of a CSR with ``indptr`` belongs to (cupy.repeat takes no device
-    array of counts)."""
-    return cp.searchsorted(indptr[1:], cp.arange(size, dtype=cp.int64), side="right")

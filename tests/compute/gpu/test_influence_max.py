@@ -117,7 +117,7 @@ def test_imgpu_traversal_picks_the_cpus_seeds(name, p, weighted):
 
 
 def test_imgpu_sketches_the_snapshots_the_cpu_sketches(monkeypatch):
-    import compute.gpu._imgpu as twin
+    import compute.gpu.influence_max as twin
 
     monkeypatch.setattr(im, "EXACT_ENTRIES", 300)
     monkeypatch.setattr(twin, "EXACT_ENTRIES", 300)
@@ -133,7 +133,7 @@ def test_imgpu_strong_components_are_scipys():
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
-    import compute.gpu._imgpu as twin
+    import compute.gpu.influence_max as twin
 
     rng = np.random.default_rng()
     size, m = 20000, 30000
