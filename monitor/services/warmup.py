@@ -73,7 +73,8 @@ VARIANTS = (
 
 @dataclass
 class WarmResult:
-    """What a warm-up did: reads stored (``done``), failed, and not reached before the deadline (``skipped``)."""
+    """What a warm-up did: reads stored (``done``), failed, and not reached before the deadline (``skipped``; at
+    least that many: past the deadline a read whose choice needs a query ends the count)."""
 
     done: int = 0
     failed: int = 0
@@ -177,12 +178,29 @@ def _enabled(seconds: float | None) -> bool:
 
 
 def _warm_reads(reads: Iterator[tuple[str, Callable[[], object]]], res: WarmResult, seconds: float | None) -> None:
-    """Run ``reads`` in turn until the time bound, counting into ``res``."""
+    """Run ``reads`` in turn until the time bound, counting into ``res``. Choosing the next read (the generators'
+    own queries: the busiest publishers, the top accounts, the largest cascades) is bounded and isolated like a
+    read: at 10M retweets the largest cascades' query once outlived the statement timeout the last read had left
+    behind, outside any savepoint, and took every read warmed before it down with the whole warm-up."""
     t0 = time.monotonic()
     deadline = t0 + _budget(seconds)
+    it = iter(reads)
     try:
-        for _name, read in reads:
-            if time.monotonic() >= deadline:
+        while True:
+            late = time.monotonic() >= deadline
+            try:
+                with _bounded(deadline):
+                    _name, read = next(it)
+            except StopIteration:
+                break
+            except Exception:
+                if late or time.monotonic() >= deadline:  # its query met the bound: what it chose is left cold
+                    res.skipped += 1
+                else:
+                    log.warning("choosing the next read to warm failed; the pages left build theirs", exc_info=True)
+                    res.failed += 1
+                break  # a generator that raised is finished
+            if late:
                 res.skipped += 1
                 continue
             if _one(read, deadline):
@@ -193,13 +211,21 @@ def _warm_reads(reads: Iterator[tuple[str, Callable[[], object]]], res: WarmResu
         res.seconds = time.monotonic() - t0
 
 
+@contextlib.contextmanager
+def _bounded(deadline: float) -> Iterator[None]:
+    """A savepoint whose statements stop at the deadline: one that fails rolls back to it, not the warm-up's
+    transaction. ``SET LOCAL`` outlives the savepoint once it is released, so every step sets its own."""
+    with transaction.atomic():
+        left_ms = max(1, int(1000 * (deadline - time.monotonic())))
+        with connection.cursor() as cur:  # PostgreSQL's: read_cache_warm runs on nothing else
+            cur.execute(f"SET LOCAL statement_timeout = {left_ms}")
+        yield
+
+
 def _one(read: Callable[[], object], deadline: float) -> bool:
     """Run one read in a savepoint whose statements stop at the deadline; False (logged) if it failed."""
     try:
-        with transaction.atomic():
-            left_ms = max(1, int(1000 * (deadline - time.monotonic())))
-            with connection.cursor() as cur:  # PostgreSQL's: read_cache_warm runs on nothing else
-                cur.execute(f"SET LOCAL statement_timeout = {left_ms}")
+        with _bounded(deadline):
             read()
         return True
     except Exception:

@@ -100,6 +100,41 @@ def test_a_warm_up_that_fails_does_not_fail_the_run(computed, alice, client, run
     assert client.get(f"/w/{computed.slug}/").status_code == 200
 
 
+def test_a_warm_up_whose_bound_runs_out_before_it_chooses_the_next_pages_fails_nothing(
+    computed, run_tasks, monkeypatch, caplog, read_cache
+):
+    # at 10M retweets the largest cascades' query ran after the bound, under the statement timeout the last read
+    # had left set, outside any savepoint: it was cancelled, the warm-up's transaction aborted and the run logged
+    # an error for a warm-up that had only run out of time
+    import time
+
+    from django.db import connection
+
+    from monitor.services import warmup
+
+    read_cache.SPREADWATCH_WARM_SECONDS = 1.0
+
+    def late_top_accounts(ws, n):
+        time.sleep(1.2)  # the bound runs out while the top accounts are chosen
+        return []
+
+    def slow_cascades(ws, n):
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_sleep(2)")
+        return []
+
+    monkeypatch.setattr(warmup, "_top_accounts", late_top_accounts)
+    monkeypatch.setattr(warmup, "_largest_cascades", slow_cascades)
+    caplog.set_level(logging.WARNING, logger="monitor.services.warmup")
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert any("left to their first reader" in n for n in run.notes), run.notes
+    assert not any("failed" in n for n in run.notes), run.notes
+    assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
+    assert run.timings["warm_s"] < 3.0  # the cascades' query was stopped, not given its 2 s after the 1.2
+
+
 def test_a_warm_up_stops_at_its_time_limit_and_says_what_it_left(computed, run_tasks, read_cache):
     read_cache.SPREADWATCH_WARM_SECONDS = 1e-9
     run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
