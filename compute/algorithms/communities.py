@@ -14,8 +14,8 @@ Meyerhenke 2016), chosen by measurement against igraph's Leiden and leidenalg (`
 
 There is no GPU twin: RAPIDS' cuGraph, the only well-kept GPU Louvain/Leiden, cannot travel to the lent GPU
 machine. ``backend="gpu"`` is refused by name; ``auto`` runs on the CPU. At the ``twitter`` preset's scale 0.1
-the call takes 25-28 s on a 2-core machine, 19-22 s of it PLM; what surrounds the library (its input, the
-modularity, the community table) is numba loops over the view's rows, a fraction of a second each.
+the call took 25-28 s on one 2-core host and 47-50 s on a slower one, PLM two thirds to three quarters of it;
+what surrounds the library (its input, the modularity, the community table) is numba loops over the view's rows.
 """
 
 from __future__ import annotations
