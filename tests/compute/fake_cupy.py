@@ -1,5 +1,6 @@
-"""A NumPy stand-in for the small part of CuPy that :mod:`compute.gpu.influence_max` uses, with its CUDA kernels
-transliterated to Python (one loop over the launch's threads; atomics are plain updates).
+"""A NumPy stand-in for the small part of CuPy that :mod:`compute.gpu.influence_max` and its IMGPU traversal
+(:mod:`compute.gpu._imgpu`) use, with the twin's CUDA kernels transliterated to Python (one loop over the launch's
+threads; atomics are plain updates).
 
 It lets a machine without a GPU run the twin's host-side driver — chunking, frontier segments, hash-table growth,
 packing, the greedy loop — and compare it with the CPU reference. It tests the driver and the kernels' logic as
@@ -204,6 +205,6 @@ def install(monkeypatch) -> types.ModuleType:
     pkg = types.ModuleType("compute.gpu")
     pkg.__path__ = [str(Path(__file__).resolve().parents[2] / "compute" / "gpu")]
     monkeypatch.setitem(sys.modules, "compute.gpu", pkg)
-    for name in ("compute.gpu._device", "compute.gpu.influence_max"):
+    for name in ("compute.gpu._device", "compute.gpu._imgpu", "compute.gpu.influence_max"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return importlib.import_module("compute.gpu.influence_max")

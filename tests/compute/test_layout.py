@@ -15,7 +15,7 @@ from tests.importgraph import import_graph, loops
 ROOT = Path(__file__).resolve().parents[2]
 COMPUTE = ROOT / "compute"
 #: modules of compute/gpu/ that are helpers of the twins, not twins
-GPU_HELPERS = {"__init__", "_device", "_wtf_kernels", "bench"}
+GPU_HELPERS = {"__init__", "_device", "_imgpu", "_wtf_kernels", "bench"}
 
 
 def _tree(path: Path) -> ast.Module:

@@ -5,6 +5,8 @@ tests/compute/gpu/test_influence_max.py."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,12 @@ from ..fake_cupy import install
 @pytest.fixture
 def twin(monkeypatch):
     return install(monkeypatch)
+
+
+@pytest.fixture
+def imgpu(twin):
+    """The twin's IMGPU traversal (compute/gpu/_imgpu.py), as loaded with the twin on the stand-in."""
+    return importlib.import_module("compute.gpu._imgpu")
 
 
 def model_for(seed: int, p, weighted: bool = False, n: int = 120, m: int = 700):
@@ -96,9 +104,9 @@ def test_the_twins_imgpu_traversal_picks_the_cpus_seeds(twin, p, weighted):
     assert res.notes == notes and res.backend == "gpu" and res.snapshots == 15
 
 
-def test_the_twins_imgpu_sketches_the_same_snapshots_as_the_cpu(twin, monkeypatch):
+def test_the_twins_imgpu_sketches_the_same_snapshots_as_the_cpu(twin, imgpu, monkeypatch):
     monkeypatch.setattr(im, "EXACT_ENTRIES", 40)
-    monkeypatch.setattr(twin, "EXACT_ENTRIES", 40)
+    monkeypatch.setattr(imgpu, "EXACT_ENTRIES", 40)
     model = model_for(7, 0.35)
     nodes, gains, notes = im.imgpu_cpu(model, k=5, snapshots=12, seed=2)
     res = twin.influence_max(model, k=5, method="imgpu", snapshots=12, seed=2)
@@ -107,14 +115,14 @@ def test_the_twins_imgpu_sketches_the_same_snapshots_as_the_cpu(twin, monkeypatc
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_twins_strong_components_are_scipys_named_by_their_smallest_node(twin, seed):
+def test_the_twins_strong_components_are_scipys_named_by_their_smallest_node(imgpu, seed):
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
     rng = np.random.default_rng(seed)
     size, m = 300, 420 + 60 * seed  # around one edge per node: cycles, chains and many trivial components
     a, b = rng.integers(0, size, m), rng.integers(0, size, m)
-    label = np.asarray(twin._scc_min_labels(size, a.astype(np.int64), b.astype(np.int64)))
+    label = np.asarray(imgpu._scc_min_labels(size, a.astype(np.int64), b.astype(np.int64)))
     nc, ref = connected_components(csr_array((np.ones(m), (a, b)), shape=(size, size)), connection="strong")
     canon = im.canonical_labels(ref.astype(np.int64), nc)
     assert nc < size - 20  # some components have several nodes
@@ -123,11 +131,11 @@ def test_the_twins_strong_components_are_scipys_named_by_their_smallest_node(twi
     assert np.array_equal(label, smallest[canon])
 
 
-def test_a_node_between_two_cycles_is_its_own_component(twin):
+def test_a_node_between_two_cycles_is_its_own_component(imgpu):
     # 3 is reached from the cycle {2, 4} (so it carries label 2 after propagation) and reaches the cycle {0, 1}
     a = np.array([0, 1, 2, 4, 4, 3], dtype=np.int64)
     b = np.array([1, 0, 4, 2, 3, 0], dtype=np.int64)
-    assert np.asarray(twin._scc_min_labels(5, a, b)).tolist() == [0, 0, 2, 3, 2]
+    assert np.asarray(imgpu._scc_min_labels(5, a, b)).tolist() == [0, 0, 2, 3, 2]
 
 
 def test_the_twins_imgpu_sweeps_snapshots_in_groups_that_fit_its_memory(twin, monkeypatch):

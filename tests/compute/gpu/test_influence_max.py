@@ -117,10 +117,10 @@ def test_imgpu_traversal_picks_the_cpus_seeds(name, p, weighted):
 
 
 def test_imgpu_sketches_the_snapshots_the_cpu_sketches(monkeypatch):
-    import compute.gpu.influence_max as twin
+    import compute.gpu._imgpu as imgpu
 
     monkeypatch.setattr(im, "EXACT_ENTRIES", 300)
-    monkeypatch.setattr(twin, "EXACT_ENTRIES", 300)
+    monkeypatch.setattr(imgpu, "EXACT_ENTRIES", 300)
     model = fresh_model(9, 1500, 9000, 0.3)
     cpu = im.influence_max(model, k=6, method="imgpu", snapshots=12, seed=4, backend="cpu")
     gpu = im.influence_max(model, k=6, method="imgpu", snapshots=12, seed=4, backend="gpu")
@@ -133,12 +133,12 @@ def test_imgpu_strong_components_are_scipys():
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
-    import compute.gpu.influence_max as twin
+    import compute.gpu._imgpu as imgpu
 
     rng = np.random.default_rng()
     size, m = 20000, 30000
     a, b = rng.integers(0, size, m), rng.integers(0, size, m)
-    label = twin._scc_min_labels(size, cp.asarray(a), cp.asarray(b)).get()
+    label = imgpu._scc_min_labels(size, cp.asarray(a), cp.asarray(b)).get()
     nc, ref = connected_components(csr_array((np.ones(m), (a, b)), shape=(size, size)), connection="strong")
     canon = im.canonical_labels(ref.astype(np.int64), nc)
     smallest = np.full(nc, size)
