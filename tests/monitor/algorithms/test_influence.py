@@ -7,6 +7,7 @@ import datetime as dt
 
 import numpy as np
 import pytest
+from django.db import connection
 
 from compute.backends import is_device_oom
 from monitor import selectors, services
@@ -120,6 +121,28 @@ def test_it_recomputes_the_whole_workspace_with_another_orphan_policy(ws_a, impo
     assert run.status == "done" and run.orphans == "attach"
     # attached to the publisher, everyone's followers reach b: 2 + (8+1+4+16+32) on day 1, 2 + (16+32+4+1) on day 2
     assert total_by_name(ws_a)["b"] == 2 + 61 + 2 + 53
+
+
+def _tweet_updates() -> tuple[int, int]:
+    """This transaction's updates of tweet rows so far: all of them, and those made in place (HOT)."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'monitor_tweet'")
+        row = cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HOT updates and fillfactor are PostgreSQL's")
+def test_a_run_updates_its_tweets_in_place_without_touching_their_indexes(ws_a, import_files, run_tasks):
+    import_files(ws_a, [THESIS / "tweets.csv"])
+    upd0, hot0 = _tweet_updates()
+    run_tasks(services.compute_run_start, workspace=ws_a, orphans="attach", backend="cpu")
+    upd, hot = _tweet_updates()
+    # the second run writes another run into each tweet: no index may cover what it writes (migration 0036)
+    assert upd - upd0 >= Tweet.objects.filter(workspace=ws_a).count() > 0
+    assert hot - hot0 == upd - upd0
+    with connection.cursor() as cur:  # and the pages the table fills leave room for the new versions
+        cur.execute("SELECT reloptions FROM pg_class WHERE relname = 'monitor_tweet'")
+        assert "fillfactor=50" in (cur.fetchone()[0] or [])
 
 
 def test_it_rejects_a_cyclic_given_graph_without_times(ws_a, import_files, tmp_path):
