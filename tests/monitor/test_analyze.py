@@ -61,3 +61,26 @@ def test_a_table_is_analysed_once_it_has_grown_by_a_tenth_not_at_every_bulk_writ
         need = _rows_to_stale("monitor_account", 100)
         assert analyze_after_bulk_write(cur, ["monitor_account"], need - 1) is False
         assert analyze_after_bulk_write(cur, ["monitor_account"], need) is True
+
+
+def _analysed_columns(table: str) -> set[str]:
+    with connection.cursor() as cur:
+        cur.execute("SELECT attname FROM pg_stats WHERE tablename = %s", [table])
+        return {row[0] for row in cur.fetchall()}
+
+
+def test_a_compute_refreshes_its_tweets_outcome_statistics_not_their_texts(ws_a, import_files, run_tasks, settings):
+    """The tweets' text and search document do not change in a compute: their statistics (the search's samples
+    every row) are not rebuilt by each batch."""
+    from monitor import services
+
+    settings.SPREADWATCH_ANALYZE_MIN_ROWS = 1
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    with connection.cursor() as cur:  # the statistics forgotten (in this test's transaction), then a compute
+        cur.execute("DELETE FROM pg_statistic WHERE starelid = 'monitor_tweet'::regclass")
+    assert not _analysed_columns("monitor_tweet")
+    run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    analysed = _analysed_columns("monitor_tweet")
+    assert {"compute_status", "reach", "compute_run_id"} <= analysed
+    assert not analysed & {"text", "search", "created_at"}
+    assert total_by_name(ws_a) == EXPECTED_TOTAL

@@ -110,7 +110,9 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             analyze_after_bulk_write(cur, tables, added)
             # a compute batch: its tweets' statuses went from pending to computed, which pages filter on
             if not changes:
-                analyze_after_bulk_write(cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True)
+                analyze_after_bulk_write(
+                    cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True, columns=TWEET_OUTCOME_COLUMNS
+                )
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:
@@ -351,6 +353,19 @@ def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarr
     write[i_new[same]] = False
     gone[i_old[same]] = False
     return write, gone
+
+
+#: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
+TWEET_OUTCOME_COLUMNS = (
+    "compute_status",
+    "n_participants",
+    "n_edges",
+    "n_orphans",
+    "reach",
+    "unit",
+    "computed_at",
+    "compute_run_id",
+)
 
 
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
