@@ -301,16 +301,7 @@ class TweetAdmin(admin.ModelAdmin):
     raw_id_fields = ("author", "collection")
     list_per_page = 50
     show_full_result_count = False
-    computed = (
-        "compute_status",
-        "n_participants",
-        "n_edges",
-        "n_orphans",
-        "reach",
-        "unit",
-        "computed_at",
-        "compute_run",
-    )
+    computed = Tweet.OUTCOME_FIELDS
     fieldsets = (
         (
             None,

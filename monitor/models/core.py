@@ -268,6 +268,18 @@ class Tweet(models.Model):
         "ComputeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
 
+    #: what a compute writes into its tweets (none of them indexed, so that its update is made in place: HOT)
+    OUTCOME_FIELDS = (
+        "compute_status",
+        "n_participants",
+        "n_edges",
+        "n_orphans",
+        "reach",
+        "unit",
+        "computed_at",
+        "compute_run",
+    )
+
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workspace", "tweet_id"], name="tweet_unique_status_id")]
         indexes = [

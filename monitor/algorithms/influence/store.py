@@ -25,7 +25,7 @@ from ...db import (
     int_array,
     temp_table_name,
 )
-from ...models import ComputeBatch, ComputeRun, Label
+from ...models import ComputeBatch, ComputeRun, Label, Tweet
 from ..base import report_phase
 from .batch import BatchResult
 from .rows import (
@@ -356,16 +356,7 @@ def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarr
 
 
 #: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
-TWEET_OUTCOME_COLUMNS = (
-    "compute_status",
-    "n_participants",
-    "n_edges",
-    "n_orphans",
-    "reach",
-    "unit",
-    "computed_at",
-    "compute_run_id",
-)
+TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
 
 
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
