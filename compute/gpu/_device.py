@@ -1,4 +1,5 @@
-"""Device helpers shared by the GPU kernels: compiled-module cache, memory budget, timing."""
+"""Device helpers shared by the GPU kernels: compiled-module cache, memory budget, timing, a CSR's row of each
+entry."""
 
 from __future__ import annotations
 
@@ -119,3 +120,9 @@ class Timer:
             b.synchronize()
             out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
         return out
+
+
+def set_of(indptr: cp.ndarray, size: int) -> cp.ndarray:
+    """The row (set) each of a CSR's first ``size`` entries belongs to (cupy.repeat takes no device array of
+    counts)."""
+    return cp.searchsorted(indptr[1:], cp.arange(size, dtype=cp.int64), side="right")

@@ -4,8 +4,6 @@ disjoint union (the CPU reference's coins), SCCs by trimming, min-label propagat
 by their smallest node, the reference's canonical numbering), the condensation and its levels, then per round a
 level-by-level sweep of every snapshot: merged reach lists by one sort/unique of (component, entry) keys per
 level, or the reference's bottom-k sketches. docs/influence_max.md says what is equal to the CPU and when.
-
-Also :func:`set_of`, the CSR row-of-entry helper the twin's greedy and baselines use too.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import cupy as cp
 import numpy as np
 
 from ..influence_model import EDGE_SALT, GOLDEN, STREAM_SNAPSHOTS, ICModel, base_key, mix64
-from ._device import memory_budget
+from ._device import memory_budget, set_of
 
 #: reach-list entries one snapshot may use before it switches to sketches (the CPU reference's EXACT_ENTRIES)
 EXACT_ENTRIES = int(os.environ.get("SPREADWATCH_IMGPU_EXACT_ENTRIES", 1 << 25))
@@ -25,11 +23,6 @@ EXACT_ENTRIES = int(os.environ.get("SPREADWATCH_IMGPU_EXACT_ENTRIES", 1 << 25))
 SKETCH_K = 64
 
 _U = np.uint64
-
-
-def set_of(indptr: cp.ndarray, size: int) -> cp.ndarray:
-    """The set each of the ``size`` entries belongs to (cupy.repeat takes no device array of counts)."""
-    return cp.searchsorted(indptr[1:], cp.arange(size, dtype=cp.int64), side="right")
 
 
 def _mix64_dev(z: cp.ndarray) -> cp.ndarray:

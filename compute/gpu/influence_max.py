@@ -57,8 +57,8 @@ from ..influence_model import (
     paired_comparison,
     selection_from_counts,
 )
-from ._device import memory_budget, module
-from ._imgpu import imgpu_device, set_of
+from ._device import memory_budget, module, set_of
+from ._imgpu import imgpu_device
 
 __all__ = ["compare_spreads", "evaluate_spread", "imm_sample_size", "influence_max", "rr_sets", "select_seeds"]
 

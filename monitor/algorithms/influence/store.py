@@ -43,6 +43,9 @@ from .rows import (
 
 log = logging.getLogger(__name__)
 
+#: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
+TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
+
 # --- one batch: storing ------------------------------------------------------------------------------------------
 
 
@@ -353,10 +356,6 @@ def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarr
     write[i_new[same]] = False
     gone[i_old[same]] = False
     return write, gone
-
-
-#: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
-TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
 
 
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
