@@ -58,7 +58,7 @@ from ..results import (
     push_epsilon,
     recommendations,
 )
-from ._device import replayable
+from ._device import replayable, set_of
 from ._wtf_kernels import _BINS, _LONG, _ROWS_PER_BLOCK, _WARPS, _kernel, _width
 from .wtf_push import local_block
 
@@ -134,7 +134,7 @@ class _Walk:
         self.rank[self.order] = cp.arange(n, dtype=cp.int64)
         m = len(out.indices)
         # walk edge u -> v: pull row rank[v] lists rank[u]; (row, entry) keys sorted
-        src = self.rank[cp.searchsorted(out.indptr[1:], cp.arange(m, dtype=cp.int64), side="right")]
+        src = self.rank[set_of(out.indptr, m)]
         dst = self.rank[out.indices]
         keys = dst * max(n, 1) + src
         del src
@@ -176,7 +176,7 @@ class _DeviceGraph:
         self.n = g.n_nodes
         self.forward = _Csr(indptr, indices)
         # the reverse CSR: (target, source) keys sorted, so each reverse row lists its sources ascending
-        src = cp.searchsorted(indptr[1:], cp.arange(len(indices), dtype=cp.int64), side="right")
+        src = set_of(indptr, len(indices))
         keys = cp.sort(indices.astype(cp.int64) * max(self.n, 1) + src)
         del src
         t_indptr = cp.zeros(self.n + 1, dtype=cp.int64)
