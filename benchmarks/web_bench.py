@@ -8,6 +8,11 @@ It needs DATABASE_URL to point at PostgreSQL (with_services provides it) and wri
 Celery task would: the time is the wall time of ``collection_create`` returning with the run done, plus the
 first ranking request. The page latency is measured with Django's test client (view + template + SQL, no
 network), over the overall ranking and the ten biggest publishers' rankings, every aggregate.
+
+The process's resident memory is sampled every 0.05 s (``--rss-every``) from the upload to the last request:
+``peak_rss_mb`` is its highest value (what ``/usr/bin/time -v`` reports for the process, without the input's
+generation) and ``peak_rss_at_s`` when it came, seconds from the upload, to be read against the import's and the
+run's step times; ``rss_trace_mb`` has each second's highest sample, anonymous and file-backed.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -26,12 +32,46 @@ os.environ.setdefault("SPREADWATCH_BACKEND", "cpu")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 
 
+class RssSampler(threading.Thread):
+    """Samples this process's resident set size (``/proc/self/status``) until stopped; keeps the peak and when."""
+
+    def __init__(self, every: float):
+        super().__init__(daemon=True)
+        self.every, self.t0 = every, time.perf_counter()
+        self.peak_kb, self.peak_at = 0, 0.0
+        self.trace: list[tuple[int, int, int]] = []  # (second, MB anonymous, MB file-backed) at each second's top
+        self.done = threading.Event()
+
+    @staticmethod
+    def rss_kb() -> dict[str, int]:
+        """VmRSS and its anonymous and file-backed parts (mapped files: the follower graph's, for one), in kB."""
+        with open("/proc/self/status") as f:
+            return {
+                k: int(v.split()[0])
+                for k, v in (ln.split(":", 1) for ln in f)
+                if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile")
+            }
+
+    def run(self) -> None:
+        second, top = 0, (0, 0, 0)
+        while not self.done.wait(self.every):
+            t, kb = time.perf_counter() - self.t0, self.rss_kb()
+            if kb["VmRSS"] > self.peak_kb:
+                self.peak_kb, self.peak_at = kb["VmRSS"], t
+            if int(t) > second:
+                self.trace.append((second, top[1] // 1024, top[2] // 1024))
+                second, top = int(t), (0, 0, 0)
+            if kb["VmRSS"] > top[0]:
+                top = (kb["VmRSS"], kb["RssAnon"], kb["RssFile"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--retweets", type=int, default=1_000_000)
     ap.add_argument("--data", default=str(ROOT / "var" / "bench1m"), help="folder for the generated files")
     ap.add_argument("--requests", type=int, default=200, help="ranking page requests for the latency")
     ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--rss-every", type=float, default=0.05, help="seconds between two samples of the memory")
     args = ap.parse_args()
 
     from _setup import django_on_postgres, generated_collection
@@ -59,6 +99,9 @@ def main() -> int:
     with connection.cursor() as cur:
         cur.execute("VACUUM ANALYZE")
 
+    rss = RssSampler(args.rss_every)
+    rss_before_mb = rss.rss_kb()["VmRSS"] // 1024  # the input's generation, when it ran in this process
+    rss.start()
     t0 = time.perf_counter()
     c = services.collection_create(workspace=ws, files=files, user=user, name="bench 1M")
     c.refresh_from_db()
@@ -100,6 +143,9 @@ def main() -> int:
         lat["one publisher" if "/publishers/" in u else "all publishers"].append(time.perf_counter() - t)
         assert resp.status_code == 200, (u, resp.status_code)
 
+    t_requests = time.perf_counter() - t0
+    rss.done.set()
+
     def pct(xs: list[float], q: float) -> float:
         xs = sorted(xs)
         return round(1000 * xs[int(q * (len(xs) - 1))], 1)
@@ -130,11 +176,18 @@ def main() -> int:
         "ranking_p95_ms": pct(every, 0.95),
         "ranking_max_ms": pct(every, 1.0),
         "ranking_by_kind_ms": {k: {"n": len(v), "p50": pct(v, 0.5), "p95": pct(v, 0.95)} for k, v in lat.items()},
+        "peak_rss_mb": rss.peak_kb // 1024,
+        "peak_rss_at_s": round(rss.peak_at, 1),
+        "rss_before_upload_mb": rss_before_mb,
+        "requests_done_s": round(t_requests, 2),
+        "vm_hwm_mb": rss.rss_kb()["VmHWM"] // 1024,  # the kernel's high-water mark, the generation included
         "cpu_count": os.cpu_count(),
+        "rss_trace_mb": rss.trace,
     }
-    print(json.dumps(res, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
+    shown = json.dumps({k: v for k, v in res.items() if k != "rss_trace_mb"}, indent=2)
+    print(shown)
+    if args.json:  # the trace on one line
+        Path(args.json).write_text(f'{shown[:-2]},\n  "rss_trace_mb": {json.dumps(res["rss_trace_mb"])}\n}}\n')
     return 0
 
 

@@ -135,6 +135,36 @@ def test_a_warm_up_whose_bound_runs_out_before_it_chooses_the_next_pages_fails_n
     assert run.timings["warm_s"] < 3.0  # the cascades' query was stopped, not given its 2 s after the 1.2
 
 
+def test_a_warm_up_reads_the_all_time_sums_from_the_database_once_and_never_back_from_the_cache(
+    computed, run_tasks, monkeypatch
+):
+    """The overview builds the all-time sums; the warm-up's own read of them must not fetch them back whole (at
+    10M retweets a 207 MB entry, unpickled for nothing)."""
+    from django.core.cache import caches
+
+    from monitor.selectors import rankings
+
+    backend = type(caches["default"])
+    hits: list[str] = []
+    real_get = backend.get
+
+    def get(self, key, *args, **kwargs):
+        value = real_get(self, key, *args, **kwargs)
+        if value is not None:
+            hits.append(key)
+        return value
+
+    monkeypatch.setattr(backend, "get", get)
+    rankings._ALL_TIME.clear()
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE and "warm_s" in run.timings
+    key = rankings.all_time_sums.key_for(computed)  # the version the run committed, which it warmed
+    assert cache.has_key(key)
+    assert key not in hits
+    assert total_by_name(computed) == EXPECTED_TOTAL
+
+
 def test_a_warm_up_stops_at_its_time_limit_and_says_what_it_left(computed, run_tasks, read_cache):
     read_cache.SPREADWATCH_WARM_SECONDS = 1e-9
     run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
