@@ -109,6 +109,51 @@ def test_without_the_read_cache_there_is_no_snapshot(ws_a, import_files, setting
     assert total_by_name(ws_a) == EXPECTED_TOTAL  # from the daily rows
 
 
+# --- the snapshot's orders, grouped once per label filter ------------------------------------------------------
+
+
+def _reference_order(account, label, influence, cascades, own, labels, sort, spreaders_only):
+    """Each sort of the snapshot, transcribed row by row: sums per account, then score descending, ties by
+    account ascending (``cascades``: T_v, then total)."""
+    codes = {rankings._LABEL_CODES[x] for x in labels} if labels else None
+    sums: dict[int, list] = {}
+    for a, lab, i, c, o in zip(account.tolist(), label.tolist(), influence.tolist(), cascades.tolist(), own.tolist()):
+        if (codes is not None and lab not in codes) or (spreaders_only and o):
+            continue
+        s = sums.setdefault(a, [0.0, 0])
+        s[0] += i
+        s[1] += c
+    key = {
+        "total": lambda a: (-sums[a][0], a),
+        "mean": lambda a: (-sums[a][0], a),
+        "participation": lambda a: (-(sums[a][0] / max(sums[a][1], 1)), a),
+        "cascades": lambda a: (-sums[a][1], -sums[a][0], a),
+    }[sort]
+    return [(a, sums[a][0], sums[a][1]) for a in sorted(sums, key=key)]
+
+
+@pytest.mark.parametrize("spread", [1, 1000], ids=["keys in one run", "keys spread wide"])
+def test_every_sort_of_the_snapshot_ranks_like_its_rows_summed_one_by_one(spread):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    account = 100 + rng.integers(0, 400, n) * spread  # few distinct accounts: many rows each, many ties
+    label = rng.integers(0, 3, n)
+    influence = rng.integers(0, 4, n).astype(float) / 2  # halves: ties in the totals, exact sums
+    cascades = rng.integers(1, 3, n)
+    own = rng.random(n) < 0.1
+    snap = rankings._AllTime(account, label, influence, cascades, own, version=1)
+    labels_of = [None, [rankings.Label.choices[1][0]], [x for x, _ in rankings.Label.choices[:2]]]
+    for labels, sort, spreaders_only in itertools.product(labels_of, rankings.SORTS, [False, True]):
+        ids, total, t_v = snap.ordered(labels, sort, spreaders_only)
+        got = list(zip(ids.tolist(), total.tolist(), t_v.tolist(), strict=True))
+        want = _reference_order(account, label, influence, cascades, own, labels, sort, spreaders_only)
+        assert got == want, (labels, sort, spreaders_only)
+    # the mean's order is the total's (T is the same for every account): one order kept, not two
+    assert snap.ordered(None, "mean", True) is snap.ordered(None, "total", True)
+
+
 # --- a live stream: each version's recorded change added to the snapshot before it -------------------------------
 
 
