@@ -303,7 +303,7 @@ def all_time_prime(ws: Workspace) -> bool:
     return True
 
 
-@cached(rev=1)  # rev 1: the ``own`` column (issue 40); an entry without it would rank publishers on their own tweets
+@cached(rev=2)  # rev 1: the ``own`` column (issue 40); rev 2: narrowed columns
 def all_time_sums(ws: Workspace) -> tuple:
     """The snapshot's columns (account, label code, Σ influence, Σ T_v, own per (account, label, own): ``own``
     where the rows are the account's on its own tweets), read by one binary
@@ -329,7 +329,13 @@ def all_time_sums(ws: Workspace) -> tuple:
             [("account", "bigint"), ("label", "int"), ("influence", "float"), ("cascades", "bigint"),
              ("own", "int"), ("version", "bigint")],
         )  # fmt: skip
-    return (*cols, int(version[0]) if len(version) else None)
+    import numpy as np
+
+    account, code, influence, cascades, own = cols
+    # narrowed before they are cached: 22 bytes a pair instead of 48 (at 10M retweets 4.3M pairs, 95 MB instead of
+    # 173 MB that every web process fetches and unpickles once per data version); label codes are -1 .. 14
+    narrow = (account, code.astype(np.int8), influence, cascades.astype(np.int32), own.astype(bool))
+    return (*narrow, int(version[0]) if len(version) else None)
 
 
 @cached

@@ -283,8 +283,8 @@ def _rest_reads(ws: Workspace) -> Iterator[tuple[str, Callable[[], object]]]:
 def _unless_cached(read: Callable, ws: Workspace) -> Callable[[], object]:
     """``read(ws)`` (a :func:`~monitor.cache.cached` read) unless its entry is stored already. The all-time sums
     are built by the overview before them as a rule: reading them back anyway fetched the whole entry from the
-    cache and unpickled it for nothing (at 10M retweets 4.3M rows, 207 MB, about 0.7 s and 370 MB more of the
-    worker's peak memory, ``benchmarks/data_layer.md``)."""
+    cache and unpickled it for nothing (at 10M retweets 4.3M rows, a 173 MB entry before its columns were narrowed:
+    about 0.7 s and 370 MB more of the worker's peak memory, ``benchmarks/data_layer.md``)."""
 
     def run() -> None:
         from django.core.cache import cache

@@ -102,6 +102,17 @@ def test_the_all_time_ranking_reads_the_snapshot_and_other_windows_the_daily_row
     assert "monitor_dailyinfluence" in " ".join(x["sql"] for x in q.captured_queries)
 
 
+def test_the_cached_all_time_sums_take_22_bytes_a_pair_and_rank_as_before(ws_a, import_files, twitter16_zip):
+    import numpy as np
+
+    import_files(ws_a, [twitter16_zip])
+    *cols, version = rankings.all_time_sums(ws_a)
+    assert [c.dtype for c in cols] == [np.int64, np.int8, np.float64, np.int32, np.bool_]
+    assert sum(c.dtype.itemsize for c in cols) == 22 and version is not None
+    assert set(cols[1].tolist()) <= set(rankings._LABEL_CODES.values())
+    _assert_same(ws_a)
+
+
 def test_without_the_read_cache_there_is_no_snapshot(ws_a, import_files, settings):
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     settings.SPREADWATCH_READ_CACHE_SECONDS = 0
