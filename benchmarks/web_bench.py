@@ -10,9 +10,10 @@ first ranking request. The page latency is measured with Django's test client (v
 network), over the overall ranking and the ten biggest publishers' rankings, every aggregate.
 
 The process's resident memory is sampled every 0.05 s (``--rss-every``) from the upload to the last request:
-``peak_rss_mb`` is its highest value (what ``/usr/bin/time -v`` reports for the process, without the input's
-generation) and ``peak_rss_at_s`` when it came, seconds from the upload, to be read against the import's and the
-run's step times; ``rss_trace_mb`` has each second's highest sample, anonymous and file-backed.
+``peak_rss_mb`` is its highest value (without the input's generation; ``vm_hwm_mb``, the kernel's high-water mark
+that ``/usr/bin/time -v`` reports, can read lower: benchmarks/data_layer.md) and ``peak_rss_at_s`` when it came,
+seconds from the upload, to be read against the import's and the run's step times; ``rss_trace_mb`` has each
+second's highest sample, anonymous and file-backed.
 """
 
 from __future__ import annotations

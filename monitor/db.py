@@ -314,7 +314,6 @@ def _gathered(raw, text: str, columns: Sequence[tuple[str, str]]) -> list[np.nda
         if len(data) != n * dtype.itemsize:  # string_agg leaves NULLs out: the column would not line up
             raise ValueError(f"copy_out: column {name} has NULLs or another type")
         out.append(np.frombuffer(data, dtype).astype(np.float64 if kind == "float" else np.int64))
-        del data
     return out
 
 
