@@ -30,6 +30,15 @@ def test_it_draws_the_worked_examples_cascade(client, alice, ws_a, import_files)
     assert {n["name"]: n["role"] for n in data["nodes"]}["b"] == "publisher"
     assert data["timeline"] == {"n": 5, "points": [[1.0, 1], [2.0, 2], [3.0, 3], [4.0, 4], [5.0, 5]]}
     assert data["hidden"] == {"nodes": 0, "edges": 0}
+    # each drawn retweeter's delay after the tweet, the publisher's 0 (the time colouring reads them)
+    assert {n["name"]: n["delay"] for n in data["nodes"]} == {
+        "b": 0.0,
+        "d": 1.0,
+        "a": 2.0,
+        "c": 3.0,
+        "e": 4.0,
+        "f": 5.0,
+    }
 
 
 def test_it_cuts_a_large_cascade_and_says_what_is_hidden(client, alice, ws_a, import_files):
