@@ -98,6 +98,8 @@ def bump_data_version(ws_id: int) -> int:
         )
         row = cur.fetchone()
     number = int(row[0]) if row else 0
+    for stale in [k for k in _PENDING if k[0] == ws_id]:  # recorded by a transaction of this process that rolled back
+        _PENDING.pop(stale, None)
     key = _version_key(ws_id)
 
     def forget() -> None:
@@ -119,8 +121,10 @@ def bump_data_version(ws_id: int) -> int:
 # PostgreSQL for 330,000 rows), and a live stream bumps the version about once a second. So a write that knows
 # exactly how it changed those sums (a stream micro-batch: the daily rows it deleted and wrote) records the change
 # under the version it committed, and a process holding the snapshot of the version before applies it instead
-# of reading every row again. A version with no record (a compute run, an import, a purge; or Redis was down) is
-# read whole, as before.
+# of reading every row again. A compute batch records its change too (the daily rows it wrote less those it
+# replaced), so the warm-up after a run builds the new version's sums from the previous version's cached ones
+# (``selectors.rankings.all_time_sums``). A version with no record (an import, a purge, a compute batch on SQLite;
+# or Redis was down) is read whole, as before.
 
 ALL_TIME_DELTA_TTL = 600  # seconds a record is kept: a process further behind than that reads the sums whole
 
@@ -152,12 +156,31 @@ def record_all_time_delta(ws_id: int, number: int, delta: Any) -> None:
     if created is None:
         return
     key = _all_time_delta_key(version_name(ws_id, created, number))
+    txid = _transaction_id()
+    if txid is not None:  # until the commit, for the reads of this transaction (the run's warm-up)
+        _PENDING[(ws_id, number)] = (txid, delta)
 
     def put() -> None:
+        _PENDING.pop((ws_id, number), None)
         with contextlib.suppress(Exception):
             cache.set(key, delta, timeout=ALL_TIME_DELTA_TTL)
 
     transaction.on_commit(put, robust=True)
+
+
+#: the changes recorded by this process's open transactions, until they commit: (workspace, version) -> (the
+#: PostgreSQL transaction's id, the change). One whose transaction rolled back stays until the workspace's next
+#: bump in this process (:func:`bump_data_version`), and is only ever given to the transaction that recorded it.
+_PENDING: dict[tuple[int, int], tuple[int, Any]] = {}
+
+
+def _transaction_id() -> int | None:
+    """The current PostgreSQL transaction's id (None elsewhere, or outside a transaction block)."""
+    if connection.vendor != "postgresql" or not connection.in_atomic_block:
+        return None
+    with connection.cursor() as cur:
+        cur.execute("SELECT txid_current()")
+        return int(cur.fetchone()[0])
 
 
 def all_time_deltas(ws: Workspace, first: int, last: int) -> list | None:
@@ -170,7 +193,20 @@ def all_time_deltas(ws: Workspace, first: int, last: int) -> list | None:
     except Exception:  # unreachable: read whole
         return None
     if len(got) != len(keys):
-        return None
+        # a version this transaction recorded and has not committed yet: its own reads may use it, while the bump
+        # stands in it (a savepoint rolled back with the bump takes the version back, and the record with it)
+        mine = {(ws.pk, n) for n in range(first, last + 1)} & _PENDING.keys()
+        txid = _transaction_id() if mine else None
+        if mine and txid is not None:
+            from .models import Workspace
+
+            visible = Workspace.objects.filter(pk=ws.pk).values_list("data_version", flat=True).first() or 0
+            for ws_pk, n in sorted(mine):
+                entry = _PENDING.get((ws_pk, n))
+                if entry is not None and entry[0] == txid and n <= visible:
+                    got[_all_time_delta_key(version_name(ws.pk, ws.created_at, n))] = entry[1]
+        if len(got) != len(keys):
+            return None
     return [got[k] for k in keys]
 
 
@@ -194,7 +230,10 @@ def cached(fn: Callable | None = None, *, rev: int = 0) -> Callable:
 
     def key_for(ws, *args, **kwargs) -> str:
         """The cache key of ``fn(ws, *args, **kwargs)`` under the workspace's current data version."""
-        version = current_version(ws)
+        return key_at(current_version(ws), ws, *args, **kwargs)
+
+    def key_at(version: str, ws, *args, **kwargs) -> str:
+        """The cache key of ``fn(ws, *args, **kwargs)`` under ``version`` (:func:`version_name`)."""
         raw = "|".join(
             [name, version]
             + [_cache_arg(a) for a in args]
@@ -211,6 +250,7 @@ def cached(fn: Callable | None = None, *, rev: int = 0) -> Callable:
                             name=fn.__name__)  # fmt: skip
 
     wrapper.key_for = key_for
+    wrapper.key_at = key_at
     return wrapper
 
 

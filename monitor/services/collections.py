@@ -352,9 +352,13 @@ def _analyze(res: IngestResult) -> None:
 
 def _finish_stored(c: Collection, res: IngestResult) -> None:
     """After a stored import: new data for the read cache, and the compute of the cascades it changed."""
-    from ..cache import bump_data_version
+    from ..algorithms.influence import AllTimeDelta
+    from ..cache import bump_data_version, record_all_time_delta
 
-    bump_data_version(c.workspace_id)  # in the import's transaction: committed with its rows
+    # in the import's transaction: committed with its rows. An import writes no daily aggregate (its cascades are
+    # the compute's to store), so it changes no all-time sum: recorded as such, the ranking's snapshots and the
+    # run's warm-up carry the sums over it instead of grouping every daily row again
+    record_all_time_delta(c.workspace_id, bump_data_version(c.workspace_id), AllTimeDelta.empty())
     run = None
     if c.compute and res.tweet_pks:
         c.status = Collection.Status.COMPUTING

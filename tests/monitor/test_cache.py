@@ -221,3 +221,35 @@ def test_a_revised_read_never_meets_the_entries_of_its_previous_shape(ws_a, sett
     assert before.key_for(ws_a) != after.key_for(ws_a)
     assert cached(rev=0)(sums).key_for(ws_a) == before.key_for(ws_a)  # every unrevised key stays as it was
     assert after(ws_a) == ws_a.pk
+
+
+def test_a_change_recorded_in_a_transaction_is_read_by_it_alone_and_not_after_it_rolled_back(ws_a, settings):
+    """The run's warm-up reads the change its own batch recorded before the commit; nothing else may: not another
+    transaction, and not this one once the bump and the record rolled back (the version number comes again)."""
+    from django.db import connection, transaction
+
+    from monitor.algorithms.influence import AllTimeDelta
+    from monitor.cache import all_time_deltas, bump_data_version, record_all_time_delta
+
+    if connection.vendor != "postgresql":
+        import pytest
+
+        pytest.skip("a change is recorded on PostgreSQL only")
+    settings.SPREADWATCH_READ_CACHE_SECONDS = 60
+    ws_a.refresh_from_db()
+
+    class RolledBack(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            n = bump_data_version(ws_a.pk)
+            record_all_time_delta(ws_a.pk, n, AllTimeDelta.empty())
+            assert all_time_deltas(ws_a, n, n) is not None  # this transaction's own read
+            raise RolledBack
+    except RolledBack:
+        pass
+    assert all_time_deltas(ws_a, n, n) is None  # its bump rolled back: the record with it
+    with transaction.atomic():
+        assert bump_data_version(ws_a.pk) == n  # the same number again, for another change
+        assert all_time_deltas(ws_a, n, n) is None

@@ -186,6 +186,43 @@ def test_adding_recorded_changes_sums_per_pair_and_drops_pairs_left_without_a_da
     assert snap.page(None, "total", 10, 0) == ([(7, 8.25, 3), (11, 8.0, 2)], 2)
 
 
+def test_a_snapshot_in_pair_order_and_one_in_no_order_advance_to_the_same_sums_as_its_rows_summed_one_by_one():
+    import numpy as np
+
+    from monitor.algorithms.influence import AllTimeDelta
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    acc, lab, own = rng.integers(1, 800, n), rng.integers(-1, 5, n), rng.integers(0, 2, n).astype(bool)
+    inf, tv = rng.integers(1, 50, n).astype(float), rng.integers(1, 4, n)
+    rows = {}
+    for a, la, o, i, t in zip(acc.tolist(), lab.tolist(), own.tolist(), inf.tolist(), tv.tolist(), strict=True):
+        s, c = rows.get((a, la, o), (0.0, 0))
+        rows[(a, la, o)] = (s + i, c + t)
+    keys = list(rows)
+    shuffled = rankings._AllTime(*(np.array(x) for x in zip(*[(k[0], k[1], *rows[k], k[2]) for k in keys])), version=1)
+    in_order = shuffled.advanced([], 1)  # regrouped: pairs in code order
+    assert (np.diff(rankings._pair_codes(in_order.account, in_order.label, in_order.own)) > 0).all()
+    # two versions of changes: some pairs emptied, some grown (several rows a pair), some new
+    d1 = [(k[0], k[1], k[2], -rows[k][0], -rows[k][1]) for k in keys[:200]]
+    fresh = zip(rng.integers(1, 900, 500), rng.integers(-1, 5, 500), rng.integers(0, 2, 500), rng.integers(1, 9, 500))
+    d2 = [(int(a), int(la), bool(o), float(i), 1) for a, la, o, i in fresh]
+    for a, la, o, i, t in d1 + d2:
+        s, c = rows.get((a, la, o), (0.0, 0))
+        rows[(a, la, o)] = (s + i, c + t)
+    want = {k: v for k, v in rows.items() if v[1] > 0}
+
+    def delta(part):
+        a, la, o, i, t = (np.array(x) for x in zip(*part))
+        return AllTimeDelta(a, la, i.astype(float), t, o.astype(bool))
+
+    for base in (shuffled, in_order):
+        snap = base.advanced([delta(d1), delta(d2)], 3)
+        cols = (snap.account, snap.label, snap.influence, snap.cascades, snap.own)
+        got = {(a, la, o): (i, t) for a, la, i, t, o in zip(*(c.tolist() for c in cols), strict=True)}
+        assert got == want and snap.version == 3
+
+
 def test_the_label_codes_of_the_recorded_changes_are_the_snapshots():
     from monitor.algorithms import influence
 
@@ -202,6 +239,7 @@ def counted_reads(monkeypatch):
         calls.append(ws.pk)
         return whole(ws)
 
+    counting.key_for, counting.key_at = whole.key_for, whole.key_at  # what the warm-up and the carry-over ask
     monkeypatch.setattr(rankings, "all_time_sums", counting)
     rankings._ALL_TIME.clear()
     yield calls
@@ -252,6 +290,81 @@ def test_a_version_with_no_recorded_change_is_read_whole(ws_a, run_tasks, counte
     assert rankings._all_time(ws_a).depth == 0 and len(counted_reads) == 2
     _assert_same(ws_a)
     reads = len(counted_reads)
-    import_files(ws_a, [THESIS / "tweets.csv"])  # a compute run records nothing: read whole (by its warm-up)
-    assert rankings._all_time(ws_a).depth == 0 and len(counted_reads) > reads
+    services.workspace_purge(workspace=ws_a, delete_workspace=False)  # a purge records nothing: read whole
+    assert rankings._all_time(ws_a).depth == 0 and len(counted_reads) == reads + 1
+    assert rankings._all_time(ws_a).page(None, "total", 10, 0) == ([], 0)
+
+
+@pytest.fixture
+def row_passes(monkeypatch):
+    """The SQL of every pass over a workspace's daily rows that ``all_time_sums`` groups (not a call of it)."""
+    from monitor import db
+
+    grouped: list[str] = []
+    real = db.copy_out
+
+    def spy(cur, sql, *args, **kwargs):
+        if "FROM monitor_dailyinfluence WHERE workspace_id" in sql:
+            grouped.append(sql)
+        return real(cur, sql, *args, **kwargs)
+
+    monkeypatch.setattr(db, "copy_out", spy)
+    rankings._ALL_TIME.clear()
+    yield grouped
+    rankings._ALL_TIME.clear()
+
+
+def test_an_import_and_the_compute_run_after_it_record_their_changes_and_the_snapshot_adds_them(
+    ws_a, import_files, run_tasks, row_passes
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("a compute batch records its change on PostgreSQL (its aggregates are summed in the engine)")
+    from monitor.cache import data_version
+
+    import_files(ws_a, [THESIS / "tweets.csv"])  # no follows yet: every retweeter an orphan
     _assert_same(ws_a)
+    passes = len(row_passes)
+    before = data_version(ws_a)
+    import_files(ws_a, [THESIS / "follows.csv"])  # an import (no sum changed), then the run that recomputes
+    assert data_version(ws_a) != before
+    snap = rankings._all_time(ws_a)
+    assert len(row_passes) == passes and snap.depth >= 2  # advanced over both versions, not grouped again
+    _assert_same(ws_a)
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    # a run over one cascade, relabelled: its pairs' old daily rows out, the new ones in
+    Tweet.objects.filter(workspace=ws_a, tweet_id=1000).update(label="false")
+    pks = list(Tweet.objects.filter(workspace=ws_a, tweet_id=1000).values_list("pk", flat=True))
+    run_tasks(services.compute_run_start, workspace=ws_a, tweet_pks=pks, backend="cpu")
+    assert len(row_passes) == passes and rankings._all_time(ws_a).depth > snap.depth
+    _assert_same(ws_a)
+    assert [r["screen_name"] for r in selectors.ranking(ws_a, labels=["false"]).rows][:3] == ["b", "e", "f"]
+
+
+def test_a_runs_warm_up_builds_the_new_all_time_sums_from_the_cached_ones_and_its_change(
+    ws_a, import_files, run_tasks, row_passes, monkeypatch
+):
+    """The cached sums of the version a run commits are those of the rows, without a pass over every daily row:
+    the previous version's cached sums with the recorded change added."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a compute batch records its change on PostgreSQL")
+    from django.core.cache import cache
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert rankings.all_time_sums(ws_a)[-1] is not None  # cached for this version, as the warm-up leaves them
+    grouped = row_passes
+    grouped.clear()
+    run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    key = rankings.all_time_sums.key_for(ws_a)
+    warmed = cache.get(key)
+    assert warmed is not None and not grouped  # warmed by the run, without grouping the rows
+    cache.delete(key)
+    monkeypatch.setattr(rankings, "_sums_advanced", lambda ws: None)
+    whole = rankings.all_time_sums(ws_a)  # grouped from the rows
+    assert len(grouped) == 1 and warmed[-1] == whole[-1]
+
+    def pairs(sums):
+        *cols, _ = sums
+        return sorted(zip(*(c.tolist() for c in cols), strict=True))
+
+    assert pairs(warmed) == pairs(whole)
+    assert [c.dtype for c in warmed[:-1]] == [c.dtype for c in whole[:-1]]
