@@ -122,9 +122,9 @@ def bump_data_version(ws_id: int) -> int:
 # exactly how it changed those sums (a stream micro-batch: the daily rows it deleted and wrote) records the change
 # under the version it committed, and a process holding the snapshot of the version before applies it instead
 # of reading every row again. A compute batch records its change too (the daily rows it wrote less those it
-# replaced), so the warm-up after a run builds the new version's sums from the previous version's cached ones
-# (``selectors.rankings.all_time_sums``). A version with no record (an import, a purge, a compute batch on SQLite;
-# or Redis was down) is read whole, as before.
+# replaced), and an import records that it changed none, so the warm-up after a run builds the new version's sums
+# from the previous version's cached ones (``selectors.rankings.all_time_sums``). A version with no record (a
+# purge, a compute batch on SQLite; or Redis was down) is read whole, as before.
 
 ALL_TIME_DELTA_TTL = 600  # seconds a record is kept: a process further behind than that reads the sums whole
 

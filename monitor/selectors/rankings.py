@@ -129,9 +129,10 @@ def _ranked_from_days(where: list[str], params: list, sort: str, limit: int, off
 # cache is on (``SPREADWATCH_READ_CACHE_SECONDS`` > 0); the newest ``_ALL_TIME_KEEP`` stay in memory.
 #
 # A live stream bumps the version about once a second, and reading the sums whole each time cost the ranking
-# page 0.23 s of PostgreSQL (330,000 daily rows) per version. A stream micro-batch records how it changed them
-# (``cache.record_all_time_delta``), so a process holding the snapshot of an earlier version adds the recorded
-# changes of the versions since (up to ``_DELTA_STEPS`` of them) instead. A version with no record is read whole;
+# page 0.23 s of PostgreSQL (330,000 daily rows) per version. A stream micro-batch, a compute batch and an import
+# record how they changed them (``cache.record_all_time_delta``), so a process holding the snapshot of an earlier
+# version adds the recorded changes of the versions since (up to ``_DELTA_STEPS`` of them) instead, and so do the
+# cached columns (:func:`all_time_sums`, on a miss). A version with no record is read whole;
 # so is a snapshot after ``_DELTA_DEPTH`` versions added (the float sums then start again from the rows).
 
 _ALL_TIME_KEEP = 4
