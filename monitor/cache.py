@@ -175,12 +175,15 @@ _PENDING: dict[tuple[int, int], tuple[int, Any]] = {}
 
 
 def _transaction_id() -> int | None:
-    """The current PostgreSQL transaction's id (None elsewhere, or outside a transaction block)."""
+    """The current PostgreSQL transaction's id, if it has one (it has written: a recording transaction has bumped
+    the version); None elsewhere, outside a transaction block, or in one that has written nothing (asking does not
+    give it an id)."""
     if connection.vendor != "postgresql" or not connection.in_atomic_block:
         return None
     with connection.cursor() as cur:
-        cur.execute("SELECT txid_current()")
-        return int(cur.fetchone()[0])
+        cur.execute("SELECT txid_current_if_assigned()")
+        txid = cur.fetchone()[0]
+    return None if txid is None else int(txid)
 
 
 def all_time_deltas(ws: Workspace, first: int, last: int) -> list | None:
