@@ -437,8 +437,8 @@ def _refresh_aggregates_in_engine(
 
     Returns how the batch changed the all-time sums per (account, label, own): the daily rows it wrote less the
     rows of the touched pairs it deleted, read (summed) before the delete. The ranking's snapshots and the
-    warm-up's all-time sums advance by it instead of grouping every daily row again (at 10M retweets about 8 s of
-    PostgreSQL, most of a small run's warm-up, benchmarks/data_layer.md)."""
+    warm-up's all-time sums advance by it instead of grouping every daily row again (at 10M retweets 5.4-6.5 s of
+    PostgreSQL, a fifth of a small run's 30 s warm-up bound, benchmarks/data_layer.md)."""
     old = copy_out(
         cur,
         f"""SELECT x.account_id, ({_LABEL_CASE.format(col="x.label")})::bigint, SUM(x.influence),
