@@ -103,3 +103,24 @@ def test_an_account_s_wtf_form_shows_its_estimate_and_the_run_page_estimate_besi
     expect(page.locator("[data-run-measured]")).to_contain_text("of worker time (its batches")
     screenshot(page, f"budget-run-page-{width}")
     assert _overflow(page) <= 0
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_estimate_wraps_while_it_is_being_asked_for(page, login, loaded, width):
+    """While the estimate is asked for, the box is busy (Pico draws its spinner and, by default, stops the text
+    from wrapping): its text still wraps, so a phone's page never scrolls sideways for that moment."""
+    held = []
+    login()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.route("**/runs/estimate/?**", lambda route: held.append(route))  # never answered while the page is measured
+    page.goto(f"/w/{loaded.slug}/accounts/102/")
+    box = page.locator("form.wtf-start .run-estimate")
+    expect(box).to_have_attribute("aria-busy", "true")
+    screenshot(page, f"budget-estimate-busy-{width}")
+    assert _overflow(page) <= 0
+    assert box.bounding_box()["width"] <= width
+    for route in held:
+        route.continue_()
+    page.unroute("**/runs/estimate/?**")
+    expect(box.locator("[data-estimate-text]")).to_contain_text("Estimated: about")
+    expect(box).not_to_have_attribute("aria-busy", "true")
