@@ -100,6 +100,9 @@ def main() -> int:
     with connection.cursor() as cur:
         cur.execute("VACUUM ANALYZE")
 
+    from monitor.boot import freeze_long_lived
+
+    freeze_long_lived()  # what a Celery worker does when it is ready (monitor/celery.py), this process being one
     rss = RssSampler(args.rss_every)
     rss_before_mb = rss.rss_kb()["VmRSS"] // 1024  # the input's generation, when it ran in this process
     rss.start()

@@ -15,9 +15,19 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
 
 app = Celery("monitor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["monitor"])
+
+
+@worker_process_init.connect  # a prefork pool's child, once it has forked
+@worker_ready.connect  # the worker's main process (the one that runs the tasks with --pool=solo)
+def _freeze_long_lived(**_kwargs) -> None:
+    """A worker's start-up objects out of the cyclic garbage collector's passes (``monitor.boot``)."""
+    from monitor.boot import freeze_long_lived
+
+    freeze_long_lived()

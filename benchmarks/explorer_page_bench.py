@@ -1,0 +1,82 @@
+"""The cascade explorer's page build (``selectors.cascade_explorer_page`` at the explorer's default 20,000 drawn
+accounts, what a run's warm-up builds for the largest cascades) on the workspace ``benchmarks/web_bench.py`` left
+in the database: the largest cascades, each built once per variant, median / min / max.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sw_1m_x .venv/bin/python benchmarks/explorer_page_bench.py on
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sw_1m_x .venv/bin/python benchmarks/explorer_page_bench.py freeze
+
+``on``: the cyclic garbage collector as a fresh process has it; ``freeze``: the process's start-up objects frozen
+first (``gc.freeze``, as ``monitor.boot.freeze_long_lived`` does in the web and worker processes). Variants: the
+page's JSON written by the standard library's ``json`` (before 2026-11-30) and by msgspec (the product).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+
+
+def main() -> int:
+    import django
+
+    django.setup()
+    from django.core.serializers.json import DjangoJSONEncoder
+    from django.urls import get_resolver
+
+    from monitor import selectors
+    from monitor.models import Tweet, Workspace
+    from monitor.selectors import explorer
+
+    mode = sys.argv[1] if len(sys.argv) > 1 else "on"
+    ws = Workspace.objects.filter(slug="bench-1m").first()
+    if ws is None:
+        print("no bench-1m workspace: run benchmarks/web_bench.py on this database first", file=sys.stderr)
+        return 2
+    tweets = list(Tweet.objects.filter(workspace=ws).order_by("-n_participants")[:10])
+    limit = selectors.EXPLORER_LIMIT
+
+    def with_json(t):
+        data = explorer.cascade_explorer_data.__wrapped__(ws, t, limit=limit)
+        return json.dumps(data, cls=DjangoJSONEncoder).translate(explorer._SCRIPT_SAFE)
+
+    def product(t):
+        return explorer.cascade_explorer_page.__wrapped__(ws, t, limit=limit)
+
+    with_json(tweets[-1]), product(tweets[-1])  # every module imported, as in a serving process
+    len(get_resolver().url_patterns)
+    if mode == "freeze":
+        gc.collect()
+        gc.freeze()
+    for name, build in (("json", with_json), ("msgspec", product)):
+        ms = []
+        for t in tweets[:8]:
+            t0 = time.perf_counter()
+            build(t)
+            ms.append(1000 * (time.perf_counter() - t0))
+        ms.sort()
+        sizes = f"{tweets[7].n_participants:,}-{tweets[0].n_participants:,}"
+        print(
+            json.dumps(
+                {
+                    "gc": mode,
+                    "writer": name,
+                    "median_ms": round((ms[3] + ms[4]) / 2),
+                    "min_ms": round(ms[0]),
+                    "max_ms": round(ms[-1]),
+                    "cascades": f"8 of {sizes} accounts",
+                }
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
