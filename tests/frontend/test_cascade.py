@@ -28,6 +28,10 @@ def test_it_draws_the_worked_examples_cascade(client, alice, ws_a, import_files)
     assert {names[s] + names[d] for s, d in data["edges"]} == {"ab", "cb", "db", "eb", "ca", "ec", "fe"}
     assert {n["name"]: n["inf"] for n in data["nodes"]} == {"a": 15, "b": 63, "c": 28, "d": 8, "e": 48, "f": 32}
     assert {n["name"]: n["role"] for n in data["nodes"]}["b"] == "publisher"
+    # each node carries its own account's Twitter id (read by key after the participants on PostgreSQL)
+    assert {n["name"]: n["tid"] for n in data["nodes"]} == {
+        k: str(v) for k, v in zip("abcdef", range(101, 107), strict=True)
+    }
     assert data["timeline"] == {"n": 5, "points": [[1.0, 1], [2.0, 2], [3.0, 3], [4.0, 4], [5.0, 5]]}
     assert data["hidden"] == {"nodes": 0, "edges": 0}
     # each drawn retweeter's delay after the tweet, the publisher's 0 (the time colouring reads them)
