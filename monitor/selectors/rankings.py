@@ -156,6 +156,7 @@ class _AllTime:
         self.version, self.depth = version, depth
         self._groups: dict[tuple, tuple] = {}
         self._orders: dict[tuple, tuple] = {}
+        self._tops: dict[tuple, tuple] = {}
 
     @classmethod
     def read(cls, ws: Workspace) -> _AllTime:
@@ -242,12 +243,51 @@ class _AllTime:
         self._orders[key] = out
         return out
 
+    #: the fewest accounts :meth:`top` orders: a page reads the first ``offset + limit``, and a deeper page than the
+    #: ones ordered orders twice as many again
+    TOP_MIN = 1024
+
+    def top(self, labels: list[str] | None, sort: str, spreaders_only: bool, k: int) -> tuple[tuple, int]:
+        """The first ``k`` or more accounts in :meth:`ordered`'s order, as its arrays' prefix, and how many accounts
+        are ranked in all. Only the first ones are sorted: the accounts whose score is at most the ``k``-th's are
+        picked by a partition and sorted by the same keys (the partition's ties all picked, so the prefix is
+        exact), about 0.05 s instead of 0.4 s for the whole order at the 10M benchmark's 4.3M accounts, paid by
+        every web process at the first ranking after each run. The whole order is sorted where it is cheap or
+        already held (a quarter of the accounts or more asked for, or few accounts)."""
+        import numpy as np
+
+        sort = "total" if sort == "mean" else sort
+        key = (tuple(sorted(labels)) if labels else None, sort, spreaders_only)
+        if key in self._orders:
+            full = self._orders[key]
+            return full, len(full[0])
+        held = self._tops.get(key)
+        if held is not None and len(held[0]) >= k:
+            return held[:3], held[3]
+        ids, total, t_v = self.grouped(labels, spreaders_only)
+        n = len(ids)
+        want = max(self.TOP_MIN, 1 << max(k - 1, 0).bit_length())
+        if 4 * want >= n:
+            return self.ordered(labels, sort, spreaders_only), n
+        if sort == "cascades":
+            first = -t_v
+        elif sort == "participation":
+            first = -(total / np.maximum(t_v, 1))
+        else:
+            first = -total
+        kth = np.partition(first, want - 1)[want - 1]
+        picked = np.flatnonzero(first <= kth)
+        keys = (ids[picked], -total[picked], first[picked]) if sort == "cascades" else (ids[picked], first[picked])
+        picked = picked[np.lexsort(keys)]
+        self._tops[key] = (ids[picked], total[picked], t_v[picked], n)
+        return self._tops[key][:3], n
+
     def page(
         self, labels: list[str] | None, sort: str, limit: int, offset: int, *, spreaders_only: bool = False
     ) -> tuple[list, int]:
-        ids, total, t_v = self.ordered(labels, sort, spreaders_only)
+        (ids, total, t_v), n = self.top(labels, sort, spreaders_only, offset + limit)
         sl = slice(offset, offset + limit)
-        return list(zip(ids[sl].tolist(), total[sl].tolist(), t_v[sl].tolist(), strict=True)), len(ids)
+        return list(zip(ids[sl].tolist(), total[sl].tolist(), t_v[sl].tolist(), strict=True)), n
 
 
 def _sums_per_account(acc: np.ndarray, inf: np.ndarray, tv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

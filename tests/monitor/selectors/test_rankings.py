@@ -165,6 +165,36 @@ def test_every_sort_of_the_snapshot_ranks_like_its_rows_summed_one_by_one(spread
     assert snap.ordered(None, "mean", True) is snap.ordered(None, "total", True)
 
 
+@pytest.mark.parametrize("top_min", [16, 1024])
+def test_a_page_of_the_snapshot_sorts_only_the_top_and_reads_like_the_whole_order(top_min, monkeypatch):
+    """A page is read from the first accounts alone (picked by a partition, every tie at the cut picked, then
+    sorted): every sort, filter and depth reads as the whole order does, and a deeper page orders more."""
+    import numpy as np
+
+    monkeypatch.setattr(rankings._AllTime, "TOP_MIN", top_min)
+    rng = np.random.default_rng(9)
+    n = 60_000
+    account = rng.integers(1, 20_000, n)
+    label = rng.integers(0, 3, n)
+    influence = rng.integers(0, 8, n).astype(float) / 4  # quarters: many equal totals, exact sums
+    cascades = rng.integers(1, 4, n)
+    own = rng.random(n) < 0.1
+    labels_of = [None, [rankings.Label.choices[1][0]]]
+    for labels, sort, spreaders_only in itertools.product(labels_of, rankings.SORTS, [False, True]):
+        paged = rankings._AllTime(account, label, influence, cascades, own, version=1)
+        whole = rankings._AllTime(account, label, influence, cascades, own, version=1)
+        ids, total, t_v = whole.ordered(labels, sort, spreaders_only)
+        everything = list(zip(ids.tolist(), total.tolist(), t_v.tolist(), strict=True))
+        for offset, limit in [(0, 50), (50, 50), (0, 10), (900, 50), (3000, 100), (len(ids) - 20, 50)]:
+            rows, count = paged.page(labels, sort, limit, offset, spreaders_only=spreaders_only)
+            assert count == len(ids) and rows == everything[offset : offset + limit], (labels, sort, offset)
+        key = (tuple(labels) if labels else None, "total" if sort == "mean" else sort, spreaders_only)
+        if top_min == 1024:  # the first pages came from the top alone, not from a whole order
+            fresh = rankings._AllTime(account, label, influence, cascades, own, version=1)
+            fresh.page(labels, sort, 50, 0, spreaders_only=spreaders_only)
+            assert key not in fresh._orders and len(fresh._tops[key][0]) < len(ids)
+
+
 # --- a live stream: each version's recorded change added to the snapshot before it -------------------------------
 
 
