@@ -40,6 +40,32 @@ def django_on_postgres(prog: str, url: str) -> bool:
     return True
 
 
+def web_bench_workspace(prog: str):
+    """Django set up on ``DATABASE_URL`` (with the read cache off: every read is measured) and the ``bench-1m``
+    workspace ``benchmarks/web_bench.py`` left there; None, with a message, when there is none. For the benchmarks
+    that time one read of that workspace (the explorer, the rank chart, the snapshot's pages)."""
+    import os
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+    os.environ["SPREADWATCH_READ_CACHE_SECONDS"] = "0"
+    import django
+
+    django.setup()
+    from django.db import DatabaseError
+
+    from monitor.models import Workspace
+
+    try:
+        ws = Workspace.objects.filter(slug="bench-1m").first()
+    except DatabaseError as exc:  # no such database, or not migrated
+        print(f"{prog}: cannot read the workspaces of DATABASE_URL's database: {exc}".rstrip(), file=sys.stderr)
+        return None
+    if ws is None:
+        print(f"{prog}: no bench-1m workspace: run benchmarks/web_bench.py on this database first", file=sys.stderr)
+    return ws
+
+
 def generated_collection(data: Path, retweets: int, *, seed: int = 0) -> list[Path]:
     """The ``twitter`` preset's v1.1 collection of ``retweets`` retweets in ``data`` (generated once)."""
     if not (data / "tweets.jsonl").exists():

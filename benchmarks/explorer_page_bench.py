@@ -14,32 +14,24 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
+from _setup import web_bench_workspace
 
 
 def main() -> int:
-    import django
-
-    django.setup()
+    mode = sys.argv[1] if len(sys.argv) > 1 else "on"
+    ws = web_bench_workspace("explorer_page_bench")
+    if ws is None:
+        return 2
     from django.core.serializers.json import DjangoJSONEncoder
     from django.urls import get_resolver
 
     from monitor import selectors
-    from monitor.models import Tweet, Workspace
+    from monitor.models import Tweet
     from monitor.selectors import explorer
 
-    mode = sys.argv[1] if len(sys.argv) > 1 else "on"
-    ws = Workspace.objects.filter(slug="bench-1m").first()
-    if ws is None:
-        print("no bench-1m workspace: run benchmarks/web_bench.py on this database first", file=sys.stderr)
-        return 2
     tweets = list(Tweet.objects.filter(workspace=ws).order_by("-n_participants")[:10])
     limit = selectors.EXPLORER_LIMIT
 

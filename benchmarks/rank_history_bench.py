@@ -8,29 +8,19 @@ sum over the ten, three times.
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
-os.environ["SPREADWATCH_READ_CACHE_SECONDS"] = "0"
+from _setup import web_bench_workspace
 
 
 def main() -> int:
-    import django
-
-    django.setup()
-    from monitor.models import Account, Workspace
+    ws = web_bench_workspace("rank_history_bench")
+    if ws is None:
+        return 2
+    from monitor.models import Account
     from monitor.selectors import history
     from monitor.services import warmup
 
-    ws = Workspace.objects.filter(slug="bench-1m").first()
-    if ws is None:
-        print("no bench-1m workspace: run benchmarks/web_bench.py on this database first", file=sys.stderr)
-        return 2
     publishers = warmup._busiest_publishers(ws, 10)
     sums = []
     for _ in range(3):

@@ -11,34 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
-os.environ["SPREADWATCH_READ_CACHE_SECONDS"] = "0"
+from _setup import web_bench_workspace
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--changed", type=int, default=20_000)
     args = ap.parse_args()
-    import django
-
-    django.setup()
+    ws = web_bench_workspace("snapshot_page_bench")
+    if ws is None:
+        return 2
     import numpy as np
 
     from monitor.algorithms.influence import AllTimeDelta
-    from monitor.models import Workspace
     from monitor.selectors import rankings
 
-    ws = Workspace.objects.filter(slug="bench-1m").first()
-    if ws is None:
-        print("no bench-1m workspace: run benchmarks/web_bench.py on this database first", file=sys.stderr)
-        return 2
     snap = rankings._AllTime.read(ws).advanced([], 1)  # pairs in code order, as after a process's first advance
     reads = [(None, "total", True), (None, "total", False), (None, "cascades", True)]
     for labels, sort, spreaders_only in reads:
