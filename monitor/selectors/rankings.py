@@ -233,12 +233,8 @@ class _AllTime:
             return self._orders[key]
         ids, total, t_v = self.grouped(labels, spreaders_only)
         # stable sorts of accounts in ascending order: ties stay by account, as the SQL's order breaks them
-        if sort == "cascades":
-            order = np.lexsort((-total, -t_v))
-        elif sort == "participation":
-            order = np.argsort(-(total / np.maximum(t_v, 1)), kind="stable")
-        else:
-            order = np.argsort(-total, kind="stable")
+        keys = _sort_keys(sort, total, t_v)
+        order = np.lexsort(keys) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
         out = (ids[order], total[order], t_v[order])
         self._orders[key] = out
         return out
@@ -270,16 +266,10 @@ class _AllTime:
         want = max(self.TOP_MIN, 1 << max(k - 1, 0).bit_length())
         if 4 * want >= n:
             return self.ordered(labels, sort, spreaders_only), n
-        if sort == "cascades":
-            first = -t_v
-        elif sort == "participation":
-            first = -(total / np.maximum(t_v, 1))
-        else:
-            first = -total
-        kth = np.partition(first, want - 1)[want - 1]
-        picked = np.flatnonzero(first <= kth)
-        keys = (ids[picked], -total[picked], first[picked]) if sort == "cascades" else (ids[picked], first[picked])
-        picked = picked[np.lexsort(keys)]
+        keys = _sort_keys(sort, total, t_v)
+        kth = np.partition(keys[-1], want - 1)[want - 1]
+        picked = np.flatnonzero(keys[-1] <= kth)
+        picked = picked[np.lexsort((ids[picked], *(k[picked] for k in keys)))]
         self._tops[key] = (ids[picked], total[picked], t_v[picked], n)
         return self._tops[key][:3], n
 
@@ -289,6 +279,18 @@ class _AllTime:
         (ids, total, t_v), n = self.top(labels, sort, spreaders_only, offset + limit)
         sl = slice(offset, offset + limit)
         return list(zip(ids[sl].tolist(), total[sl].tolist(), t_v[sl].tolist(), strict=True)), n
+
+
+def _sort_keys(sort: str, total, t_v) -> tuple:
+    """What ``sort`` orders the accounts by, as ``np.lexsort`` keys (the first one last), each ascending; ties are
+    left to the accounts' order."""
+    import numpy as np
+
+    if sort == "cascades":
+        return (-total, -t_v)
+    if sort == "participation":
+        return (-(total / np.maximum(t_v, 1)),)
+    return (-total,)
 
 
 def _sums_per_account(acc: np.ndarray, inf: np.ndarray, tv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

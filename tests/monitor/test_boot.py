@@ -84,15 +84,12 @@ def test_a_primed_web_process_and_a_ready_worker_freeze_their_start_up_objects(d
 
     settings.SPREADWATCH_PRIME_WEB = settings.SPREADWATCH_GC_FREEZE = True
     gc.unfreeze()
-    try:
-        out = boot.prime_web_process()
-        assert out["frozen"] > 10_000 and gc.get_freeze_count() > 10_000 and out["failed"] == 0
-        gc.unfreeze()
-        celery._freeze_long_lived(sender=None)  # the handler of worker_ready and worker_process_init
-        assert gc.get_freeze_count() > 10_000
-        gc.unfreeze()
-        settings.SPREADWATCH_GC_FREEZE = False
-        assert boot.prime_web_process()["frozen"] == 0 and gc.get_freeze_count() == 0
-        assert boot.freeze_long_lived() == 0
-    finally:
-        gc.unfreeze()
+    out = boot.prime_web_process()
+    assert out["frozen"] > 10_000 and gc.get_freeze_count() > 10_000 and out["failed"] == 0
+    gc.unfreeze()
+    celery._freeze_long_lived(sender=None)  # the handler of worker_ready and worker_process_init
+    assert gc.get_freeze_count() > 10_000
+    gc.unfreeze()
+    settings.SPREADWATCH_GC_FREEZE = False
+    assert boot.prime_web_process()["frozen"] == 0 and gc.get_freeze_count() == 0
+    assert boot.freeze_long_lived() == 0  # (the autouse fixture thaws the process after the test)
