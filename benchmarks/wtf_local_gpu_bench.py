@@ -75,9 +75,13 @@ def _phases(cp, twin, g, dg, direction: str, seeds, run: tuple, circle: int, top
         twin._money_block(dg, direction, block, [np.sort(c[0]) for c in circles], 0.15, 1e-10, 100)
         cp.cuda.Device().synchronize()
         t3 = time.perf_counter()
+        after: dict = {}  # circle + Money + lists, each step synchronized (the whole is timed without syncs)
         twin._recommend_block(g, dg, direction, block, est, circle, top, 0.15, 1e-10, 100)
         cp.cuda.Device().synchronize()
         t4 = time.perf_counter()
+        twin._recommend_block(g, dg, direction, block, est, circle, top, 0.15, 1e-10, 100, steps=after)
+        for key, value in after.items():
+            out.setdefault(f"after_{key}", []).append(value)
         out["estimate_ms"].append(1e3 * (t1 - t0))
         out["circle_ms"].append(1e3 * (t2 - t1))
         out["money_ms"].append(1e3 * (t3 - t2))
@@ -94,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default="fora:1e-6:4e6")
     p.add_argument("--direction", choices=("follows", "followers", "both"), default="both")
     p.add_argument("--batches", type=int, default=2, metavar="N", help="batches of 64 random seeds timed per run")
+    p.add_argument(
+        "--phase-hubs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time one account's steps on the N seeds of highest degree",
+    )
     p.add_argument("--circle", type=int, default=1000)
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
@@ -145,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in runs:
             steps = _phases(cp, twin, g, dg, direction, picked["random"][:16], r, args.circle, args.top)
             emit({"case": "phases", "direction": direction, "run": list(r), "seeds": 16, **steps})
+            if args.phase_hubs:
+                steps = _phases(cp, twin, g, dg, direction, picked["top-degree"][: args.phase_hubs], r, args.circle,
+                                args.top)  # fmt: skip
+                emit({"case": "phases", "direction": direction, "run": list(r), "hubs": args.phase_hubs, **steps})
         from compute.gpu._device import CAPTURE_FAILURES
 
         emit({"case": "graph_captures", "failures": CAPTURE_FAILURES[:3], "n_failures": len(CAPTURE_FAILURES)})

@@ -416,18 +416,62 @@ def circle_of_trust(
     return members[order], values[order]
 
 
+class _Excluded:
+    """Membership in a seed's excluded accounts (the seed and its row): a sorted search for a short row, a table
+    of flags for a long one (a hub's row holds millions of followers, which ``np.isin`` sorted afresh per call)."""
+
+    TABLE_FROM = 4096
+
+    def __init__(self, excluded: np.ndarray) -> None:
+        self.nodes = np.asarray(excluded, dtype=np.int64)
+        if len(self.nodes) >= self.TABLE_FROM:
+            self.table = np.zeros(int(self.nodes.max()) + 1, dtype=bool)
+            self.table[self.nodes] = True
+        else:
+            self.table = None
+            self.nodes = np.unique(self.nodes)
+
+    def __call__(self, nodes: np.ndarray) -> np.ndarray:
+        """Whether each of ``nodes`` is excluded."""
+        if self.table is not None:
+            inside = nodes < len(self.table)
+            hit = np.zeros(len(nodes), dtype=bool)
+            hit[inside] = self.table[nodes[inside]]
+            return hit
+        if not len(self.nodes):
+            return np.zeros(len(nodes), dtype=bool)
+        at = np.minimum(np.searchsorted(self.nodes, nodes), len(self.nodes) - 1)
+        return self.nodes[at] == nodes
+
+
 def _top(nodes, scores, excluded, top, ppr_of) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``top`` nodes of highest score > 0 not in ``excluded``, ranked (:func:`_ranked`), with their scores
-    and PPR. Only what can reach the top is ranked: the scores at least ``1 - RANK_SLACK`` times the
-    (``top`` + excluded)-th largest (at most that many are excluded, so ``top`` others are at or above it)."""
+    """The ``top`` nodes of highest score > 0 not in ``excluded`` (an array, or a function telling which of given
+    nodes are excluded, as :class:`_Excluded`), ranked (:func:`_ranked`), with their scores and PPR. Only what can
+    reach the top is ranked: the scores at least ``1 - RANK_SLACK`` times the ``reach``-th largest, when ``top``
+    accounts not excluded score at least that ``reach``-th largest (none below the cut can then outrank them).
+    ``reach`` is first a little above ``top``; where the excluded are too many among the best (a hub's millions of
+    followers), every excluded account is left out first and the cut is made among the rest."""
+    if not callable(excluded):
+        excluded = _Excluded(excluded)
     nodes, scores = nodes[scores > 0], scores[scores > 0]
-    reach = top + len(excluded)
-    if len(scores) > 2 * reach + 256:  # ranking 100K authorities costs more than the rest of a page's lists
+    reach = 2 * top + 256
+    if len(scores) > 2 * reach:
         kth = np.partition(scores, len(scores) - reach)[len(scores) - reach]
         near = scores >= kth * (1.0 - RANK_SLACK)
-        nodes, scores = nodes[near], scores[near]
-    keep = ~np.isin(nodes, excluded)
+        near_nodes, near_scores = nodes[near], scores[near]
+        keep = ~excluded(near_nodes)
+        if np.count_nonzero(keep & (near_scores >= kth)) >= top:
+            return _ranked_top(near_nodes[keep], near_scores[keep], top, ppr_of)
+    keep = ~excluded(nodes)
     nodes, scores = nodes[keep], scores[keep]
+    if len(scores) > 2 * reach:  # nothing is excluded now: the top-th largest score makes the cut
+        kth = np.partition(scores, len(scores) - top)[len(scores) - top]
+        near = scores >= kth * (1.0 - RANK_SLACK)
+        nodes, scores = nodes[near], scores[near]
+    return _ranked_top(nodes, scores, top, ppr_of)
+
+
+def _ranked_top(nodes, scores, top, ppr_of) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     take = _ranked(nodes, scores)[:top]
     nodes = nodes[take]
     return nodes, scores[take], ppr_of(nodes)
@@ -441,14 +485,18 @@ def recommendations(
     ppr_stats: tuple[int, bool, float],
     circle: tuple[np.ndarray, np.ndarray],
     money: MoneyScores,
-    linked: np.ndarray,
+    linked: np.ndarray | Callable[[np.ndarray], np.ndarray],
     top: int,
     ppr_of: Callable[[np.ndarray], np.ndarray],
 ) -> Recommendations:
     """Assemble one seed's :class:`Recommendations`: both top-``top`` lists exclude the seed and ``linked``, the
-    accounts it links to in ``direction`` (its row of :func:`walk_adjacency`); ``ppr_of(nodes)`` gives their
-    PPR."""
-    excluded = np.concatenate([[seed], np.asarray(linked, dtype=np.int64)])
+    accounts it links to in ``direction`` (its row of :func:`walk_adjacency`), given as that row or as a function
+    telling which of given nodes are the seed or in it (the GPU twin asks its device); ``ppr_of(nodes)`` gives
+    their PPR."""
+    if callable(linked):
+        excluded = linked
+    else:
+        excluded = _Excluded(np.concatenate([[seed], np.asarray(linked, dtype=np.int64)]))
     rel = _top(money.authorities, money.relevance, excluded, top, ppr_of)
     sim = _top(money.hubs, money.similarity, excluded, top, ppr_of)
     iterations, converged, delta = ppr_stats

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import logging
 import os
+import time
 
 import cupy as cp
 import numpy as np
@@ -120,6 +121,27 @@ class Timer:
             b.synchronize()
             out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
         return out
+
+
+class Steps:
+    """Synchronized wall clock of a function's steps, in ms, added into ``out`` with any facts given (None: nothing
+    recorded and no sync, what the product runs): ``step = Steps(out)`` at the start, ``step("name")`` after each
+    step."""
+
+    def __init__(self, out: dict | None) -> None:
+        self.out = out
+        if out is not None:
+            cp.cuda.Device().synchronize()  # what the caller launched before is not the first step's
+        self.t = time.perf_counter()
+
+    def __call__(self, name: str, **facts) -> None:
+        if self.out is None:
+            return
+        cp.cuda.Device().synchronize()
+        now = time.perf_counter()
+        self.out[f"{name}_ms"] = self.out.get(f"{name}_ms", 0.0) + 1e3 * (now - self.t)
+        self.out.update(facts)
+        self.t = now
 
 
 def set_of(indptr: cp.ndarray, size: int) -> cp.ndarray:

@@ -58,7 +58,7 @@ from ..results import (
     push_epsilon,
     recommendations,
 )
-from ._device import replayable, set_of
+from ._device import Steps, replayable, set_of
 from ._wtf_kernels import _BINS, _LONG, _ROWS_PER_BLOCK, _WARPS, _kernel, _width
 from .wtf_push import local_block
 
@@ -425,7 +425,9 @@ def _circle_candidates(x: cp.ndarray, seed_rows: cp.ndarray, order: cp.ndarray |
 
 
 def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: list[np.ndarray], alpha: float,
-                 tol: float, max_iter: int) -> list[MoneyScores]:  # fmt: skip
+                 tol: float, max_iter: int, steps: dict | None = None) -> list[MoneyScores]:  # fmt: skip
+    """Money on each seed's circle (``steps``: a dict for the steps' synchronized times, as :class:`Steps`)."""
+    step = Steps(steps)
     out_csr = dg.out_csr(direction)
     n, k = dg.n, len(seeds)
     hubs_host = np.concatenate(circles)
@@ -445,9 +447,11 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
     owner = cp.searchsorted(row_ptr[1:], edge, side="right")
     targets = out_csr.indices[out_csr.indptr[hubs[owner]] + edge - row_ptr[owner]].astype(cp.int64)
     del edge
+    step("money_expand")
     # authorities per seed: (seed, account) keys, unique, so each seed's authorities are ascending and apart
     keys, col = cp.unique(hub_seed[owner] * n + targets, return_inverse=True)
     col = col.ravel()
+    step("money_unique")
     auth_seed, authorities = keys // n, keys % n
     n_auth = len(keys)
     d_in = cp.bincount(col, minlength=n_auth).astype(cp.float64) if m else cp.zeros(0, dtype=cp.float64)
@@ -477,6 +481,7 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
     relevance, chunks, similarity, finish = (
         _kernel(f) for f in ("money_relevance", "money_chunks", "money_similarity", "money_finish")
     )
+    step("money_setup", money_edges=m, money_authorities=n_auth)
 
     def iterate() -> None:
         # a converged seed's kernels skip it, so iterations past convergence change nothing: check every few
@@ -507,10 +512,12 @@ def _money_block(dg: _DeviceGraph, direction: str, seeds: np.ndarray, circles: l
         done += _MONEY_CHECK
         if done >= max_iter or not active.get().any():
             break
+    step("money_iterate", money_launched=done)
     sim_h, rel_h = sim.get(), rel.get()
     auth_h, auth_seed_h = authorities.get(), auth_seed.get()
     auth_ptr = np.searchsorted(auth_seed_h, np.arange(k + 1))
     it_h, conv_h = iterations.get(), converged.get()
+    step("money_read")
     return [
         MoneyScores(
             hubs_host[hub_ptr[j] : hub_ptr[j + 1]],
@@ -558,22 +565,37 @@ def wtf(
 
 
 def _recommend_block(g: Graph, dg: _DeviceGraph, direction: str, block: np.ndarray, est: tuple, circle: int,
-                     top: int, alpha: float, tol: float, max_iter: int) -> list[Recommendations]:  # fmt: skip
+                     top: int, alpha: float, tol: float, max_iter: int, steps: dict | None = None,
+                     ) -> list[Recommendations]:  # fmt: skip
     """A block's lists from its PPR estimate ``est`` (what :func:`_estimate` returns): the circles of trust,
-    Money on them, and each seed's relevant and similar accounts."""
+    Money on them, and each seed's relevant and similar accounts. ``steps``: a dict for the steps' synchronized
+    times (benchmarks), as :class:`._device.Steps`."""
+    step = Steps(steps)
     x, ranks, order, iterations, converged, delta = est
     out_csr = dg.out_csr(direction)
     rank = None if order is None else dg.walk(direction).rank
     seed_ppr = x[ranks, cp.arange(len(block))].get()
+    candidates = _circle_candidates(x, ranks, order, circle)
+    step("circle_candidates", circle_candidates=sum(len(c[0]) for c in candidates))
     circles = []
-    for j, (nodes, ppr) in enumerate(_circle_candidates(x, ranks, order, circle)):
+    for j, (nodes, ppr) in enumerate(candidates):
         circles.append(circle_of_trust(nodes, ppr, int(block[j]), float(seed_ppr[j]), circle))
-    scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter)
+    step("circle_rank")
+    scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter, steps)
+    step = Steps(steps)
     bounds = out_csr.indptr[cp.asarray(np.c_[block, block + 1].ravel())].get()
+    # which accounts a seed links to, asked on the device: a hub's row holds millions of followers, which took
+    # ~90 ms to copy to the host and look up there; the lists ask about a few thousand accounts at most
+    flags = cp.zeros(dg.n, dtype=cp.bool_)
     out = []
     for j, seed in enumerate(block.tolist()):
-        lo_e, hi_e = int(bounds[2 * j]), int(bounds[2 * j + 1])
-        linked = out_csr.indices[lo_e:hi_e].get().astype(np.int64)
+        row = out_csr.indices[int(bounds[2 * j]) : int(bounds[2 * j + 1])]
+        flags[row] = True
+
+        def excluded(nodes, seed=seed):
+            nodes = np.asarray(nodes, dtype=np.int64)
+            hit = flags[cp.asarray(nodes)].get() if len(nodes) else np.zeros(0, dtype=bool)
+            return hit | (nodes == seed)
 
         def ppr_of(nodes, j=j):
             nodes = cp.asarray(np.asarray(nodes, dtype=np.int64))
@@ -587,9 +609,11 @@ def _recommend_block(g: Graph, dg: _DeviceGraph, direction: str, block: np.ndarr
                 ppr_stats=(iterations[j], converged[j], delta[j]),
                 circle=circles[j],
                 money=scores[j],
-                linked=linked,
+                linked=excluded,
                 top=top,
                 ppr_of=ppr_of,
             )
         )
+        flags[row] = False
+    step("lists")
     return out

@@ -34,12 +34,10 @@ residual, visits) and two frontier lists of n W entries of 8 bytes.
 
 from __future__ import annotations
 
-import time
-
 import cupy as cp
 import numpy as np
 
-from ._device import module, replayable
+from ._device import Steps, module, replayable
 
 __all__ = ["local_block"]
 
@@ -188,25 +186,6 @@ def _grid(threads: int) -> tuple[int]:
     return (max(1, (threads + 255) // 256),)
 
 
-class _Steps:
-    """Synchronized wall clock of :func:`local_block`'s steps, in ms, into ``out`` (None: nothing, no sync)."""
-
-    def __init__(self, out: dict | None) -> None:
-        self.out = out
-        self.t = time.perf_counter()
-        if out is not None:
-            cp.cuda.Device().synchronize()
-
-    def __call__(self, name: str, **facts) -> None:
-        if self.out is None:
-            return
-        cp.cuda.Device().synchronize()
-        now = time.perf_counter()
-        self.out[f"{name}_ms"] = self.out.get(f"{name}_ms", 0.0) + 1e3 * (now - self.t)
-        self.out.update(facts)
-        self.t = now
-
-
 def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, width: int, *, damping: float,
                 epsilon: float | None, walks: float, steps: dict | None = None):  # fmt: skip
     """The local estimate of each seed's PPR on the walk's CSR (``out_ptr`` int64, ``out_idx`` int32, node
@@ -214,7 +193,7 @@ def local_block(out_ptr: cp.ndarray, out_idx: cp.ndarray, seeds: np.ndarray, wid
     the residual the push left per seed). ``walks`` 0: the push alone; ``epsilon`` None: no push, the walks start
     at the seeds (plain Monte-Carlo). ``steps``: a dict to add each step's synchronized time to (benchmarks; it
     syncs the device between steps)."""
-    step = _Steps(steps)
+    step = Steps(steps)
     n = len(out_ptr) - 1
     k = len(seeds)
     size = n * width
