@@ -55,6 +55,24 @@ def test_priming_builds_the_all_time_snapshot_of_the_latest_computed_workspace(w
     assert boot.prime_web_process()["snapshots"] == 0 and not rankings._ALL_TIME
 
 
+def test_priming_sorts_only_the_first_accounts_of_a_large_snapshot(ws_a, import_files, settings, monkeypatch):
+    # a snapshot of more accounts than four times the top a page reads is not sorted whole as a process starts
+    from monitor.cache import data_version
+    from monitor.selectors import rankings
+    from tests.webapp import THESIS
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    settings.SPREADWATCH_READ_CACHE_SECONDS, settings.SPREADWATCH_PRIME_WEB = 60, True
+    monkeypatch.setattr(rankings._AllTime, "TOP_MIN", 1)  # the sample's few accounts stand for millions
+    rankings._ALL_TIME.clear()
+    assert boot.prime_web_process()["snapshots"] == 1
+    snap = rankings._ALL_TIME[data_version(ws_a)]
+    key = (None, "total", True)
+    assert key not in snap._orders and key in snap._tops
+    ids, _, _ = snap.ordered(None, "total", True)
+    assert snap._tops[key][0].tolist() == ids[: len(snap._tops[key][0])].tolist()
+
+
 def test_priming_can_be_turned_off(db, settings):
     settings.SPREADWATCH_PRIME_WEB = False
     engines["django"].engine.template_loaders[0].reset()
