@@ -418,7 +418,7 @@ def circle_of_trust(
 
 class _Excluded:
     """Membership in a seed's excluded accounts (the seed and its row): a sorted search for a short row, a table
-    of flags for a long one (a hub's row holds millions of followers, which ``np.isin`` sorted afresh per call)."""
+    of flags for a long one (a hub's row can hold millions of followers, which ``np.isin`` sorted for each call)."""
 
     TABLE_FROM = 4096
 

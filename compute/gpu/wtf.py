@@ -584,8 +584,8 @@ def _recommend_block(g: Graph, dg: _DeviceGraph, direction: str, block: np.ndarr
     scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter, steps)
     step = Steps(steps)
     bounds = out_csr.indptr[cp.asarray(np.c_[block, block + 1].ravel())].get()
-    # which accounts a seed links to, asked on the device: a hub's row holds millions of followers, which took
-    # ~90 ms to copy to the host and look up there; the lists ask about a few thousand accounts at most
+    # which accounts a seed links to, asked on the device (a flag per account, set from the seed's row and cleared
+    # after): a hub's row can hold millions of followers, and the lists ask about a few thousand accounts at most
     flags = cp.zeros(dg.n, dtype=cp.bool_)
     out = []
     for j, seed in enumerate(block.tolist()):
