@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for _, _, table, _ in tables:
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for name in os.listdir(args.dir):
+                os.remove(os.path.join(args.dir, name))
     for shape, by_variant in times.items():
         for variant, secs in by_variant.items():
             print(f"{shape:9} {variant:27} " + " / ".join(f"{s:.2f}" for s in secs) + " s")
