@@ -11,8 +11,9 @@ by one each round. Prints the seconds, per shape and variant, in round order; ``
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<scratch database> .venv/bin/python \\
         benchmarks/surrogate_key_cost.py [--rounds 3] [--json out.json]
 
-The script makes its ``sk_*`` tables in that database and drops them again; its files go to ``--dir`` (default
-``/tmp/sw_surrogate``), which the PostgreSQL server must be able to write (server-side COPY: a superuser).
+The database is created when the server has none of that name; the script makes its ``sk_*`` tables there and
+drops them again; its files go to ``--dir`` (default ``/tmp/sw_surrogate``), which the PostgreSQL server must be
+able to write (server-side COPY: a superuser).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import time
 
 import psycopg
+from _setup import ensure_database
 
 # shape: (columns and the unique key, an extra index or None, the rows of another workspace, the rows loaded)
 SHAPES = {
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.dir, exist_ok=True)
     os.chmod(args.dir, 0o777)
     times: dict[str, dict[str, list[float]]] = {shape: {v: [] for v in VARIANTS} for shape in SHAPES}
+    ensure_database(os.environ["DATABASE_URL"])
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
         tables = []
         for shape, (cols, key, extra, rows) in SHAPES.items():

@@ -582,7 +582,7 @@ def _recommend_block(g: Graph, dg: _DeviceGraph, direction: str, block: np.ndarr
         circles.append(circle_of_trust(nodes, ppr, int(block[j]), float(seed_ppr[j]), circle))
     step("circle_rank")
     scores = _money_block(dg, direction, block, [np.sort(c[0]) for c in circles], alpha, tol, max_iter, steps)
-    step = Steps(steps)
+    step = Steps(steps)  # Money timed its own steps: the lists' clock starts here
     bounds = out_csr.indptr[cp.asarray(np.c_[block, block + 1].ravel())].get()
     # which accounts a seed links to, asked on the device (a flag per account, set from the seed's row and cleared
     # after): a hub's row can hold millions of followers, and the lists ask about a few thousand accounts at most

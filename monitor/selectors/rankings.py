@@ -227,8 +227,7 @@ class _AllTime:
         snapshot again, about 1.1 s each on this machine (``benchmarks/data_layer.md``)."""
         import numpy as np
 
-        sort = "total" if sort == "mean" else sort
-        key = (tuple(sorted(labels)) if labels else None, sort, spreaders_only)
+        sort, key = _order_key(labels, sort, spreaders_only)
         if key in self._orders:
             return self._orders[key]
         ids, total, t_v = self.grouped(labels, spreaders_only)
@@ -253,8 +252,7 @@ class _AllTime:
         accounts)."""
         import numpy as np
 
-        sort = "total" if sort == "mean" else sort
-        key = (tuple(sorted(labels)) if labels else None, sort, spreaders_only)
+        sort, key = _order_key(labels, sort, spreaders_only)
         if key in self._orders:
             full = self._orders[key]
             return full, len(full[0])
@@ -269,7 +267,7 @@ class _AllTime:
         keys = _sort_keys(sort, total, t_v)
         kth = np.partition(keys[-1], want - 1)[want - 1]
         picked = np.flatnonzero(keys[-1] <= kth)
-        picked = picked[np.lexsort((ids[picked], *(k[picked] for k in keys)))]
+        picked = picked[np.lexsort((ids[picked], *(col[picked] for col in keys)))]
         self._tops[key] = (ids[picked], total[picked], t_v[picked], n)
         return self._tops[key][:3], n
 
@@ -279,6 +277,13 @@ class _AllTime:
         (ids, total, t_v), n = self.top(labels, sort, spreaders_only, offset + limit)
         sl = slice(offset, offset + limit)
         return list(zip(ids[sl].tolist(), total[sl].tolist(), t_v[sl].tolist(), strict=True)), n
+
+
+def _order_key(labels: list[str] | None, sort: str, spreaders_only: bool) -> tuple[str, tuple]:
+    """The sort an order is built by (``mean`` is the total's order: the same T for every account) and the key an
+    ordered snapshot keeps it under."""
+    sort = "total" if sort == "mean" else sort
+    return sort, (tuple(sorted(labels)) if labels else None, sort, spreaders_only)
 
 
 def _sort_keys(sort: str, total, t_v) -> tuple:
