@@ -94,4 +94,9 @@ if __name__ == "__main__":
     from .drawing import force_layout
 
     force_layout(3, np.array([0, 1]), np.array([1, 2]))
-    print(f"compute.precompile: {len(values)} kernel runs and a layout in {time.perf_counter() - t:.1f} s")
+    # and the import's key lookups (compute.arrays.sorted_positions: its hash table takes many values only)
+    from .arrays import _HASH_MIN, sorted_positions
+
+    keys = np.arange(0, 2 * _HASH_MIN, 2, dtype=np.int64)
+    assert sorted_positions(keys, keys[::-1].copy())[1].all()
+    print(f"compute.precompile: {len(values)} kernel runs, a layout and a lookup in {time.perf_counter() - t:.1f} s")

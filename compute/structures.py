@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ._jit import HAVE_NUMBA, njit
-from .arrays import unique
+from .arrays import sorted_positions, unique
 
 #: what the forward phase does with a retweeter no follower path reaches (docs/measure.md): ``strict`` leaves it
 #: isolated (the thesis), ``attach`` adds the edge to the publisher
@@ -223,8 +223,8 @@ class FollowerGraph:
         ids = np.asarray(ids, dtype=np.int64)
         if not len(self.user_ids):
             return np.full(ids.shape, -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(self.user_ids, ids), len(self.user_ids) - 1)
-        return np.where(self.user_ids[pos] == ids, pos, -1).astype(np.int64)
+        pos, found = sorted_positions(self.user_ids, ids.ravel())
+        return np.where(found, pos, -1).astype(np.int64).reshape(ids.shape)
 
     def followers(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR of the opposite direction: row ``j`` lists (sorted) the users following ``j``. Cached."""

@@ -1,11 +1,16 @@
-"""``compute.arrays.unique``: what ``np.unique`` returns, whatever the dtype and shape."""
+"""``compute.arrays``: ``unique`` returns what ``np.unique`` returns, whatever the dtype and shape;
+``sorted_positions`` what ``np.searchsorted`` and an equality test give, through its hash table or not;
+``lexorder`` the permutation ``np.lexsort`` gives, packed or not."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compute.arrays import unique
+from compute import arrays
+from compute.arrays import lexorder, sorted_positions, unique
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int8, np.bool_])
@@ -27,3 +32,88 @@ def test_other_dtypes_go_to_np_unique_with_its_nan_rule():
     assert np.array_equal(unique(f), np.unique(f), equal_nan=True) and np.isnan(unique(f)).sum() == 1
     s = np.array(["b", "a", "b"])
     assert unique(s).tolist() == ["a", "b"]
+
+
+def _searched(keys, want):
+    pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    return pos, keys[pos] == want
+
+
+@pytest.mark.parametrize("n_keys", [1, 7, 5000, 300_000])
+@pytest.mark.parametrize("repeats", [False, True], ids=["unique keys", "repeated keys"])
+def test_sorted_positions_are_searchsorteds_for_found_and_missing_values(n_keys, repeats):
+    rng = np.random.default_rng(n_keys)
+    keys = np.sort(rng.integers(-(2**62), 2**62, n_keys))
+    if repeats:  # the first of a run of equal keys is the one found
+        keys = np.sort(np.concatenate([keys, keys[: max(n_keys // 3, 1)], keys[:1]]))
+    want = np.concatenate(
+        [keys[rng.integers(0, len(keys), 60_000)], rng.integers(-(2**62), 2**62, 500), [keys[0] - 1, keys[-1] + 1]]
+    )
+    rng.shuffle(want)
+    assert len(want) >= arrays._HASH_MIN  # the hash table's path, where numba is there
+    pos, found = sorted_positions(keys, want)
+    want_pos, want_found = _searched(keys, want)
+    assert pos.tolist() == want_pos.tolist() and found.tolist() == want_found.tolist()
+
+
+def test_sorted_positions_of_few_values_no_keys_and_other_dtypes():
+    keys = np.array([2, 4, 4, 9], np.int64)
+    for want in (np.array([4, 1, 10, 9]), np.array([4, 1], np.int32), np.array([[9, 3], [2, 4]])):
+        pos, found = sorted_positions(keys, want)
+        assert pos.tolist() == _searched(keys, want)[0].tolist()
+        assert found.tolist() == _searched(keys, want)[1].tolist()
+    pos, found = sorted_positions(np.zeros(0, np.int64), np.array([1, 2]))
+    assert pos.tolist() == [0, 0] and found.tolist() == [False, False]
+
+
+def test_the_hash_table_finds_what_a_search_finds_with_colliding_keys():
+    # a small table half full: probe sequences run past other keys
+    keys = np.arange(0, 64 * 1024, 1024, dtype=np.int64)
+    bits = 7
+    slots = np.full(1 << bits, -1, np.int32)
+    arrays._hash_build(keys, slots, bits)
+    want = np.concatenate([keys[::-1], keys + 1])
+    got = arrays._hash_find(keys, slots, bits, want)
+    assert got.tolist() == list(range(63, -1, -1)) + [-1] * 64
+
+
+_KEY = st.sampled_from(["small ints", "wide ints", "negative ints", "floats", "int8", "uint64 high", "bools"])
+
+
+def _key(kind: str, n: int, rng) -> np.ndarray:
+    if kind == "small ints":
+        return rng.integers(0, 4, n)
+    if kind == "wide ints":  # with others, too wide to pack with the rows' positions, or at all
+        return rng.integers(-(2**61), 2**61, n)
+    if kind == "negative ints":
+        return rng.integers(-50, -40, n)
+    if kind == "floats":
+        return rng.choice([-0.0, 0.0, 1.5, -3.25, np.inf, 1e300], n)
+    if kind == "int8":
+        return rng.integers(-128, 127, n).astype(np.int8)
+    if kind == "uint64 high":
+        return (np.uint64(2**63) + rng.integers(0, 5, n).astype(np.uint64)).astype(np.uint64)
+    return rng.integers(0, 2, n).astype(bool)
+
+
+@settings(max_examples=150, deadline=None)
+@given(kinds=st.lists(_KEY, min_size=1, max_size=4), n=st.integers(0, 300), seed=st.integers(0, 2**32 - 1))
+def test_lexorder_is_lexsorts_permutation(kinds, n, seed):
+    rng = np.random.default_rng(seed)
+    keys = [_key(kind, n, rng) for kind in kinds]
+    assert lexorder(keys).tolist() == np.lexsort(keys).tolist()
+
+
+def test_lexorder_packs_the_rows_positions_or_sorts_stably_or_leaves_it_to_lexsort():
+    rng = np.random.default_rng(5)
+    n = 100_000
+    a, b = rng.integers(0, 1000, n), rng.integers(0, 1000, n)  # ties: the rows' order decides
+    wide = rng.integers(0, 2**40, n)
+    nan = rng.choice([1.0, np.nan], n)
+    spread = rng.choice(np.array([0, 3, 2**49, 2**50 - 1]), n)  # few values far apart: ties, and no room for rows
+    rising = np.arange(n) * 3 - 7  # the rows' own order: left to the tie-break
+    steps = np.sort(rng.integers(0, 50, n))  # never decreasing, with ties: the same
+    falls = steps[::-1].copy()
+    keys_sets = ([b, a], [wide, a], [spread, b], [wide, wide, a], [nan, a], [rising, b, a], [steps, b], [falls, b])
+    for keys in keys_sets:
+        assert lexorder(keys).tolist() == np.lexsort(keys).tolist()

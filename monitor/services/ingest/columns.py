@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from compute.arrays import sorted_positions
+
 __all__ = [
     "AccountKeys",
     "EdgeRows",
@@ -32,8 +34,7 @@ def lookup(keys: np.ndarray, values: np.ndarray, want: np.ndarray) -> tuple[np.n
     """``values`` of ``want`` in the sorted ``keys``; second result: found or not."""
     if not len(keys):
         return np.zeros(len(want), np.int64), np.zeros(len(want), bool)
-    pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
-    found = keys[pos] == want
+    pos, found = sorted_positions(keys, want)
     return values[pos], found
 
 

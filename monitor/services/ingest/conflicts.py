@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from compute.arrays import unique
+from compute.arrays import sorted_positions, unique
 from compute.formats import InputError
 from compute.formats._report import BadRecord
 from compute.formats.limits import fmt_time
@@ -30,8 +30,7 @@ def stored_conflicts(st: Stager, ws: int, tweets: TweetRows) -> np.ndarray:
     stored = _stored(st, ws, unique(tweets.tweet_id[rows]))
     if not len(stored.tweet_id):
         return drop
-    pos = np.minimum(np.searchsorted(stored.tweet_id, tweets.tweet_id[rows]), len(stored.tweet_id) - 1)
-    hit = stored.tweet_id[pos] == tweets.tweet_id[rows]
+    pos, hit = sorted_positions(stored.tweet_id, tweets.tweet_id[rows])
     rows, pos = rows[hit], pos[hit]
     stored_sec = np.floor(np.round(stored.created_at[pos], 3))
     is_rt = tweets.retweeted_id[rows] != NO_TWEET

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from compute.arrays import unique
+from compute.arrays import lexorder, unique
 from compute.tables import NO_TWEET
 
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
@@ -441,7 +441,7 @@ def _retweets(
     self_rt = rts.account_pk == author_pk
     c["self_retweets"] = int(np.count_nonzero(self_rt))
     rts = rts.take(~self_rt)
-    rts = rts.take(np.lexsort((rts.rows, tweets.created_at[rts.rows], rts.account_pk, rts.tweet_pk)))
+    rts = rts.take(lexorder((rts.rows, tweets.created_at[rts.rows], rts.account_pk, rts.tweet_pk)))
     first = first_of_runs(rts.tweet_pk, rts.account_pk)
     c["duplicate_retweets"] = int(len(first) - first.sum())
     rts = rts.take(first)
@@ -522,7 +522,7 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
     account_pk = accounts.of(tweets.user_id[has])
     observed_at, count = tweets.created_at[has], tweets.followers[has]
-    order = np.lexsort((-count, observed_at, account_pk))
+    order = lexorder((-count, observed_at, account_pk))
     account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
     first = first_of_runs(account_pk, observed_at)
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
@@ -571,7 +571,7 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     self_follow = edges.follower == edges.followee
     m.counts["self_follows"] = int(np.count_nonzero(self_follow))
     edges = edges.take(~self_follow)
-    edges = edges.take(np.lexsort((edges.followee, edges.follower)))
+    edges = edges.take(lexorder((edges.followee, edges.follower)))
     edges = edges.take(first_of_runs(edges.follower, edges.followee))
     new = edges
     # only an edge between two old accounts can be stored already
