@@ -441,6 +441,30 @@ def test_key_positions_finds_each_rows_key_as_a_lookup_would(big):
     assert [int(pos[i]) for i in want] == [index[tuple(rows[i].tolist())] for i in want]
 
 
+@pytest.mark.parametrize(
+    "radices", [[5, 4], [3], [300, 300], [1, 1]], ids=["label and role", "one column", "a wide key", "one combination"]
+)
+def test_code_groups_give_each_combination_of_codes_its_rows_in_order(radices):
+    # what the binary COPY of the per-cascade and daily rows writes as one block per combination of text values
+    rng = np.random.default_rng(3)
+    n = 3000
+    codes = [rng.integers(0, r, n).astype(np.int8 if r < 100 else np.int64) for r in radices]
+    got = [(combo, rows.tolist()) for combo, rows in influence.store._code_groups(codes, n)]
+    stacked = np.stack(codes, axis=1)
+    want = [
+        (tuple(c.tolist()), np.flatnonzero((stacked == c).all(axis=1)).tolist()) for c in np.unique(stacked, axis=0)
+    ]
+    assert got == want
+
+
+def test_code_groups_of_no_coded_column_no_row_or_a_negative_code():
+    groups = influence.store._code_groups
+    assert [(c, r.tolist()) for c, r in groups([], 3)] == [((), [0, 1, 2])]
+    assert list(groups([np.zeros(0, np.int64)], 0)) == []
+    with pytest.raises(ValueError, match="negative code"):
+        list(groups([np.array([0, -1, 2])], 3))
+
+
 def _daily_rows(ws) -> list[tuple]:
     from monitor.models import DailyInfluence
 
