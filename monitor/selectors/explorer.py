@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import connection
 
 from ..cache import cached
+from ..db import int_array_param
 from ..models import Account, CascadeGraph, CascadeInfluence, Retweet, Tweet, Workspace
 
 
@@ -110,8 +111,11 @@ def _drawn_participants(tweet: Tweet, limit: int) -> list[dict]:
         rows = cur.fetchall()
         cur.execute(select + "<> %s ORDER BY influence DESC, account_id LIMIT %s", [tweet.pk, pub, max(limit - 1, 0)])
         rows += cur.fetchall()
+        # the ids as one array's text: a Python list is quoted element by element (1.3 s of a 1M run's warm-up
+        # under the profiler, its ten explorers' 20,000 ids each)
         cur.execute(
-            "SELECT id, twitter_id, screen_name FROM monitor_account WHERE id = ANY(%s)", [[r[0] for r in rows]]
+            "SELECT id, twitter_id, screen_name FROM monitor_account WHERE id = ANY(%s::bigint[])",
+            [int_array_param([r[0] for r in rows])],
         )
         names = {pk: (tid, name) for pk, tid, name in cur.fetchall()}
     return [
