@@ -49,6 +49,7 @@ def sorted_positions(keys: np.ndarray, want) -> tuple[np.ndarray, np.ndarray]:
     if not HAVE_NUMBA or len(want) < _HASH_MIN or keys.dtype != np.int64 or want.dtype != np.int64 or want.ndim != 1:
         pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
         return pos, keys[pos] == want
+    keys, want = np.ascontiguousarray(keys), np.ascontiguousarray(want)  # the layout the kernels are compiled for
     bits = max(int(np.ceil(np.log2(2 * len(keys)))), 4)
     slots = np.full(1 << bits, -1, np.int32 if len(keys) < 2**31 else np.int64)
     _hash_build(keys, slots, bits)

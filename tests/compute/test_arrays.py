@@ -54,6 +54,8 @@ def test_sorted_positions_are_searchsorteds_for_found_and_missing_values(n_keys,
     pos, found = sorted_positions(keys, want)
     want_pos, want_found = _searched(keys, want)
     assert pos.tolist() == want_pos.tolist() and found.tolist() == want_found.tolist()
+    strided = np.stack([want, want], axis=1)[:, 0]  # a column of a 2-D array: not contiguous
+    assert sorted_positions(keys, strided)[0].tolist() == want_pos.tolist()
 
 
 def test_sorted_positions_of_few_values_no_keys_and_other_dtypes():
