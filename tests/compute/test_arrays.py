@@ -106,7 +106,9 @@ def test_lexorder_is_lexsorts_permutation(kinds, n, seed):
     assert lexorder(keys).tolist() == np.lexsort(keys).tolist()
 
 
-def test_lexorder_packs_the_rows_positions_or_sorts_stably_or_leaves_it_to_lexsort():
+@pytest.mark.parametrize("pack_rows", [1 << 20, 777], ids=["in one slice", "in slices"])
+def test_lexorder_packs_the_rows_positions_or_sorts_stably_or_leaves_it_to_lexsort(pack_rows, monkeypatch):
+    monkeypatch.setattr(arrays, "_PACK_ROWS", pack_rows)
     rng = np.random.default_rng(5)
     n = 100_000
     a, b = rng.integers(0, 1000, n), rng.integers(0, 1000, n)  # ties: the rows' order decides
