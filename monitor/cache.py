@@ -138,6 +138,40 @@ def _all_time_delta_key(version: str) -> str:
     return f"sw:alltime-delta:{connection.settings_dict['NAME']}:{version}"
 
 
+def _all_time_empty_key(version: str) -> str:
+    return f"sw:alltime-empty:{connection.settings_dict['NAME']}:{version}"
+
+
+def record_no_daily_rows(ws_id: int, number: int) -> None:
+    """Record that version ``number`` of the workspace had no daily row, so its all-time sums are empty: a
+    compute batch that finds none before its bump (version ``number`` + 1) says so, and the sums of the versions
+    after it are the recorded changes alone (:func:`all_time_empty`). Kept as long as the changes are; nothing is
+    recorded while the read cache is off or cannot be reached."""
+    if read_cache_seconds() <= 0:
+        return
+    from django.core.cache import cache
+
+    from .models import Workspace
+
+    created = Workspace.objects.filter(pk=ws_id).values_list("created_at", flat=True).first()
+    if created is not None:
+        with contextlib.suppress(Exception):
+            cache.set(_all_time_empty_key(version_name(ws_id, created, number)), True, timeout=ALL_TIME_DELTA_TTL)
+
+
+def all_time_empty(ws: Workspace, numbers: list[int]) -> set[int]:
+    """Which of the versions ``numbers`` of ``ws`` are recorded as having had no daily row
+    (:func:`record_no_daily_rows`)."""
+    from django.core.cache import cache
+
+    keys = {_all_time_empty_key(version_name(ws.pk, ws.created_at, n)): n for n in numbers}
+    try:
+        got = cache.get_many(list(keys))
+    except Exception:  # unreachable: none known
+        return set()
+    return {keys[k] for k, v in got.items() if v}
+
+
 def record_all_time_delta(ws_id: int, number: int, delta: Any) -> None:
     """Record, once this transaction commits, that version ``number`` (returned by :func:`bump_data_version` in
     it) changed the all-time sums by exactly ``delta`` (``algorithms.influence.AllTimeDelta``: rows of account,

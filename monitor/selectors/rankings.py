@@ -442,21 +442,30 @@ def _sums_advanced(ws: Workspace) -> tuple | None:
     """:func:`all_time_sums` of the current version from the newest of the ``_DELTA_STEPS`` versions before it
     whose sums are cached, and the changes recorded since; None when there is no such version or a change is
     missing (the caller then groups the rows)."""
+    import numpy as np
     from django.core.cache import cache
 
-    from ..cache import current_version, version_name
+    from ..cache import all_time_empty, current_version, version_name
 
     if read_cache_seconds() <= 0:
         return None
     number = int(current_version(ws).rpartition(":")[2])
+    backs = list(range(number - 1, max(number - _DELTA_STEPS, 0) - 1, -1))
+    keys = {all_time_sums.key_at(version_name(ws.pk, ws.created_at, back), ws): back for back in backs}
     try:
-        for back in range(number - 1, max(number - _DELTA_STEPS, 0) - 1, -1):
-            base = cache.get(all_time_sums.key_at(version_name(ws.pk, ws.created_at, back), ws))
-            if base is not None:
-                break
-        else:
-            return None
+        cached_sums = {keys[k]: v for k, v in cache.get_many(list(keys)).items() if v is not None}
     except Exception:  # the cache cannot be reached: group the rows
+        return None
+    # a version recorded as having had no daily row (a workspace's first run) has empty sums
+    empty = all_time_empty(ws, [b for b in backs if b not in cached_sums])
+    for back in backs:
+        if back in cached_sums:
+            base = cached_sums[back]
+            break
+        if back in empty:
+            base = (*_narrow(*(np.zeros(0, t) for t in (np.int64, np.int8, np.float64, np.int32, bool))), back)
+            break
+    else:
         return None
     *cols, base_version = base
     if base_version is not None and base_version != back:

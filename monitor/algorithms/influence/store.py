@@ -91,11 +91,17 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
             cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
             t = res.tick("store_wait_aggregates_s", t)
-        from ...cache import bump_data_version, record_all_time_delta
+        from ...cache import bump_data_version, record_all_time_delta, record_no_daily_rows
 
         # in this transaction: committed with the rows (monitor/cache.py). Before the refresh: from here to the
         # commit no other write can commit a version, so the daily rows read below are those of the version before
         version = bump_data_version(ws)
+        if not changes:
+            # a workspace's first run: the version before had no daily row, so the all-time sums after the run
+            # are its batches' recorded changes alone, not a group-by of every daily row (the warm-up's overview)
+            cur.execute("SELECT EXISTS (SELECT 1 FROM monitor_dailyinfluence WHERE workspace_id = %s)", [ws])
+            if not cur.fetchone()[0]:
+                record_no_daily_rows(ws, version - 1)
         if not changes and d.postgres:
             delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written)
         else:

@@ -370,6 +370,38 @@ def test_an_import_and_the_compute_run_after_it_record_their_changes_and_the_sna
     assert [r["screen_name"] for r in selectors.ranking(ws_a, labels=["false"]).rows][:3] == ["b", "e", "f"]
 
 
+def test_a_workspaces_first_run_builds_its_all_time_sums_from_its_changes_alone(
+    ws_a, import_files, run_tasks, row_passes, monkeypatch
+):
+    """Before a workspace's first run there is no daily row: its batches record that the version before them had
+    none, and the run's warm-up adds their changes to empty sums instead of grouping every daily row."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a compute batch records its change on PostgreSQL")
+    from django.core.cache import cache
+
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])  # the import and its run
+    key = rankings.all_time_sums.key_for(ws_a)
+    warmed = cache.get(key)
+    assert warmed is not None and row_passes == []  # warmed by the run, without grouping the rows
+    cache.delete(key)
+    monkeypatch.setattr(rankings, "_sums_advanced", lambda ws: None)
+    whole = rankings.all_time_sums(ws_a)  # grouped from the rows
+    assert len(row_passes) == 1 and warmed[-1] == whole[-1]
+
+    def pairs(sums):
+        *cols, _ = sums
+        return sorted(zip(*(c.tolist() for c in cols), strict=True))
+
+    assert pairs(warmed) == pairs(whole) and len(pairs(whole)) > 0
+    # a later run of the same workspace finds daily rows: it records nothing of the kind
+    from monitor.cache import all_time_empty, current_version
+
+    number = int(current_version(ws_a).rpartition(":")[2])
+    run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    after = int(current_version(ws_a).rpartition(":")[2])
+    assert all_time_empty(ws_a, list(range(number, after + 1))) == set()
+
+
 def test_a_runs_warm_up_builds_the_new_all_time_sums_from_the_cached_ones_and_its_change(
     ws_a, import_files, run_tasks, row_passes, monkeypatch
 ):
