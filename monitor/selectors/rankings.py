@@ -451,21 +451,19 @@ def _sums_advanced(ws: Workspace) -> tuple | None:
         return None
     number = int(current_version(ws).rpartition(":")[2])
     backs = list(range(number - 1, max(number - _DELTA_STEPS, 0) - 1, -1))
-    keys = {all_time_sums.key_at(version_name(ws.pk, ws.created_at, back), ws): back for back in backs}
+    # a version recorded as having had no daily row (before a workspace's first run) has empty sums
+    empty = all_time_empty(ws, backs)
     try:
-        cached_sums = {keys[k]: v for k, v in cache.get_many(list(keys)).items() if v is not None}
+        for back in backs:  # the newest first, one at a time: cached sums are large (95 MB at 10M retweets)
+            if back in empty:
+                base = (*_narrow(*(np.zeros(0, t) for t in (np.int64, np.int8, np.float64, np.int32, bool))), back)
+                break
+            base = cache.get(all_time_sums.key_at(version_name(ws.pk, ws.created_at, back), ws))
+            if base is not None:
+                break
+        else:
+            return None
     except Exception:  # the cache cannot be reached: group the rows
-        return None
-    # a version recorded as having had no daily row (a workspace's first run) has empty sums
-    empty = all_time_empty(ws, [b for b in backs if b not in cached_sums])
-    for back in backs:
-        if back in cached_sums:
-            base = cached_sums[back]
-            break
-        if back in empty:
-            base = (*_narrow(*(np.zeros(0, t) for t in (np.int64, np.int8, np.float64, np.int32, bool))), back)
-            break
-    else:
         return None
     *cols, base_version = base
     if base_version is not None and base_version != back:
