@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("hypothesis")  # not on the GPU machine (make test-gpu)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
