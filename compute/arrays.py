@@ -6,7 +6,7 @@ import numpy as np
 
 from ._jit import HAVE_NUMBA, njit
 
-__all__ = ["lexorder", "sorted_positions", "unique"]
+__all__ = ["lexorder", "sorted_positions", "sorted_positions_each", "unique"]
 
 
 def unique(a) -> np.ndarray:
@@ -42,23 +42,38 @@ def sorted_positions(keys: np.ndarray, want) -> tuple[np.ndarray, np.ndarray]:
     ``searchsorted`` on a 2-core host (``benchmarks/merge_steps_bench.py``). A value not among the
     keys gets the position ``searchsorted`` gives it, read for those values alone. Without numba
     (``compute._jit``) it is ``searchsorted`` throughout."""
+    return sorted_positions_each(keys, [want])[0]
+
+
+def sorted_positions_each(keys: np.ndarray, wants) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`sorted_positions` of each array of ``wants`` in the same ``keys``, their hash table built once."""
     keys = np.asarray(keys)
-    want = np.asarray(want)
+    wants = [np.asarray(w) for w in wants]
     if not len(keys):
-        return np.zeros(want.shape, np.int64), np.zeros(want.shape, bool)
-    if not HAVE_NUMBA or len(want) < _HASH_MIN or keys.dtype != np.int64 or want.dtype != np.int64 or want.ndim != 1:
-        pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
-        return pos, keys[pos] == want
-    keys, want = np.ascontiguousarray(keys), np.ascontiguousarray(want)  # the layout the kernels are compiled for
-    bits = max(int(np.ceil(np.log2(2 * len(keys)))), 4)
-    slots = np.full(1 << bits, -1, np.int32 if len(keys) < 2**31 else np.int64)
-    _hash_build(keys, slots, bits)
-    pos = _hash_find(keys, slots, bits, want)
-    found = pos >= 0
-    if not found.all():
-        missing = np.flatnonzero(~found)
-        pos[missing] = np.minimum(np.searchsorted(keys, want[missing]), len(keys) - 1)
-    return pos, found
+        return [(np.zeros(w.shape, np.int64), np.zeros(w.shape, bool)) for w in wants]
+    out: list = [None] * len(wants)
+    hashed = [
+        i for i, w in enumerate(wants)
+        if HAVE_NUMBA and len(w) >= _HASH_MIN and keys.dtype == np.int64 and w.dtype == np.int64 and w.ndim == 1
+    ]  # fmt: skip
+    for i, w in enumerate(wants):
+        if i not in hashed:
+            pos = np.minimum(np.searchsorted(keys, w), len(keys) - 1)
+            out[i] = (pos, keys[pos] == w)
+    if hashed:
+        keys = np.ascontiguousarray(keys)  # the layout the kernels are compiled for
+        bits = max(int(np.ceil(np.log2(2 * len(keys)))), 4)
+        slots = np.full(1 << bits, -1, np.int32 if len(keys) < 2**31 else np.int64)
+        _hash_build(keys, slots, bits)
+        for i in hashed:
+            w = np.ascontiguousarray(wants[i])
+            pos = _hash_find(keys, slots, bits, w)
+            found = pos >= 0
+            if not found.all():
+                missing = np.flatnonzero(~found)
+                pos[missing] = np.minimum(np.searchsorted(keys, w[missing]), len(keys) - 1)
+            out[i] = (pos, found)
+    return out
 
 
 @njit

@@ -45,7 +45,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from compute.arrays import sorted_positions, unique
+from compute.arrays import sorted_positions_each, unique
 
 from .db import copy_out
 
@@ -105,7 +105,7 @@ def csr_from_edges(follower: np.ndarray, followee: np.ndarray) -> Csr:
     fe = np.asarray(followee, dtype=np.int64)
     ids = unique(np.concatenate([fr, fe])) if len(fr) else np.zeros(0, np.int64)
     n = max(len(ids), 1)
-    a, b = sorted_positions(ids, fr)[0], sorted_positions(ids, fe)[0]  # each is among the ids
+    (a, _), (b, _) = sorted_positions_each(ids, [fr, fe])  # each is among the ids
     keep = a != b
     key = unique(a[keep] * np.int64(n) + b[keep])  # sorted by (follower, followee), each edge once
     src = key // n

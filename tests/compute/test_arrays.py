@@ -123,3 +123,16 @@ def test_lexorder_packs_the_rows_positions_or_sorts_stably_or_leaves_it_to_lexso
     keys_sets = ([b, a], [wide, a], [spread, b], [wide, wide, a], [nan, a], [rising, b, a], [steps, b], [falls, b])
     for keys in keys_sets:
         assert lexorder(keys).tolist() == np.lexsort(keys).tolist()
+
+
+def test_sorted_positions_each_builds_the_keys_table_once_and_answers_as_one_call_each(monkeypatch):
+    rng = np.random.default_rng(9)
+    keys = np.sort(rng.integers(0, 10**12, 50_000))
+    wants = [keys[rng.integers(0, len(keys), 40_000)], rng.integers(0, 10**12, 10), keys[::-1].copy()]
+    alone = [sorted_positions(keys, w) for w in wants]
+    builds = []
+    real = arrays._hash_build
+    monkeypatch.setattr(arrays, "_hash_build", lambda *a: builds.append(1) or real(*a))
+    each = arrays.sorted_positions_each(keys, wants)
+    assert [(p.tolist(), f.tolist()) for p, f in each] == [(p.tolist(), f.tolist()) for p, f in alone]
+    assert len(builds) == (1 if arrays.HAVE_NUMBA else 0)

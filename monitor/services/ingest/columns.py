@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from compute.arrays import sorted_positions
+from compute.arrays import sorted_positions, sorted_positions_each
 
 __all__ = [
     "AccountKeys",
@@ -94,6 +94,12 @@ class AccountKeys(NamedTuple):
     def of(self, user_ids: np.ndarray) -> np.ndarray:
         """Primary keys of ``user_ids`` (every one of them is stored by the accounts step)."""
         return lookup(self.twitter_id, self.pk, user_ids)[0]
+
+    def of_each(self, *user_ids: np.ndarray) -> list[np.ndarray]:
+        """:meth:`of` of each array, the keys' lookup table built once."""
+        if not len(self.twitter_id):
+            return [np.zeros(len(u), np.int64) for u in user_ids]
+        return [self.pk[pos] for pos, _ in sorted_positions_each(self.twitter_id, user_ids)]
 
 
 class TweetKeys(NamedTuple):

@@ -567,7 +567,7 @@ def _raise_counts_sql(d, own: str) -> str:
 def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRows:
     """Follow edges, each once, without self-follows; returns them as account keys."""
     m.counts["follows_in_upload"] = len(follows.follower)
-    edges = FollowRows(accounts.of(follows.follower), accounts.of(follows.followee))
+    edges = FollowRows(*accounts.of_each(follows.follower, follows.followee))
     self_follow = edges.follower == edges.followee
     m.counts["self_follows"] = int(np.count_nonzero(self_follow))
     edges = edges.take(~self_follow)
@@ -623,7 +623,7 @@ def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: Tweet
     if not len(edges.tweet):
         return
     tweet_pk, ok = lookup(named.tweet_id, named.pk, edges.tweet)
-    keyed = EdgeRows(tweet_pk, accounts.of(edges.src), accounts.of(edges.dst))
+    keyed = EdgeRows(tweet_pk, *accounts.of_each(edges.src, edges.dst))
     ge_stage = m.st.stage(
         "ge", [("t", "bigint"), ("s", "bigint"), ("d", "bigint")], [keyed.tweet[ok], keyed.src[ok], keyed.dst[ok]]
     )
