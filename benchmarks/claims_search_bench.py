@@ -17,7 +17,9 @@ words (rank 1 is ~9% of all words, as "the" is in English), then its hashtags as
 (``www.``, bare or a ``news.``/``m.``/``blog.``/``video.`` subdomain; a Zipf article path); ``domains`` by
 ``compute.entities.domains_of``; labels; times over two years (each chunk a slice of them, in order, as uploads
 come; with ``--layout upload``, the default, in time order inside each chunk, as the import's merge writes an
-upload; with ``scattered``, in random order inside it, as many uploads of the same days would lie); 30% of the
+upload; with ``overlap``, each chunk over the whole two years and in time order inside it, as uploads of the same
+days lie one after the other; with ``scattered``, in random order inside each chunk, which the import no longer
+writes: the worst case of a table whose rows lie in no order of time); 30% of the
 tweets computed (a reach). The tweet table's secondary indexes are dropped for the load and
 created again after it (their definitions read from the catalog, ``maintenance_work_mem`` 1GB for the session),
 foreign-key triggers are skipped (``session_replication_role = replica``: the generated keys are consistent),
@@ -124,11 +126,15 @@ def _chunk_rows(job: tuple) -> tuple[int, float, float]:
     author_pks = np.load(author_pks_path)
     rng = np.random.default_rng([seed, k])
     wcdf, tcdf, dcdf, acdf = zipf_cdf(N_WORDS), zipf_cdf(N_TAGS), zipf_cdf(N_DOMAINS), zipf_cdf(N_ARTICLES, 1.1)
-    # times: this chunk's slice of the two years; in time order inside it, as the import's merge writes an
-    # upload's tweets (--layout upload), or in random order (--layout scattered: many uploads of the same days)
-    sec = (k + rng.random(n)) / n_chunks * SPAN_S
-    if layout == "upload":
-        sec = np.sort(sec)
+    # times: this chunk's slice of the two years in time order, as the import's merge writes an upload's tweets
+    # (--layout upload); the whole two years in time order (--layout overlap: uploads of the same days one after
+    # the other); or the slice in random order (--layout scattered: rows in no order of time)
+    if layout == "overlap":
+        sec = np.sort(rng.random(n) * SPAN_S)
+    else:
+        sec = (k + rng.random(n)) / n_chunks * SPAN_S
+        if layout == "upload":
+            sec = np.sort(sec)
     ms = (START.timestamp() * 1000 + sec * 1000).astype(np.int64)
     tweet_ids = ((ms - TWITTER_EPOCH_MS) << 22) | ((start + np.arange(n)) % (1 << 22))
     created = np.datetime_as_string(ms.astype("datetime64[ms]"), unit="ms").tolist()
@@ -401,9 +407,10 @@ def main() -> int:
     ap.add_argument("--chunk", type=int, default=250_000, help="tweets generated and copied per job")
     ap.add_argument(
         "--layout",
-        choices=("upload", "scattered"),
+        choices=("upload", "overlap", "scattered"),
         default="upload",
-        help="tweets in time order inside each chunk, as the import writes them, or in random order",
+        help="each chunk a slice of the time span in time order (as the import writes an upload), the whole span in "
+        "time order (uploads of the same days), or a slice in random order",
     )
     ap.add_argument("--workers", type=int, default=2, help="processes generating and copying chunks at once")
     ap.add_argument("--repeat", type=int, default=10)
