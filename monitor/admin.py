@@ -59,6 +59,7 @@ from .models import (
     StreamEvent,
     StreamToken,
     Tweet,
+    TweetDocument,
     Workspace,
 )
 
@@ -637,6 +638,18 @@ class ClaimAdmin(admin.ModelAdmin):
     list_filter = ("workspace",)
     search_fields = ("name", "query")
     raw_id_fields = ("workspace", "created_by")
+
+
+@admin.register(TweetDocument)
+class TweetDocumentAdmin(EngineRowsAdmin):
+    """The tweets' search documents (docs/claims.md): PostgreSQL's triggers write them with the tweets; view-only.
+    The tsvector itself is not a field of the model (it is the tweet's ``search`` column, copied)."""
+
+    list_display = ("tweet_id", "workspace_id", "created_at", "status_id")
+    search_fields = ("=status_id",)
+    search_help_text = "Twitter status ids match exactly."
+    sortable_by = ("tweet_id",)
+    readonly_fields = ("tweet", "workspace_id", "created_at", "status_id")
 
 
 @admin.register(ApiToken)

@@ -8,7 +8,7 @@ records and tokens. Every model is importable from
 from __future__ import annotations
 
 from ..numbers import account_display
-from .claims import Claim
+from .claims import Claim, TweetDocument
 from .coordination import CoordinationCluster, CoordinationEdge, CoordinationMember, CoordinationSummary
 from .core import (
     Account,
@@ -72,6 +72,7 @@ __all__ = [
     "StreamEvent",
     "StreamToken",
     "Tweet",
+    "TweetDocument",
     "Workspace",
     "WtfEntry",
     "WtfResult",

@@ -35,7 +35,7 @@ from django.db.models.functions import TruncDate
 from compute.entities import host_of
 
 from ..cache import cached
-from ..models import Account, CascadeInfluence, Claim, Label, Retweet, Tweet, Workspace
+from ..models import Account, CascadeInfluence, Claim, Label, Retweet, Tweet, TweetDocument, Workspace
 from .windows import ALL_TIME, Window
 
 #: the matches ranked by relevance or reach (the newest ones), and the most a search counts: bounds a common
@@ -294,7 +294,11 @@ def tweet_search(
     if labels:
         qs = qs.filter(label__in=labels)
     if sort in ("newest", "oldest"):
-        total = qs.order_by()[: CANDIDATES + 1].count()
+        counted = qs
+        if _postgres() and not labels and _walk_is_cheap(ws, qs):
+            # a match every few hundred tweets: counted through the documents' table, a third of the pages
+            counted = _documents(ws, query, window)
+        total = counted.order_by()[: CANDIDATES + 1].count()
         order = ("-created_at", "-tweet_id") if sort == "newest" else ("created_at", "tweet_id")
         rows = list(qs.select_related("author").only(*_ONLY).order_by(*order)[offset : offset + limit])
     else:
@@ -315,7 +319,8 @@ def tweet_search(
 
         pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
         if pool is None:
-            pool = fetch(newest)
+            # the walk: through the documents' table on PostgreSQL, unless the labels need the tweets' rows
+            pool = _walk_documents(ws, query, sort, window) if _postgres() and not labels else fetch(newest)
         total = len(pool)
         pool = pool[:CANDIDATES]
         pool.sort(key=lambda r: (-r[1], -r[2].timestamp(), -r[3]))
@@ -356,11 +361,18 @@ def _estimate(qs: QuerySet) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
+def _walk_is_cheap(ws: Workspace, qs: QuerySet, matches: float | None = None) -> bool:
+    """Whether walking the newest tweets until :data:`CANDIDATES` + 1 matches is within :data:`WALK_ROWS` tweets,
+    by PostgreSQL's estimates of ``qs``'s matches (``matches`` if already known) and the workspace's tweets."""
+    matches = max(_estimate(qs), 1.0) if matches is None else matches
+    return (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS
+
+
 def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
     """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
     the walk of the time index is the cheap way (see above), or the window holds no tweet."""
     matches = max(_estimate(qs), 1.0)
-    if (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS:
+    if _walk_is_cheap(ws, qs, matches):
         return None
     slices: tuple = (None,)
     # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for
@@ -382,6 +394,32 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
         finally:
             cur.execute("RESET enable_indexscan")
     return rows
+
+
+def _walk_documents(ws: Workspace, query: Query, sort: str, window: Window) -> list[tuple]:
+    """What ``tweet_search``'s ``fetch`` reads, (pk, what orders it, time, status id) of the newest
+    :data:`CANDIDATES` + 1 matches, by walking the search documents' table (``TweetDocument``) newest first and
+    testing each document: the same tweets, times and scores as the walk of the tweets' table (the same tsvector,
+    kept by triggers), in about a third of the pages (benchmarks/claims.md). The reach order reads the candidates'
+    reach from their tweets by key afterwards, one statement for all of them."""
+    docs = _documents(ws, query, window).order_by("-created_at", "-status_id")
+    if sort == "reach":
+        rows = list(docs.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
+        reach = dict(Tweet.objects.filter(pk__in=[r[0] for r in rows]).values_list("pk", "reach"))
+        return [(pk, -1.0 if reach.get(pk) is None else reach[pk], at, sid) for pk, at, sid in rows]
+    sql, params = query.tsquery()
+    docs = docs.extra(select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params)
+    return list(docs.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
+
+
+def _documents(ws: Workspace, query: Query, window: Window) -> QuerySet:
+    """The search documents of the workspace's tweets in ``window`` that ``query`` matches (PostgreSQL), unordered."""
+    sql, params = query.tsquery()
+    return (
+        TweetDocument.objects.filter(workspace_id=ws.pk)
+        .filter(window.filter("created_at__date"))
+        .extra(where=[f"monitor_tweetdocument.search @@ {sql}"], params=params)
+    )
 
 
 # --- claims ---------------------------------------------------------------------------------------------------

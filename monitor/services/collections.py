@@ -338,7 +338,15 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
 
 
 # the tables an import writes in bulk, whose planner statistics must be fresh before the compute reads them
-_BULK_TABLES = ["monitor_account", "monitor_tweet", "monitor_retweet", "monitor_follow", "monitor_followercount"]
+# (monitor_tweetdocument: the tweets' search documents, written by PostgreSQL's triggers with the tweets)
+_BULK_TABLES = [
+    "monitor_account",
+    "monitor_tweet",
+    "monitor_tweetdocument",
+    "monitor_retweet",
+    "monitor_follow",
+    "monitor_followercount",
+]
 
 
 def _analyze(res: IngestResult) -> None:

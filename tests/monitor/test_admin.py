@@ -59,6 +59,7 @@ SEARCH = {
     m.StreamArrival: "1000",
     m.Invitation: "newcomer@",
     m.Claim: "towers",
+    m.TweetDocument: "1000",
 }
 BULK = (m.Retweet, m.Follow, m.FollowerCount, m.CascadeInfluence, m.DailyInfluence, m.PublisherDay)
 
@@ -149,6 +150,8 @@ def test_it_registers_every_model():
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
 def test_it_renders_the_changelist_search_and_change_page(admin_client, thesis, model):
+    if model is m.TweetDocument and connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's triggers write the search documents; SQLite has none")
     r = admin_client.get(url(model, "changelist"))
     assert r.status_code == 200
     assert r.context["cl"].result_count > 0
