@@ -294,11 +294,9 @@ def tweet_search(
     if labels:
         qs = qs.filter(label__in=labels)
     if sort in ("newest", "oldest"):
-        counted = qs
-        if _postgres() and not labels and _walk_is_cheap(ws, qs):
-            # a match every few hundred tweets: counted through the documents' table, a third of the pages
-            counted = _documents(ws, query, window)
-        total = counted.order_by()[: CANDIDATES + 1].count()
+        # counted through the tweets' table, not the documents': the capped count of a phrase of common words
+        # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
+        total = qs.order_by()[: CANDIDATES + 1].count()
         order = ("-created_at", "-tweet_id") if sort == "newest" else ("created_at", "tweet_id")
         rows = list(qs.select_related("author").only(*_ONLY).order_by(*order)[offset : offset + limit])
     else:
@@ -361,10 +359,9 @@ def _estimate(qs: QuerySet) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def _walk_is_cheap(ws: Workspace, qs: QuerySet, matches: float | None = None) -> bool:
-    """Whether walking the newest tweets until :data:`CANDIDATES` + 1 matches is within :data:`WALK_ROWS` tweets,
-    by PostgreSQL's estimates of ``qs``'s matches (``matches`` if already known) and the workspace's tweets."""
-    matches = max(_estimate(qs), 1.0) if matches is None else matches
+def _walk_is_cheap(ws: Workspace, matches: float) -> bool:
+    """Whether walking the newest tweets until :data:`CANDIDATES` + 1 of ``matches`` (PostgreSQL's estimate) turn
+    up stays within :data:`WALK_ROWS` tweets, by the estimate of the workspace's tweets."""
     return (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS
 
 
@@ -372,7 +369,7 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
     """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
     the walk of the time index is the cheap way (see above), or the window holds no tweet."""
     matches = max(_estimate(qs), 1.0)
-    if _walk_is_cheap(ws, qs, matches):
+    if _walk_is_cheap(ws, matches):
         return None
     slices: tuple = (None,)
     # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for

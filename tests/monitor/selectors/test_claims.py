@@ -223,24 +223,3 @@ def test_a_url_is_read_in_time_slices_whatever_postgresqls_estimate_of_its_match
         rows = claims._pool_by_index(claimed, query, qs, qs.order_by("-created_at"), fetch, ALL_TIME)
         assert [r[0] for r in rows] == list(qs.order_by("-created_at").values_list("pk", flat=True))
         assert ('"monitor_tweet"."created_at" >' in seen[0]) is sliced, text
-
-
-@pytest.mark.parametrize("sort", ["newest", "oldest"])
-def test_the_time_orders_count_the_same_through_the_documents_and_the_tweets(claimed, monkeypatch, sort):
-    """Where the walk is cheap a time order counts its matches through the search documents (PostgreSQL), else
-    through the tweets: the same totals, capped alike, and the same pages."""
-    from monitor.selectors import claims
-
-    queries = ["5g", "5g OR nothing", "-5g vaccines", '"masks work"', "#5g", "nothing"]
-    for cap in (1_000, 2):
-        monkeypatch.setattr(claims, "CANDIDATES", cap)
-        monkeypatch.setattr(claims, "WALK_ROWS", 50_000)  # the walk's way: the documents
-        walked = [(h.total, h.capped, [t.pk for t in h.rows]) for h in
-                  (selectors.tweet_search(claimed, q, sort=sort) for q in queries)]  # fmt: skip
-        monkeypatch.setattr(claims, "WALK_ROWS", -1)  # never the walk: the tweets' table
-        counted = [(h.total, h.capped, [t.pk for t in h.rows]) for h in
-                   (selectors.tweet_search(claimed, q, sort=sort) for q in queries)]  # fmt: skip
-        assert walked == counted
-        assert [n for n, _, _ in counted] == [min(matching, cap) for matching in
-                                               (claims.matching(claimed, claims.parse_query(q)).count()
-                                                for q in queries)]  # fmt: skip
