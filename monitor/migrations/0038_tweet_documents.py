@@ -12,7 +12,8 @@ from django.db import migrations, models
 #   upload's tweets in time order, so the documents lie in time order too);
 # * update: only when a column the document is made of changes (a compute batch's updates of the outcome
 #   columns do not fire it);
-# * delete: with the tweets, by their keys; truncate: with the tweets.
+# * delete: with the tweets, by their keys. No TRUNCATE trigger: a TRUNCATE of monitor_tweet names both tables (as
+#   Django's flush does; a trigger truncating the documents inside that statement is refused by PostgreSQL).
 DOCUMENTS = [
     """ALTER TABLE monitor_tweetdocument ADD COLUMN search tsvector NOT NULL""",
     # the planner's estimate of a word's matches, as the tweets' column has it (migration 0035)
@@ -45,24 +46,15 @@ BEGIN
 END $$""",
     """CREATE TRIGGER tweetdocument_delete AFTER DELETE ON monitor_tweet REFERENCING OLD TABLE AS old_tweets
     FOR EACH STATEMENT EXECUTE FUNCTION monitor_tweetdocument_delete()""",
-    """CREATE FUNCTION monitor_tweetdocument_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    TRUNCATE monitor_tweetdocument;
-    RETURN NULL;
-END $$""",
-    """CREATE TRIGGER tweetdocument_truncate AFTER TRUNCATE ON monitor_tweet
-    FOR EACH STATEMENT EXECUTE FUNCTION monitor_tweetdocument_truncate()""",
 ]
 
 UNDO = [
     """DROP TRIGGER IF EXISTS tweetdocument_insert ON monitor_tweet""",
     """DROP TRIGGER IF EXISTS tweetdocument_update ON monitor_tweet""",
     """DROP TRIGGER IF EXISTS tweetdocument_delete ON monitor_tweet""",
-    """DROP TRIGGER IF EXISTS tweetdocument_truncate ON monitor_tweet""",
     """DROP FUNCTION IF EXISTS monitor_tweetdocument_insert()""",
     """DROP FUNCTION IF EXISTS monitor_tweetdocument_update()""",
     """DROP FUNCTION IF EXISTS monitor_tweetdocument_delete()""",
-    """DROP FUNCTION IF EXISTS monitor_tweetdocument_truncate()""",
 ]
 
 
