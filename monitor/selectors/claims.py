@@ -359,17 +359,11 @@ def _estimate(qs: QuerySet) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def _walk_is_cheap(ws: Workspace, matches: float) -> bool:
-    """Whether walking the newest tweets until :data:`CANDIDATES` + 1 of ``matches`` (PostgreSQL's estimate) turn
-    up stays within :data:`WALK_ROWS` tweets, by the estimate of the workspace's tweets."""
-    return (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS
-
-
 def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
     """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
     the walk of the time index is the cheap way (see above), or the window holds no tweet."""
     matches = max(_estimate(qs), 1.0)
-    if _walk_is_cheap(ws, matches):
+    if (CANDIDATES + 1) * _estimate(Tweet.objects.filter(workspace=ws)) / matches <= WALK_ROWS:
         return None
     slices: tuple = (None,)
     # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for
@@ -399,24 +393,19 @@ def _walk_documents(ws: Workspace, query: Query, sort: str, window: Window) -> l
     testing each document: the same tweets, times and scores as the walk of the tweets' table (the same tsvector,
     kept by triggers), in about a third of the pages (benchmarks/claims.md). The reach order reads the candidates'
     reach from their tweets by key afterwards, one statement for all of them."""
-    docs = _documents(ws, query, window).order_by("-created_at", "-status_id")
+    sql, params = query.tsquery()
+    docs = (
+        TweetDocument.objects.filter(workspace_id=ws.pk)
+        .filter(window.filter("created_at__date"))
+        .extra(where=[f"monitor_tweetdocument.search @@ {sql}"], params=params)
+        .order_by("-created_at", "-status_id")
+    )
     if sort == "reach":
         rows = list(docs.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
         reach = dict(Tweet.objects.filter(pk__in=[r[0] for r in rows]).values_list("pk", "reach"))
         return [(pk, -1.0 if reach.get(pk) is None else reach[pk], at, sid) for pk, at, sid in rows]
-    sql, params = query.tsquery()
     docs = docs.extra(select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params)
     return list(docs.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
-
-
-def _documents(ws: Workspace, query: Query, window: Window) -> QuerySet:
-    """The search documents of the workspace's tweets in ``window`` that ``query`` matches (PostgreSQL), unordered."""
-    sql, params = query.tsquery()
-    return (
-        TweetDocument.objects.filter(workspace_id=ws.pk)
-        .filter(window.filter("created_at__date"))
-        .extra(where=[f"monitor_tweetdocument.search @@ {sql}"], params=params)
-    )
 
 
 # --- claims ---------------------------------------------------------------------------------------------------
