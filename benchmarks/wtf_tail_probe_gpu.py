@@ -2,18 +2,23 @@
 walks cut after ``L`` visits, the cut walks' mass spread as the global PageRank, on the 683M-follow graph.
 
     python3 benchmarks/wtf_tail_probe_gpu.py --scale 2.0 --random 48 --top-degree 16 \
-        --runs 1.6e7,8e6,1.6e7:4,1.6e7:8 --out $OUT/wtf_tail_probe_gpu.json
+        --runs 1.6e7,1.6e7:4:0,1.6e7:4:4,1.6e7:4:8,1.6e7:2:4,3.2e7:4:8,3.2e7:2:8 --out $OUT/wtf_tail_probe_gpu.json
+
+``--runs``: comma-separated ``W`` (the twin's FORA as it is, ``W`` walks per unit of residual), ``W:L`` or
+``W:L:0`` (walks cut after ``L`` visits, the mass cut added as the global PageRank: biased), ``W:L:q`` (after
+``L`` visits one walk in ``q`` goes on, ``q`` times heavier, and the PageRank term adds the mass cut less the mass
+that went on, zero in expectation: unbiased, the PageRank a control variate; ``q`` >= 2).
 
 The product's code is unchanged: the probe compiles the twin's kernels (``compute.gpu.wtf_push._SOURCE``) with one
-more, ``local_walks`` with a visit cap and a per-column total of the mass it cut, and has the twin's
-``local_block`` launch it in place of ``local_walks`` for the runs with a cap (``W:L``). Runs without a cap are
-the twin as it is. The global PageRank (uniform restart, 80 power iterations on the walk's CSR, accounts without an
-edge restarting uniformly) is computed once per direction on the device.
+more, a copy of ``local_walks`` with the cap (its totals summed per block in shared memory, then once per block in
+global memory), and has the twin's ``local_block`` launch it in place of ``local_walks`` for the runs with a cap.
+The global PageRank (uniform restart, 80 power iterations on the walk's CSR, accounts without an edge restarting
+uniformly) is computed once per direction on the device.
 
-Per seed (alone, width 1, as an account page asks): the estimate ``p + cut x PageRank`` in the walk CSR's node
-order, and its top ``--circle`` - 1 (less the seed) scored against the exact method's (``tol`` 1e-10; an account is
-right when its exact PPR is at least the exact 999th non-seed value); the walks' kernel time and the walks
-launched (``local_block``'s synchronized steps). One JSON line per (direction, seed kind, run).
+Per seed (alone, width 1, as an account page asks): the estimate in the walk CSR's node order, and its top
+``--circle`` - 1 (less the seed) scored against the exact method's (``tol`` 1e-10; an account is right when its
+exact PPR is at least the exact 999th non-seed value); the walks' kernel time and the walks launched
+(``local_block``'s synchronized steps). One JSON line per (direction, seed kind, run).
 """
 
 from __future__ import annotations
