@@ -18,7 +18,9 @@ uniformly) is computed once per direction on the device.
 Per seed (alone, width 1, as an account page asks): the estimate in the walk CSR's node order, and its top
 ``--circle`` - 1 (less the seed) scored against the exact method's (``tol`` 1e-10; an account is right when its
 exact PPR is at least the exact 999th non-seed value); the walks' kernel time and the walks launched
-(``local_block``'s synchronized steps). One JSON line per (direction, seed kind, run).
+(``local_block``'s synchronized steps); with ``--lists``, the top ``--top`` relevance and similarity lists of the
+twin's Money on the estimate's circle (``_recommend_block``, as the product computes them) against the exact
+method's, as the share of the exact list held. One JSON line per (direction, seed kind, run).
 """
 
 from __future__ import annotations
@@ -123,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default="1.6e7,8e6,1.6e7:4,1.6e7:8")
     p.add_argument("--epsilon", type=float, default=1e-6)
     p.add_argument("--circle", type=int, default=1000)
+    p.add_argument("--top", type=int, default=20)
+    p.add_argument(
+        "--lists",
+        action="store_true",
+        help="also score the top --top relevance and similarity lists (the twin's Money on the estimate's circle)",
+    )
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
     import cupy as cp
@@ -171,10 +179,16 @@ def main(argv: list[str] | None = None) -> int:
             "top-degree": np.argsort(-deg, kind="stable")[: args.top_degree],
         }
         for kind, seeds in picked.items():
-            acc = {r: {"circle": [], "walks_ms": [], "walks": []} for r in runs}
+            acc = {r: {"circle": [], "walks_ms": [], "walks": [], "relevance": [], "similarity": []} for r in runs}
             for lo in range(0, len(seeds), 64):
                 block = np.asarray(seeds[lo : lo + 64], dtype=np.int64)
-                x = twin._estimate(dg, direction, block, d, 1e-10, 100, None, 1e-7)[0]
+                exact_est = twin._estimate(dg, direction, block, d, 1e-10, 100, None, 1e-7)
+                x = exact_est[0]
+                if args.lists:
+                    recs = twin._recommend_block(
+                        g, dg, direction, block, exact_est, args.circle, args.top, 0.15, 1e-10, 100
+                    )
+                    exact_lists = [rec.to_json(g.ids) for rec in recs]
                 for j, seed in enumerate(block.tolist()):
                     exact = x[walk.rank, j]
                     col = exact.copy()
@@ -202,6 +216,17 @@ def main(argv: list[str] | None = None) -> int:
                         if cut_after:
                             cut, on = (float(v) for v in cut_total.get())
                             est = est + (cut - on) / wtf_push._V_ONE / (1.0 - d) * pagerank
+                        if args.lists:  # the lists as an account page computes them, from this estimate
+                            one = np.array([seed], dtype=np.int64)
+                            local_est = (cp.maximum(est, 0.0).reshape(-1, 1), cp.asarray(one), None,
+                                         np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool), np.zeros(1))  # fmt: skip
+                            (rec,) = twin._recommend_block(g, dg, direction, one, local_est, args.circle, args.top,
+                                                           0.15, 1e-10, 100)  # fmt: skip
+                            got_lists = rec.to_json(g.ids)
+                            for key in ("relevance", "similarity"):
+                                want_ids = {e["user_id"] for e in exact_lists[j][key]}
+                                have = {e["user_id"] for e in got_lists[key]}
+                                acc[r][key].append(len(want_ids & have) / len(want_ids) if want_ids else 1.0)
                         est[seed] = -np.inf
                         got = cp.argpartition(-est, want)[:want]
                         acc[r]["circle"].append(float((exact[got] >= kth * (1.0 - RANK_SLACK)).mean().get()))
@@ -217,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
                     "walks_ms_median": float(np.median(acc[r]["walks_ms"])),
                     "circle_min_p5_median": [round(float(v), 4) for v in (c.min(), np.percentile(c, 5), np.median(c))],
                     "circle": acc[r]["circle"],
+                    **{
+                        f"{key}_min_p5_median": [round(float(v), 3) for v in (min(a), np.percentile(a, 5),
+                                                                              np.median(a))]
+                        for key in ("relevance", "similarity")
+                        if (a := acc[r][key])
+                    },
                 })  # fmt: skip
     if args.out:
         Path(args.out).write_text(json.dumps(rows) + "\n")
