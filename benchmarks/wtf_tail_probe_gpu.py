@@ -100,14 +100,11 @@ extern "C" __global__ void local_walks_cut(const long long* ptr, const int* idx,
 
 def global_pagerank(cp, indptr, indices, damping: float, iterations: int = 80):
     """PageRank with a uniform restart over the walk's CSR, on the device (float64, node order)."""
+    from compute.gpu._device import set_of
+
     n = len(indptr) - 1
     deg = cp.diff(indptr)
-    mark = cp.zeros(len(indices), dtype=cp.int32)
-    import cupyx
-
-    cupyx.scatter_add(mark, indptr[1:-1][indptr[1:-1] < len(indices)], 1)
-    rows = cp.cumsum(mark, dtype=cp.int32)
-    del mark
+    rows = set_of(indptr, len(indices))
     x = cp.full(n, 1.0 / n)
     for _ in range(iterations):
         w = cp.where(deg > 0, x / cp.maximum(deg, 1), 0.0)
@@ -134,13 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
     import cupy as cp
-    from _setup import json_lines
+    from _setup import json_lines, twitter_graph
 
-    from compute.generators.twitter import follower_graph as generate
     from compute.gpu import wtf as twin
     from compute.gpu import wtf_push
     from compute.gpu._device import module
-    from compute.graphs import follower_graph
     from compute.results import RANK_SLACK
 
     runs = [
@@ -157,11 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, emit = json_lines()
     name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
     emit({"case": "device", "name": name.decode() if isinstance(name, bytes) else name})
-    t = time.perf_counter()
-    fg, _ = generate(scale=args.scale, seed=0)
-    g = follower_graph(fg)
-    del fg
-    emit({"case": "graph", "users": g.n_nodes, "follows": g.n_edges, "generate_s": time.perf_counter() - t})
+    g = twitter_graph(args.scale, 0, emit)
     dg = twin.device_graph(g)
     rng = np.random.default_rng(1)
     d, want = 0.85, args.circle - 1
