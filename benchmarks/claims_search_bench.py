@@ -303,6 +303,32 @@ def load(args, emit) -> int:
     return ws.pk
 
 
+def pairs(args, ws_pk: int, emit) -> None:
+    """Build (``--pairs on``) or drop (``off``) the workspace's index of common word pairs, timed."""
+    from django.db import connection
+
+    from monitor.models import SearchPairs
+    from monitor.services import search_pairs
+
+    t = time.perf_counter()
+    if args.pairs == "off":
+        SearchPairs.objects.filter(workspace_id=ws_pk).delete()
+        done = search_pairs._orphans()
+        for name in done:
+            search_pairs._drop(name)
+        emit({"case": "pairs", "pairs": "off", "dropped": done, "seconds": round(time.perf_counter() - t, 1)})
+        return
+    done = search_pairs.search_pairs_refresh(workspace_id=ws_pk)
+    row = SearchPairs.objects.filter(workspace_id=ws_pk).first()
+    size = 0
+    if row is not None and row.index_name:
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_relation_size(%s)", [row.index_name])
+            size = cur.fetchone()[0]
+    emit({"case": "pairs", "pairs": "on", "done": done, "lexemes": len(row.lexemes) if row else 0,
+          "index_bytes": size, "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
+
+
 def sizes(emit) -> dict:
     from django.db import connection
 
@@ -440,6 +466,14 @@ def main() -> int:
     ap.add_argument("--reuse", action="store_true", help="keep the database if it holds the workspace already")
     ap.add_argument("--drop", action="store_true", help="drop the database at the end")
     ap.add_argument("--json", help="write the rows here too")
+    ap.add_argument(
+        "--pairs",
+        choices=("on", "off"),
+        default="on",
+        help="on: build the workspace's index of common word pairs before the searches, as the beat task would "
+        "(services.search_pairs; its time and size reported), or keep the one built; off: drop it, and search "
+        "without it",
+    )
     args = ap.parse_args()
     args.url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sw_claims_bench")
     os.environ["DATABASE_URL"] = args.url
@@ -475,6 +509,7 @@ def main() -> int:
         ws_pk = load(args, emit)
     else:
         ws_pk = ws.pk
+    pairs(args, ws_pk, emit)
     sizes(emit)
     results = run_searches(args, ws_pk, emit)
     if args.json:

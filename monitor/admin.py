@@ -55,6 +55,7 @@ from .models import (
     Publisher,
     PublisherDay,
     Retweet,
+    SearchPairs,
     StreamArrival,
     StreamEvent,
     StreamToken,
@@ -650,6 +651,29 @@ class TweetDocumentAdmin(EngineRowsAdmin):
     search_help_text = "Twitter status ids match exactly."
     sortable_by = ("tweet_id",)
     readonly_fields = ("tweet", "workspace_id", "created_at", "status_id")
+
+
+@admin.register(SearchPairs)
+class SearchPairsAdmin(admin.ModelAdmin):
+    """Each workspace's index of common word pairs for the phrase search (docs/claims.md), written by the beat task
+    ``search_pairs_refresh``. View-only; deleting a row has its index dropped and built again at the next refresh
+    (``manage.py claims pairs <ws>`` runs one now)."""
+
+    list_display = ("workspace", "index_name", "words", "documents", "checked_version", "built_at", "build_seconds")
+    list_select_related = ("workspace",)
+    search_fields = ("workspace__slug", "index_name")
+    readonly_fields = ("workspace", "index_name", "lexemes", "documents", "checked_version", "built_at",
+                       "build_seconds")  # fmt: skip
+
+    @admin.display(description="common words")
+    def words(self, obj) -> int:
+        return len(obj.lexemes or [])
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(ApiToken)

@@ -367,6 +367,8 @@ CELERY_TASK_ROUTES = {
     "monitor.tasks.requeue_stalled": {"queue": "default"},
     "monitor.tasks.send_outbox": {"queue": "default"},
     "monitor.tasks.read_cache_prune": {"queue": "default"},
+    # an index build takes minutes on a large workspace: beside the imports, not ahead of the beat's sweeps
+    "monitor.tasks.search_pairs_refresh": {"queue": "ingest"},
     "monitor.alerts.tasks.evaluate_alerts": {"queue": "default"},
     "monitor.alerts.tasks.evaluate_all": {"queue": "default"},
     # a queue and worker of their own: a slow receiver never holds a worker that computes or evaluates
@@ -396,6 +398,11 @@ CELERY_BEAT_SCHEDULE = {
     "read-cache-prune": {
         "task": "monitor.tasks.read_cache_prune",
         "schedule": env_int("SPREADWATCH_READ_CACHE_PRUNE_EVERY_S", 60),
+    },
+    # the phrase search's index of common word pairs, for workspaces whose data changed (services.search_pairs)
+    "search-pairs-refresh": {
+        "task": "monitor.tasks.search_pairs_refresh",
+        "schedule": env_int("SPREADWATCH_SEARCH_PAIRS_EVERY_S", 900),
     },
 }
 

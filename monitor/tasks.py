@@ -3,7 +3,7 @@
 
 Three beat tasks keep work moving without a human: ``requeue_stalled`` (work whose worker died), ``send_outbox``
 (tasks the broker refused while it was away) and ``stream_sweep_waiting`` (stream retweets whose original came
-by an upload, or never came).
+by an upload, or never came); two keep reads fast: ``read_cache_prune`` and ``search_pairs_refresh``.
 
 A task that loses its database connection (PostgreSQL restarted, a failover) is retried with backoff: its
 transaction rolled back, so the retry starts from what is committed. Four minutes of retries; a longer
@@ -73,3 +73,10 @@ def read_cache_prune() -> dict:
 def send_outbox() -> dict:
     """Beat: send the tasks the broker refused earlier (``monitor.jobs``)."""
     return jobs.send_outbox()
+
+
+@shared_task(name="monitor.tasks.search_pairs_refresh", acks_late=True)
+def search_pairs_refresh() -> dict:
+    """Beat: build or switch the pairs index of every workspace whose data changed (``services.search_pairs``: the
+    phrase search of a large workspace)."""
+    return services.search_pairs_refresh()

@@ -8,7 +8,7 @@ records and tokens. Every model is importable from
 from __future__ import annotations
 
 from ..numbers import account_display
-from .claims import Claim, TweetDocument
+from .claims import Claim, SearchPairs, TweetDocument
 from .coordination import CoordinationCluster, CoordinationEdge, CoordinationMember, CoordinationSummary
 from .core import (
     Account,
@@ -68,6 +68,7 @@ __all__ = [
     "Publisher",
     "PublisherDay",
     "Retweet",
+    "SearchPairs",
     "StreamArrival",
     "StreamEvent",
     "StreamToken",

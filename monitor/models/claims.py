@@ -55,3 +55,28 @@ class TweetDocument(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["workspace_id", "created_at", "status_id"], name="tweetdocument_walk")]
+
+
+class SearchPairs(models.Model):
+    """A workspace's index of adjacent word pairs (PostgreSQL): which common words it pairs, and the index's name.
+
+    A phrase of two common words is the search's slowest query: its words are each in a few per cent of the tweets,
+    so PostgreSQL's estimate of the phrase (an AND of them) is tens of times its real matches, and the newest
+    matches are found by testing the newest documents one by one (232,000 at 10M tweets). Once a workspace holds
+    enough documents, the service ``services.search_pairs`` builds a GIN index of each of its documents' adjacent
+    pairs of *common* words (``monitor_lexeme_pairs(search, <lexemes>)``, migration 0039; a partial index on this
+    workspace's rows of ``monitor_tweetdocument``), and the search reads a phrase of common words through it
+    (``selectors.claims``). The words are fixed for the index's life (they are part of its expression): when new
+    words become common, a new index is built beside it and this row switched to it, so the search never reads an
+    index that lacks a document's pairs. ``index_name`` empty: the workspace was checked and needs none."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    lexemes = models.JSONField(default=list, help_text="the common words the index pairs, sorted")
+    index_name = models.CharField(max_length=63, blank=True)
+    documents = models.BigIntegerField(default=0, help_text="the workspace's documents when it was checked")
+    checked_version = models.BigIntegerField(default=-1, help_text="the workspace's data version when checked")
+    built_at = models.DateTimeField(null=True, blank=True)
+    build_seconds = models.FloatField(default=0.0)
+
+    def __str__(self) -> str:
+        return self.index_name or f"no pairs index for workspace {self.workspace_id}"

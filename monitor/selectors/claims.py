@@ -23,7 +23,9 @@ workspace's (fine for the demo's thousands, not for millions).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from django.db.models.functions import TruncDate
 from compute.entities import host_of
 
 from ..cache import cached
-from ..models import Account, CascadeInfluence, Claim, Label, Retweet, Tweet, TweetDocument, Workspace
+from ..models import Account, CascadeInfluence, Claim, Label, Retweet, SearchPairs, Tweet, TweetDocument, Workspace
 from .windows import ALL_TIME, Window
 
 #: the matches ranked by relevance or reach (the newest ones), and the most a search counts: bounds a common
@@ -293,10 +295,15 @@ def tweet_search(
     qs = matching(ws, query).filter(window.filter("created_at__date"))
     if labels:
         qs = qs.filter(label__in=labels)
+    pairs = _pairs_condition(ws, query) if _postgres() and not labels else None
     if sort in ("newest", "oldest"):
-        # counted through the tweets' table, not the documents': the capped count of a phrase of common words
-        # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
-        total = qs.order_by()[: CANDIDATES + 1].count()
+        if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
+            with _no_walk():
+                total = _documents(ws, query, window, pairs).order_by()[: CANDIDATES + 1].count()
+        else:
+            # counted through the tweets' table, not the documents': the capped count of a phrase of common words
+            # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
+            total = qs.order_by()[: CANDIDATES + 1].count()
         order = ("-created_at", "-tweet_id") if sort == "newest" else ("created_at", "tweet_id")
         rows = list(qs.select_related("author").only(*_ONLY).order_by(*order)[offset : offset + limit])
     else:
@@ -315,7 +322,11 @@ def tweet_search(
             tweets = q.select_related("author").only(*_ONLY)[: CANDIDATES + 1]
             return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
 
-        pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
+        if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
+            with _no_walk():
+                pool = _walk_documents(ws, query, sort, window, pairs)
+        else:
+            pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
         if pool is None:
             # the walk: through the documents' table on PostgreSQL, unless the labels need the tweets' rows
             pool = _walk_documents(ws, query, sort, window) if _postgres() and not labels else fetch(newest)
@@ -375,37 +386,122 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
             return None
         slices = (*(last["t"] - dt.timedelta(days=d) for d in SLICES_DAYS), None)
     rows: list = []
-    with connection.cursor() as cur:
-        cur.execute("SET enable_indexscan = off")
-        try:
-            for after in slices:
-                rows = fetch(newest if after is None else newest.filter(created_at__gt=after))
-                if len(rows) > CANDIDATES:
-                    break
-        finally:
-            cur.execute("RESET enable_indexscan")
+    with _no_walk():
+        for after in slices:
+            rows = fetch(newest if after is None else newest.filter(created_at__gt=after))
+            if len(rows) > CANDIDATES:
+                break
     return rows
 
 
-def _walk_documents(ws: Workspace, query: Query, sort: str, window: Window) -> list[tuple]:
+@contextlib.contextmanager
+def _no_walk():
+    """The statements run inside read through bitmaps of the indexes, not by walking the time index (which the
+    planner may still prefer when it overestimates the matches)."""
+    with connection.cursor() as cur:
+        cur.execute("SET enable_indexscan = off")
+        try:
+            yield
+        finally:
+            cur.execute("RESET enable_indexscan")
+
+
+def _documents(ws: Workspace, query: Query, window: Window, pairs: tuple[str, list] | None = None) -> QuerySet:
+    """The workspace's search documents ``query`` matches in ``window``, newest first; with ``pairs``
+    (:func:`_pairs_condition`), also those of its pairs index that the query needs."""
+    sql, params = query.tsquery()
+    where, where_params = [f"monitor_tweetdocument.search @@ {sql}"], list(params)
+    if pairs is not None:
+        where, where_params = [pairs[0], *where], [*pairs[1], *where_params]
+    return (
+        TweetDocument.objects.filter(workspace_id=ws.pk)
+        .filter(window.filter("created_at__date"))
+        .extra(where=where, params=where_params)
+        .order_by("-created_at", "-status_id")
+    )
+
+
+def _walk_documents(
+    ws: Workspace, query: Query, sort: str, window: Window, pairs: tuple[str, list] | None = None
+) -> list[tuple]:
     """What ``tweet_search``'s ``fetch`` reads, (pk, what orders it, time, status id) of the newest
     :data:`CANDIDATES` + 1 matches, by walking the search documents' table (``TweetDocument``) newest first and
     testing each document: the same tweets, times and scores as the walk of the tweets' table (the same tsvector,
     kept by triggers), in about a third of the pages (benchmarks/claims.md). The reach order reads the candidates'
-    reach from their tweets by key afterwards, one statement for all of them."""
+    reach from their tweets by key afterwards, one statement for all of them. With ``pairs``, the documents are
+    read through the workspace's pairs index instead of walked (the caller turns the walk off)."""
     sql, params = query.tsquery()
-    docs = (
-        TweetDocument.objects.filter(workspace_id=ws.pk)
-        .filter(window.filter("created_at__date"))
-        .extra(where=[f"monitor_tweetdocument.search @@ {sql}"], params=params)
-        .order_by("-created_at", "-status_id")
-    )
+    docs = _documents(ws, query, window, pairs)
     if sort == "reach":
         rows = list(docs.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
         reach = dict(Tweet.objects.filter(pk__in=[r[0] for r in rows]).values_list("pk", "reach"))
         return [(pk, -1.0 if reach.get(pk) is None else reach[pk], at, sid) for pk, at, sid in rows]
     docs = docs.extra(select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params)
     return list(docs.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
+
+
+# --- a phrase of common words, through the workspace's pairs index (services.search_pairs) ----------------------
+#
+# A phrase of two common words matches a few tweets in a thousand, but PostgreSQL estimates it as the AND of its
+# words, tens of times more, and the newest matches are found by walking the documents: 224,000 tested for the
+# newest 1,001 (benchmarks/claims.md). A large workspace has a GIN index of each document's adjacent pairs of its
+# common words (``monitor_lexeme_pairs(search, <words>)``, migration 0039); a query whose every phrase-like clause
+# is made of those words reads its candidates through it: each clause's pairs must all be there (``'bo co'`` for
+# "bo co", ``'bo co' & 'co da'`` for "bo co da"), and the query itself is still tested on each document, so the
+# answer is the walk's.
+
+_LEXEME = re.compile(r"'((?:[^'\\]|'')*)'")
+_SPLIT = re.compile(r"\W")  # a term PostgreSQL may split into several lexemes (a phrase, "covid-19", "5g.")
+
+
+def _chains(values: list[str]) -> list[list[str] | None]:
+    """Each term's lexemes in order as PostgreSQL's parser splits it (the term's own ``to_tsquery``), or None where
+    that is not a chain of two or more lexemes next to each other."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT " + ", ".join(["to_tsquery('simple', %s)::text"] * len(values)), [f"'{v}'" for v in values])
+        texts = cur.fetchone()
+    out: list[list[str] | None] = []
+    for text in texts:
+        words = [w.replace("''", "'") for w in _LEXEME.findall(text)]
+        rebuilt = " <-> ".join("'" + w.replace("'", "''") + "'" for w in words)
+        out.append(words if len(words) >= 2 and rebuilt == text else None)
+    return out
+
+
+def _pair(a: str, b: str) -> str:
+    return "'" + f"{a} {b}".replace("'", "''") + "'"
+
+
+def _pairs_condition(ws: Workspace, query: Query) -> tuple[str, list] | None:
+    """The condition on the workspace's pairs index that ``query``'s matches meet, as SQL and parameters (the
+    index's expression, so that PostgreSQL reads the index); None when the workspace has no index or no clause of
+    the query is a phrase of its common words. A clause counts when it is not excluded and each of its alternatives
+    is a word or phrase that splits into two or more lexemes, all of them common."""
+    clauses = [
+        c for c in query.clauses
+        if not c[0].negated and all(t.kind in ("word", "phrase") and _SPLIT.search(t.value) for t in c)
+    ]  # fmt: skip
+    if not clauses:
+        return None
+    lexemes = (
+        SearchPairs.objects.filter(workspace_id=ws.pk).exclude(index_name="").values_list("lexemes", flat=True).first()
+    )
+    if not lexemes:
+        return None
+    common = set(lexemes)
+    chains = iter(_chains([t.value for c in clauses for t in c]))
+    parts = []
+    for clause in clauses:
+        alternatives = [next(chains) for _ in clause]
+        if all(ch is not None and common.issuperset(ch) for ch in alternatives):
+            ors = ["(" + " & ".join(_pair(a, b) for a, b in itertools.pairwise(ch)) + ")" for ch in alternatives]
+            parts.append("(" + " | ".join(ors) + ")")
+    if not parts:
+        return None
+    return "monitor_lexeme_pairs(monitor_tweetdocument.search, %s::text[]) @@ %s::tsquery", [
+        list(lexemes),
+        " & ".join(parts),
+    ]
 
 
 # --- claims ---------------------------------------------------------------------------------------------------

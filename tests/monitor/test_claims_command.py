@@ -60,3 +60,18 @@ def test_bad_input_ends_with_a_message_naming_it(claimed, args, message):
     with pytest.raises(CommandError, match=message.replace("(", r"\(")):
         run(*args)
     assert not Claim.objects.exists()
+
+
+def test_pairs_builds_the_phrase_indexes_on_postgresql_and_says_why_not_elsewhere(claimed, monkeypatch):
+    from django.db import connection
+
+    out, _ = run("pairs", claimed.slug)
+    if connection.vendor != "postgresql":
+        assert out.startswith("nothing done: the pairs index is PostgreSQL's")
+        return
+    assert out == f"{claimed.slug}: no index: too few tweets for a phrase search to need one\n"
+    assert run("pairs", claimed.slug)[0] == f"{claimed.slug}: no change since the last check (--force checks again)\n"
+    monkeypatch.setattr("monitor.services.search_pairs.MIN_DOCUMENTS", 1)
+    monkeypatch.setattr("monitor.services.search_pairs.MIN_SHARE", 0.3)
+    out, _ = run("pairs", claimed.slug, "--force")
+    assert out.startswith(f"{claimed.slug}: built tweetdocument_pairs_{claimed.pk}_") and "8 common words" in out

@@ -5,6 +5,7 @@ by its slug.
     manage.py claims list <ws> [--output table|json]
     manage.py claims save <ws> "<name>" "<query>" [--user USERNAME]
     manage.py claims show <ws> "<name or id>" [--part timeline|spreaders|publishers] [--output table|json]
+    manage.py claims pairs <ws> [--force]     # build the phrase search's index of common word pairs now
 
 Reads go through ``monitor.selectors`` and ``save`` through ``monitor.services``, as the pages and the API do, so
 the command answers what they show. A bad query, an unknown workspace or claim ends with a message naming it and
@@ -64,6 +65,11 @@ class Command(BaseCommand):
         show.add_argument("claim", help="its name or id")
         show.add_argument("--part", choices=PARTS, default="timeline")
         show.add_argument("--output", choices=("table", "json"), default="table")
+        pairs = sub.add_parser(
+            "pairs", help="build or switch the workspace's index of common word pairs now (as the beat task does)"
+        )
+        pairs.add_argument("ws")
+        pairs.add_argument("--force", action="store_true", help="check it even if its data did not change")
 
     def handle(self, *args, action: str, **o):
         ws = _workspace(o["ws"])
@@ -96,6 +102,22 @@ class Command(BaseCommand):
         if o["output"] == "table":
             more = f"more than {hits.total:,}" if hits.capped else f"{hits.total:,}"
             self.stderr.write(f"{more} tweets match ({hits.query.describe()})")
+
+    def _pairs(self, ws, o) -> None:
+        out = services.search_pairs_refresh(workspace_id=ws.pk, force=o["force"])
+        if "skipped" in out:
+            self.stdout.write(f"nothing done: {out['skipped']}")
+            return
+        for w in out["workspaces"]:
+            what = {
+                "built": f"built {w.get('index')} over {w['lexemes']} common words in {w.get('seconds')} s",
+                "kept": f"kept its index of {w['lexemes']} common words (no new common word)",
+                "small": "no index: too few tweets for a phrase search to need one",
+                "unchanged": "no change since the last check (--force checks again)",
+            }[w["action"]]
+            self.stdout.write(f"{ws.slug}: {what}")
+        for name in out["dropped"]:
+            self.stdout.write(f"dropped {name} (no workspace uses it)")
 
     def _list(self, ws, o) -> None:
         rows = [{"id": c.pk, "name": c.name, "query": c.query, "tracked": len(c.tracked or [])}

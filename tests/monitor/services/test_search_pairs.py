@@ -1,0 +1,203 @@
+"""The phrase search's index of common word pairs (``services.search_pairs``, migration 0039): which words it pairs,
+when it is built, switched, kept and dropped, and that a search read through it finds exactly what the walk finds.
+The collection is ``tests/claimed.py``'s; its six tweets stand for a large workspace by lowering the thresholds."""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+from django.db import connection
+
+from monitor import selectors, services
+from monitor.models import SearchPairs, Workspace
+from monitor.selectors import claims
+from monitor.selectors.windows import ALL_TIME
+from monitor.services import search_pairs
+from tests.claimed import claimed_csv
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the pairs index is PostgreSQL's; SQLite searches without it"
+)
+
+#: a word in at least two of the six tweets is common here
+SMALL = {"min_documents": 1, "sample": 100, "min_share": 0.3}
+
+
+@pytest.fixture
+def claimed(ws_a, import_files, tmp_path):
+    import_files(ws_a, [claimed_csv(tmp_path / "tweets.csv")])
+    return ws_a
+
+
+def _one(sql: str, params=()):
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchone()
+
+
+def _index_of(ws) -> str:
+    return SearchPairs.objects.get(workspace=ws).index_name
+
+
+def _indexes() -> set[str]:
+    with connection.cursor() as cur:
+        cur.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'tweetdocument\\_pairs\\_%'")
+        return {r[0] for r in cur.fetchall()}
+
+
+def test_the_pairs_of_a_document_are_its_adjacent_common_words(db):
+    (pairs,) = _one("SELECT monitor_lexeme_pairs(to_tsvector('simple', 'a b c a b b a'), '{a,b}')::text")
+    assert pairs == "'a b' 'b a' 'b b'"  # c is not common: no 'b c' nor 'c a'
+    (pairs,) = _one("SELECT monitor_lexeme_pairs(to_tsvector('simple', 'a c b'), '{a,b}')::text")
+    assert pairs == ""
+
+
+def test_a_pair_matches_exactly_the_documents_its_phrase_matches(db):
+    """For random texts over a few words, ``pairs @@ 'x y'`` is ``search @@ 'x' <-> 'y'``, for every two common
+    words: what lets the index answer a phrase (the search still tests the phrase on each document)."""
+    rng = random.Random(7)
+    words = ["al", "be", "co", "da", "ex"]
+    common = ["al", "be", "co"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(300)]
+    with connection.cursor() as cur:
+        for x in common:
+            for y in common:
+                cur.execute(
+                    "SELECT count(*) FILTER (WHERE monitor_lexeme_pairs(d, %s::text[]) @@ %s::tsquery "
+                    "IS DISTINCT FROM d @@ to_tsquery('simple', %s)), "
+                    "count(*) FILTER (WHERE d @@ to_tsquery('simple', %s)) "
+                    "FROM (SELECT to_tsvector('simple', t) AS d FROM unnest(%s::text[]) t) s",
+                    [common, f"'{x} {y}'", f"'{x} {y}'", f"'{x} {y}'", texts],
+                )
+                differ, matches = cur.fetchone()
+                assert differ == 0 and matches > 0, (x, y)
+
+
+def test_a_workspace_with_enough_documents_gets_an_index_of_its_common_words(claimed):
+    out = services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    (done,) = out["workspaces"]
+    assert done["action"] == "built"
+    row = SearchPairs.objects.get(workspace=claimed)
+    # in two or more of the six tweets' documents (text and hashtags; "5g" also as a hashtag)
+    assert row.lexemes == sorted(row.lexemes) and {"towers", "cause", "virus", "the", "5g"} <= set(row.lexemes)
+    assert "vaccines" not in row.lexemes  # in one tweet only
+    assert row.index_name in _indexes() and search_pairs._index_valid(row.index_name)
+    assert row.checked_version == Workspace.objects.get(pk=claimed.pk).data_version
+
+
+def test_a_small_workspace_gets_none(claimed):
+    out = services.search_pairs_refresh(workspace_id=claimed.pk)  # the defaults: 100,000 documents at least
+    assert out["workspaces"][0]["action"] == "small"
+    assert SearchPairs.objects.get(workspace=claimed).index_name == "" and not _indexes()
+    assert claims._pairs_condition(claimed, claims.parse_query('"towers cause"')) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"towers cause"',  # tweets 1 and 3, not 5 ("Cause towers")
+        '"cause towers"',
+        '"the virus"',
+        '"towers cause the virus"',  # a chain of three pairs: only tweet 1
+        '"towers cause" OR "cause towers"',
+        '"towers cause" -nothing',
+        '"towers cause" virus',
+        '"virus towers"',  # both common, never next to each other
+    ],
+)
+@pytest.mark.parametrize("sort", ["relevance", "newest", "oldest", "reach"])
+def test_a_phrase_of_common_words_is_read_through_the_index_and_finds_what_the_walk_finds(claimed, text, sort):
+    query = claims.parse_query(text)
+    walked = selectors.tweet_search(claimed, text, sort=sort)
+    assert claims._pairs_condition(claimed, query) is None
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    assert claims._pairs_condition(claimed, query) is not None
+    paired = selectors.tweet_search(claimed, text, sort=sort)
+    assert [t.tweet_id for t in paired.rows] == [t.tweet_id for t in walked.rows]
+    assert (paired.total, paired.capped) == (walked.total, walked.capped)
+
+
+def test_the_search_reads_the_index_postgresql_built(claimed):
+    """The condition is the index's own expression (the same words, in the same order), so the planner reads the
+    index instead of computing each document's pairs."""
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    pairs = claims._pairs_condition(claimed, claims.parse_query('"towers cause"'))
+    docs = claims._documents(claimed, claims.parse_query('"towers cause"'), ALL_TIME, pairs)
+    sql, params = docs.query.sql_with_params()
+    with claims._no_walk(), connection.cursor() as cur:  # as the search reads it
+        # six tweets: a scan of the table or of the time index would be cheaper; without them the only way left
+        # is the pairs index, if the condition is its expression (the test's transaction is rolled back)
+        cur.execute("SET LOCAL enable_seqscan = off")
+        cur.execute("DROP INDEX tweetdocument_walk")
+        cur.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(r[0] for r in cur.fetchall())
+    assert f"Bitmap Index Scan on {_index_of(claimed)}" in plan
+    # read by its condition (the pairs), not only scanned whole for its rows (its predicate is the workspace)
+    lines = [line.strip() for line in plan.splitlines()]
+    assert any(line.startswith("Index Cond: (monitor_lexeme_pairs(") for line in lines), plan
+    assert not any(line.startswith("Filter:") and "monitor_lexeme_pairs" in line for line in lines), plan
+
+
+def test_a_phrase_with_a_word_that_is_not_common_is_not_read_through_the_index(claimed):
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    for text in ('"vaccines are"', "towers", '"towers cause" OR vaccines', '-"towers cause" virus', "#5g"):
+        assert claims._pairs_condition(claimed, claims.parse_query(text)) is None, text
+    # a word PostgreSQL splits in two is a phrase of its parts (here both common)
+    assert claims._chains(["towers-cause", "towers cause", "towers"]) == [
+        ["towers-cause", "towers", "cause"],
+        ["towers", "cause"],
+        None,
+    ]
+
+
+def test_the_index_is_kept_while_no_word_becomes_common_and_switched_when_one_does(claimed, import_files, tmp_path):
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    first = _index_of(claimed)
+    out = services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    assert out["workspaces"][0]["action"] == "unchanged"  # the data did not change
+    out = services.search_pairs_refresh(workspace_id=claimed.pk, force=True, **SMALL)
+    assert out["workspaces"][0]["action"] == "kept" and _index_of(claimed) == first
+
+    more = tmp_path / "more.csv"
+    more.write_text(
+        "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name,text\n"
+        "7,,904,2020-03-04T08:00:00Z,10,pd,Vaccines are tested\n"
+        "8,,904,2020-03-04T09:00:00Z,10,pd,vaccines are everywhere\n"
+    )
+    import_files(claimed, [more])
+    out = services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    assert out["workspaces"][0]["action"] == "built"
+    row = SearchPairs.objects.get(workspace=claimed)
+    assert {"vaccines", "are", "towers"} <= set(row.lexemes)  # the old words stay: the set only grows
+    assert row.index_name != first and _indexes() == {row.index_name}
+    assert [t.tweet_id for t in selectors.tweet_search(claimed, '"vaccines are"', sort="newest").rows] == [8, 7, 4]
+
+
+def test_an_index_no_workspace_names_is_dropped(claimed):
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    name = _index_of(claimed)
+    SearchPairs.objects.filter(workspace=claimed).delete()  # as when the workspace is deleted
+    out = services.search_pairs_refresh(workspace_id=-1)
+    assert out["dropped"] == [name] and not _indexes()
+
+
+def test_a_second_refresh_returns_while_one_runs(claimed):
+    settings = connection.settings_dict
+    with psycopg.connect(
+        host=settings["HOST"] or "127.0.0.1", port=settings["PORT"] or 5432, user=settings["USER"],
+        dbname=settings["NAME"], password=settings["PASSWORD"] or None, autocommit=True,
+    ) as other:  # fmt: skip
+        other.execute("SELECT pg_advisory_lock(%s, 0)", [search_pairs.PAIRS_LOCK_CLASS])
+        out = services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    assert out == {"skipped": "another refresh is running"}
+    assert not SearchPairs.objects.filter(workspace=claimed).exists()
+
+
+def test_the_refresh_runs_on_beat_beside_the_imports(settings):
+    from monitor.tasks import search_pairs_refresh
+
+    entry = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == search_pairs_refresh.name]
+    assert entry and entry[0]["schedule"] >= 60
+    assert settings.CELERY_TASK_ROUTES[search_pairs_refresh.name] == {"queue": "ingest"}
