@@ -66,6 +66,10 @@ class Migration(migrations.Migration):
                 ("built_at", models.DateTimeField(blank=True, null=True)),
                 ("build_seconds", models.FloatField(default=0.0)),
             ],
+            options={
+                "verbose_name": "search pairs index",
+                "verbose_name_plural": "search pairs indexes",
+            },
         ),
         migrations.RunPython(add_function, drop_function),
     ]

@@ -78,5 +78,9 @@ class SearchPairs(models.Model):
     built_at = models.DateTimeField(null=True, blank=True)
     build_seconds = models.FloatField(default=0.0)
 
+    class Meta:
+        verbose_name = "search pairs index"
+        verbose_name_plural = "search pairs indexes"
+
     def __str__(self) -> str:
         return self.index_name or f"no pairs index for workspace {self.workspace_id}"
