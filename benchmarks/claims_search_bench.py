@@ -26,6 +26,10 @@ foreign-key triggers are skipped (``session_replication_role = replica``: the ge
 then ``VACUUM ANALYZE monitor_tweet`` (what autovacuum would do after such a load). Load time and sizes are
 reported.
 
+Before the searches, the workspace's index of common word pairs (``services.search_pairs``, the phrase search's) is
+built as the beat task would build it, timed (``--pairs on``, the default; kept when it is there already), or
+dropped (``--pairs off``: the searches as they are without it).
+
 Then each query kind (``QUERIES``) with each ``--sorts`` is called through Django the way the search page calls
 it (``tweet_search(ws, text, sort=..., limit=20)``), read cache off (``SPREADWATCH_READ_CACHE_SECONDS=0``) and
 ``DEBUG`` off (no ``connection.queries``): one warm-up call, then ``--repeat`` timed calls; p50/p95/max per

@@ -3,22 +3,26 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-# PostgreSQL only: a document's adjacent pairs of the given words, as a tsvector of lexemes "first second" (no
-# positions), e.g. monitor_lexeme_pairs('bo':1 'co':2 'da':3 'bo':4, '{bo,co}') = 'bo co' 'co bo'... only where
-# both words are in ``common`` and their positions follow each other, which is what the phrase 'bo' <-> 'co'
-# tests. Immutable in its arguments, so that an index can be built on it with a constant word list
+# PostgreSQL only: a document's adjacent pairs of the given words, each with the week of the document's time, as a
+# tsvector of lexemes "first second@week" (no positions): monitor_lexeme_pairs('bo':1 'co':2 'da':3, <a time of
+# week 2870>, '{bo,co}') = 'bo co@2870'. A pair is there only where both words are in ``common`` and their positions
+# follow each other, which is what the phrase 'bo' <-> 'co' tests; the week (whole weeks since 1970-01-01 UTC) lets
+# a search read a phrase's matches of its newest weeks only ('bo co@2870' | 'bo co@2869'), or of all time (the prefix
+# 'bo co@':*), without fetching every match's row to test its time. Immutable in its arguments (the epoch of a
+# timestamptz does not depend on the time zone), so that an index can be built on it with a constant word list
 # (monitor/services/search_pairs.py: one partial GIN index per large workspace).
 # * the words kept: setweight to D everywhere, then to A for the common words, and ts_filter keeps the A ones;
 # * the pairs: the kept lexemes' positions, joined with position + 1.
 # About 25 us a document on the benchmarks' host (benchmarks/claims.md): what building the index and inserting a
 # large workspace's tweets pay for it.
-PAIRS_FUNCTION = """CREATE FUNCTION monitor_lexeme_pairs(doc tsvector, common text[]) RETURNS tsvector
+PAIRS_FUNCTION = """CREATE FUNCTION monitor_lexeme_pairs(doc tsvector, at timestamptz, common text[]) RETURNS tsvector
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     WITH kept AS (
         SELECT u.lexeme, p
         FROM unnest(ts_filter(setweight(setweight(doc, 'D'), 'A', common), '{a}')) u, unnest(u.positions) p
     )
-    SELECT coalesce(array_to_tsvector(array_agg(DISTINCT a.lexeme || ' ' || b.lexeme)), ''::tsvector)
+    SELECT coalesce(array_to_tsvector(array_agg(DISTINCT a.lexeme || ' ' || b.lexeme || '@'
+        || floor(extract(epoch FROM at) / 604800)::bigint)), ''::tsvector)
     FROM kept a JOIN kept b ON b.p = a.p + 1
 $$"""
 
@@ -31,7 +35,7 @@ def add_function(apps, schema_editor):
 def drop_function(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         # the indexes built on it go with it (services.search_pairs builds them)
-        schema_editor.execute("DROP FUNCTION IF EXISTS monitor_lexeme_pairs(tsvector, text[]) CASCADE")
+        schema_editor.execute("DROP FUNCTION IF EXISTS monitor_lexeme_pairs(tsvector, timestamptz, text[]) CASCADE")
 
 
 class Migration(migrations.Migration):

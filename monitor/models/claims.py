@@ -64,11 +64,12 @@ class SearchPairs(models.Model):
     so PostgreSQL's estimate of the phrase (an AND of them) is tens of times its real matches, and the newest
     matches are found by testing the newest documents one by one (232,000 at 10M tweets). Once a workspace holds
     enough documents, the service ``services.search_pairs`` builds a GIN index of each of its documents' adjacent
-    pairs of *common* words (``monitor_lexeme_pairs(search, <lexemes>)``, migration 0039; a partial index on this
-    workspace's rows of ``monitor_tweetdocument``), and the search reads a phrase of common words through it
-    (``selectors.claims``). The words are fixed for the index's life (they are part of its expression): when new
-    words become common, a new index is built beside it and this row switched to it, so the search never reads an
-    index that lacks a document's pairs. ``index_name`` empty: the workspace was checked and needs none."""
+    pairs of *common* words with its week (``monitor_lexeme_pairs(search, created_at, <lexemes>)``, migration
+    0039; a partial index on this workspace's rows of ``monitor_tweetdocument``), and the search reads a phrase of
+    common words through it (``selectors.claims``). The words are fixed for the index's life (they are part of its
+    expression): when new words become common, a new index is built beside it and this row switched to it, so the
+    search never reads an index that lacks a document's pairs. ``index_name`` empty: the workspace was checked and
+    needs none."""
 
     workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True, related_name="+")
     lexemes = models.JSONField(default=list, help_text="the common words the index pairs, sorted")

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
 from compute.entities import host_of
@@ -298,8 +298,8 @@ def tweet_search(
     pairs = _pairs_condition(ws, query) if _postgres() and not labels else None
     if sort in ("newest", "oldest"):
         if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
-            with _no_walk():
-                total = _documents(ws, query, window, pairs).order_by()[: CANDIDATES + 1].count()
+            with _no_walk(serial=True):
+                total = _documents(ws, query, window, pairs.condition()).order_by()[: CANDIDATES + 1].count()
         else:
             # counted through the tweets' table, not the documents': the capped count of a phrase of common words
             # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
@@ -323,8 +323,7 @@ def tweet_search(
             return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
 
         if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
-            with _no_walk():
-                pool = _walk_documents(ws, query, sort, window, pairs)
+            pool = _pairs_pool(ws, query, sort, window, pairs)
         else:
             pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
         if pool is None:
@@ -395,47 +394,93 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
 
 
 @contextlib.contextmanager
-def _no_walk():
+def _no_walk(serial: bool = False):
     """The statements run inside read through bitmaps of the indexes, not by walking the time index (which the
-    planner may still prefer when it overestimates the matches)."""
+    planner may still prefer when it overestimates the matches); with ``serial``, in this process alone: the
+    pairs index's slices fetch a few hundred rows each, and starting parallel workers for them (which PostgreSQL's
+    estimate of a tsquery of many lexemes asks for) took 30 ms a statement (benchmarks/claims.md)."""
+    settings = ["enable_indexscan = off"] + (["max_parallel_workers_per_gather = 0"] if serial else [])
     with connection.cursor() as cur:
-        cur.execute("SET enable_indexscan = off")
+        for setting in settings:
+            cur.execute(f"SET {setting}")
         try:
             yield
         finally:
-            cur.execute("RESET enable_indexscan")
+            for setting in settings:
+                cur.execute(f"RESET {setting.split(' = ')[0]}")
 
 
-def _documents(ws: Workspace, query: Query, window: Window, pairs: tuple[str, list] | None = None) -> QuerySet:
-    """The workspace's search documents ``query`` matches in ``window``, newest first; with ``pairs``
-    (:func:`_pairs_condition`), also those of its pairs index that the query needs."""
+def _documents(
+    ws: Workspace, query: Query, window: Window, pairs: tuple[str, list] | None = None, after: dt.datetime | None = None
+) -> QuerySet:
+    """The workspace's search documents ``query`` matches in ``window`` (and after ``after``), newest first; with
+    ``pairs`` (a :meth:`Pairs.condition`), also that condition on its pairs index."""
     sql, params = query.tsquery()
     where, where_params = [f"monitor_tweetdocument.search @@ {sql}"], list(params)
     if pairs is not None:
         where, where_params = [pairs[0], *where], [*pairs[1], *where_params]
-    return (
-        TweetDocument.objects.filter(workspace_id=ws.pk)
-        .filter(window.filter("created_at__date"))
-        .extra(where=where, params=where_params)
-        .order_by("-created_at", "-status_id")
-    )
+    docs = TweetDocument.objects.filter(workspace_id=ws.pk).filter(window.filter("created_at__date"))
+    if after is not None:
+        docs = docs.filter(created_at__gt=after)
+    return docs.extra(where=where, params=where_params).order_by("-created_at", "-status_id")
 
 
-def _walk_documents(
-    ws: Workspace, query: Query, sort: str, window: Window, pairs: tuple[str, list] | None = None
-) -> list[tuple]:
+#: the pairs index's first slice, in days before the newest tweet; the next is sized from its matches
+PAIRS_FIRST_DAYS = 7
+
+
+def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: Pairs) -> list[tuple]:
+    """``_walk_documents``'s rows for a query read through the pairs index, in time slices: a phrase of common
+    words matches 43,000 tweets at 10M, and fetching every match's row to sort them by time took 250 ms
+    (benchmarks/claims.md). Each slice reads the pairs of its weeks only (the index's lexemes carry their
+    document's week), so the rows fetched are about the slice's matches. The first slice is the newest
+    :data:`PAIRS_FIRST_DAYS` days; the next is sized from the matches it held, a quarter more than it takes to
+    reach :data:`CANDIDATES` + 1 at that rate (at least twice as long); a slice reaching back past the oldest
+    tweet reads all time. Usually two statements; their rows are the newest matches, as the walk's."""
+    docs = TweetDocument.objects.filter(workspace_id=ws.pk).filter(window.filter("created_at__date"))
+    span = docs.aggregate(first=Min("created_at"), last=Max("created_at"))
+    if span["last"] is None:
+        return []
+    sql, params = query.tsquery()
+    days: float | None = PAIRS_FIRST_DAYS
+    rows: list[tuple] = []
+    with _no_walk(serial=True):
+        while True:
+            after = None if days is None else span["last"] - dt.timedelta(days=days)
+            if after is not None and after < span["first"]:
+                after = None
+            weeks = None if after is None else range(_week(after), _week(span["last"]) + 1)
+            found = _documents(ws, query, window, pairs.condition(weeks), after)
+            if sort == "reach":
+                rows = list(found.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
+            else:
+                found = found.extra(
+                    select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params
+                )
+                rows = list(found.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
+            if len(rows) > CANDIDATES or after is None:
+                break
+            days = days * max(2.0, 1.25 * (CANDIDATES + 1) / len(rows)) if rows else days * 16
+    return _with_reach(rows) if sort == "reach" else rows
+
+
+def _with_reach(rows: list[tuple]) -> list[tuple]:
+    """(pk, time, status id) rows as (pk, reach, time, status id), the reach read from their tweets by key in one
+    statement (-1 for a tweet not computed)."""
+    reach = dict(Tweet.objects.filter(pk__in=[r[0] for r in rows]).values_list("pk", "reach"))
+    return [(pk, -1.0 if reach.get(pk) is None else reach[pk], at, sid) for pk, at, sid in rows]
+
+
+def _walk_documents(ws: Workspace, query: Query, sort: str, window: Window) -> list[tuple]:
     """What ``tweet_search``'s ``fetch`` reads, (pk, what orders it, time, status id) of the newest
     :data:`CANDIDATES` + 1 matches, by walking the search documents' table (``TweetDocument``) newest first and
     testing each document: the same tweets, times and scores as the walk of the tweets' table (the same tsvector,
     kept by triggers), in about a third of the pages (benchmarks/claims.md). The reach order reads the candidates'
-    reach from their tweets by key afterwards, one statement for all of them. With ``pairs``, the documents are
-    read through the workspace's pairs index instead of walked (the caller turns the walk off)."""
+    reach from their tweets by key afterwards, one statement for all of them."""
     sql, params = query.tsquery()
-    docs = _documents(ws, query, window, pairs)
+    docs = _documents(ws, query, window)
     if sort == "reach":
-        rows = list(docs.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
-        reach = dict(Tweet.objects.filter(pk__in=[r[0] for r in rows]).values_list("pk", "reach"))
-        return [(pk, -1.0 if reach.get(pk) is None else reach[pk], at, sid) for pk, at, sid in rows]
+        return _with_reach(list(docs.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1]))
     docs = docs.extra(select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params)
     return list(docs.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
 
@@ -445,13 +490,51 @@ def _walk_documents(
 # A phrase of two common words matches a few tweets in a thousand, but PostgreSQL estimates it as the AND of its
 # words, tens of times more, and the newest matches are found by walking the documents: 224,000 tested for the
 # newest 1,001 (benchmarks/claims.md). A large workspace has a GIN index of each document's adjacent pairs of its
-# common words (``monitor_lexeme_pairs(search, <words>)``, migration 0039); a query whose every phrase-like clause
-# is made of those words reads its candidates through it: each clause's pairs must all be there (``'bo co'`` for
-# "bo co", ``'bo co' & 'co da'`` for "bo co da"), and the query itself is still tested on each document, so the
-# answer is the walk's.
+# common words, each with the document's week (``monitor_lexeme_pairs(search, created_at, <words>)``, migration
+# 0039); a query whose every phrase-like clause is made of those words reads its candidates through it: each
+# clause's pairs must all be there (``'bo co@2870'`` for "bo co" in week 2870, ``'bo co@':*`` in any week), and the
+# query itself is still tested on each document, so the answer is the walk's.
 
 _LEXEME = re.compile(r"'((?:[^'\\]|'')*)'")
 _SPLIT = re.compile(r"\W")  # a term PostgreSQL may split into several lexemes (a phrase, "covid-19", "5g.")
+_WEEK_S = 7 * 86_400
+
+
+def _week(at: dt.datetime) -> int:
+    """The week of ``at`` as the pairs index numbers it: whole weeks since 1970-01-01 UTC."""
+    return int(at.timestamp() // _WEEK_S)
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """What a query needs of the workspace's pairs index: the index's words (its expression's constant) and, per
+    clause read through it, each alternative's chain of lexemes."""
+
+    lexemes: tuple[str, ...]
+    clauses: tuple[tuple[tuple[str, ...], ...], ...]
+
+    def condition(self, weeks: range | None = None) -> tuple[str, list]:
+        """The condition on the index, as SQL and parameters (the index's own expression, so that PostgreSQL reads
+        the index): each clause's pairs in one of ``weeks``, or in any week when None."""
+
+        def pair(a: str, b: str) -> str:
+            if weeks is None:
+                return _quote(f"{a} {b}@") + ":*"
+            return "(" + " | ".join(_quote(f"{a} {b}@{w}") for w in weeks) + ")"
+
+        def chain(lexemes: tuple[str, ...]) -> str:
+            return "(" + " & ".join(pair(a, b) for a, b in itertools.pairwise(lexemes)) + ")"
+
+        parts = ["(" + " | ".join(chain(ch) for ch in clause) + ")" for clause in self.clauses]
+        sql = (
+            "monitor_lexeme_pairs(monitor_tweetdocument.search, monitor_tweetdocument.created_at, %s::text[]) "
+            "@@ %s::tsquery"
+        )
+        return sql, [list(self.lexemes), " & ".join(parts)]
 
 
 def _chains(values: list[str]) -> list[list[str] | None]:
@@ -463,18 +546,13 @@ def _chains(values: list[str]) -> list[list[str] | None]:
     out: list[list[str] | None] = []
     for text in texts:
         words = [w.replace("''", "'") for w in _LEXEME.findall(text)]
-        rebuilt = " <-> ".join("'" + w.replace("'", "''") + "'" for w in words)
+        rebuilt = " <-> ".join(_quote(w) for w in words)
         out.append(words if len(words) >= 2 and rebuilt == text else None)
     return out
 
 
-def _pair(a: str, b: str) -> str:
-    return "'" + f"{a} {b}".replace("'", "''") + "'"
-
-
-def _pairs_condition(ws: Workspace, query: Query) -> tuple[str, list] | None:
-    """The condition on the workspace's pairs index that ``query``'s matches meet, as SQL and parameters (the
-    index's expression, so that PostgreSQL reads the index); None when the workspace has no index or no clause of
+def _pairs_condition(ws: Workspace, query: Query) -> Pairs | None:
+    """What ``query`` needs of the workspace's pairs index; None when the workspace has no index or no clause of
     the query is a phrase of its common words. A clause counts when it is not excluded and each of its alternatives
     is a word or phrase that splits into two or more lexemes, all of them common."""
     clauses = [
@@ -490,18 +568,12 @@ def _pairs_condition(ws: Workspace, query: Query) -> tuple[str, list] | None:
         return None
     common = set(lexemes)
     chains = iter(_chains([t.value for c in clauses for t in c]))
-    parts = []
+    kept = []
     for clause in clauses:
         alternatives = [next(chains) for _ in clause]
         if all(ch is not None and common.issuperset(ch) for ch in alternatives):
-            ors = ["(" + " & ".join(_pair(a, b) for a, b in itertools.pairwise(ch)) + ")" for ch in alternatives]
-            parts.append("(" + " | ".join(ors) + ")")
-    if not parts:
-        return None
-    return "monitor_lexeme_pairs(monitor_tweetdocument.search, %s::text[]) @@ %s::tsquery", [
-        list(lexemes),
-        " & ".join(parts),
-    ]
+            kept.append(tuple(tuple(ch) for ch in alternatives))
+    return Pairs(tuple(lexemes), tuple(kept)) if kept else None
 
 
 # --- claims ---------------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ word is fast without them (the AND of its words leaves few candidates).
 
 **What.** For a workspace with at least :data:`MIN_DOCUMENTS` search documents, :func:`search_pairs_refresh` finds
 its common words (in at least :data:`MIN_SHARE` of its newest :data:`SAMPLE` documents, by ``ts_stat``) and builds
-a partial GIN index on ``monitor_lexeme_pairs(search, <those words>)`` (migration 0039) over the workspace's rows of
+a partial GIN index on ``monitor_lexeme_pairs(search, created_at, <those words>)`` (migration 0039: each
+pair with its document's week) over the workspace's rows of
 ``monitor_tweetdocument``. The words are constants of the index's expression, so the index always holds every
 document's pairs of exactly those words, whatever was inserted before or after it was built: PostgreSQL computes
 them for each row it indexes. When words become common that the index lacks, a new index with the old and new
@@ -109,7 +110,7 @@ def _build(ws_id: int, lexemes: list[str]) -> str:
         with connection.cursor() as cur:
             cur.execute(
                 f'CREATE INDEX {concurrently}"{name}" ON monitor_tweetdocument USING gin '
-                f"(monitor_lexeme_pairs(search, %s::text[])) WHERE workspace_id = {int(ws_id)}",
+                f"(monitor_lexeme_pairs(search, created_at, %s::text[])) WHERE workspace_id = {int(ws_id)}",
                 [lexemes],
             )
             # no statistics: ANALYZE would compute the pairs of every sampled document (600,000 at the documents'

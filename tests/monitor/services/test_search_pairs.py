@@ -4,6 +4,7 @@ The collection is ``tests/claimed.py``'s; its six tweets stand for a large works
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 
 import psycopg
@@ -47,15 +48,21 @@ def _indexes() -> set[str]:
         return {r[0] for r in cur.fetchall()}
 
 
-def test_the_pairs_of_a_document_are_its_adjacent_common_words(db):
-    (pairs,) = _one("SELECT monitor_lexeme_pairs(to_tsvector('simple', 'a b c a b b a'), '{a,b}')::text")
-    assert pairs == "'a b' 'b a' 'b b'"  # c is not common: no 'b c' nor 'c a'
-    (pairs,) = _one("SELECT monitor_lexeme_pairs(to_tsvector('simple', 'a c b'), '{a,b}')::text")
-    assert pairs == ""
+#: 2020-03-01 00:00 UTC is in week 2617 since 1970-01-01 (a Thursday: weeks start on Thursdays)
+MARCH_1 = "2020-03-01T00:00:00Z"
+
+
+def test_the_pairs_of_a_document_are_its_adjacent_common_words_with_its_week(db):
+    sql = "SELECT monitor_lexeme_pairs(to_tsvector('simple', %s), %s::timestamptz, '{a,b}')::text"
+    assert _one(sql, ["a b c a b b a", MARCH_1]) == ("'a b@2617' 'b a@2617' 'b b@2617'",)  # no 'b c', 'c a'
+    assert _one(sql, ["a c b", MARCH_1]) == ("",)
+    assert _one(sql, ["a b", "2020-02-26T23:59:59Z"]) == ("'a b@2616'",)  # a Wednesday: the week before
+    assert claims._week(dt.datetime(2020, 3, 1, tzinfo=dt.UTC)) == 2617
+    assert claims._week(dt.datetime(2020, 2, 26, 23, 59, 59, tzinfo=dt.UTC)) == 2616
 
 
 def test_a_pair_matches_exactly_the_documents_its_phrase_matches(db):
-    """For random texts over a few words, ``pairs @@ 'x y'`` is ``search @@ 'x' <-> 'y'``, for every two common
+    """For random texts over a few words, ``pairs @@ 'x y@week'`` is ``search @@ 'x' <-> 'y'``, for every two common
     words: what lets the index answer a phrase (the search still tests the phrase on each document)."""
     rng = random.Random(7)
     words = ["al", "be", "co", "da", "ex"]
@@ -65,11 +72,11 @@ def test_a_pair_matches_exactly_the_documents_its_phrase_matches(db):
         for x in common:
             for y in common:
                 cur.execute(
-                    "SELECT count(*) FILTER (WHERE monitor_lexeme_pairs(d, %s::text[]) @@ %s::tsquery "
+                    "SELECT count(*) FILTER (WHERE monitor_lexeme_pairs(d, %s::timestamptz, %s::text[]) @@ %s::tsquery "
                     "IS DISTINCT FROM d @@ to_tsquery('simple', %s)), "
                     "count(*) FILTER (WHERE d @@ to_tsquery('simple', %s)) "
                     "FROM (SELECT to_tsvector('simple', t) AS d FROM unnest(%s::text[]) t) s",
-                    [common, f"'{x} {y}'", f"'{x} {y}'", f"'{x} {y}'", texts],
+                    [MARCH_1, common, f"'{x} {y}@2617'", f"'{x} {y}'", f"'{x} {y}'", texts],
                 )
                 differ, matches = cur.fetchone()
                 assert differ == 0 and matches > 0, (x, y)
@@ -119,12 +126,41 @@ def test_a_phrase_of_common_words_is_read_through_the_index_and_finds_what_the_w
     assert (paired.total, paired.capped) == (walked.total, walked.capped)
 
 
+@pytest.mark.parametrize("sort", ["relevance", "reach"])
+def test_the_index_is_read_in_time_slices_of_its_weeks_until_one_holds_enough(claimed, monkeypatch, sort):
+    """With two candidates and a first slice of half a day: that slice (week 2617's pairs only) holds one of the
+    query's three matches (tweet 5), the next, sized from it, two, and the last reaches past the oldest tweet and
+    reads all time (the pairs in any week): the two newest, as the walk finds them."""
+    from django.test.utils import CaptureQueriesContext
+
+    text = '"cause towers" OR "towers cause"'  # tweets 1, 3 and 5
+    monkeypatch.setattr(claims, "CANDIDATES", 2)
+    monkeypatch.setattr(claims, "PAIRS_FIRST_DAYS", 0.5)
+    walked = selectors.tweet_search(claimed, text, sort=sort)
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    with CaptureQueriesContext(connection) as ctx:
+        paired = selectors.tweet_search(claimed, text, sort=sort)
+    slices = [q["sql"] for q in ctx.captured_queries if "monitor_lexeme_pairs" in q["sql"]]
+    assert len(slices) == 3
+    # the six tweets are all of week 2617 (2020-02-27 to 03-04): the first two slices read its pairs, the last
+    # reads the pairs of any week (a prefix)
+    assert all("cause towers@2617''" in sql and "@2616" not in sql and ":*" not in sql for sql in slices[:2])
+    assert "cause towers@'':*" in slices[2]
+    assert {t.tweet_id for t in paired.rows} == {3, 5} and (paired.total, paired.capped) == (2, True)
+    assert [t.tweet_id for t in paired.rows] == [t.tweet_id for t in walked.rows]
+    with connection.cursor() as cur:
+        cur.execute("SHOW max_parallel_workers_per_gather")
+        assert cur.fetchone()[0] != "0"  # left as it was
+
+
 def test_the_search_reads_the_index_postgresql_built(claimed):
     """The condition is the index's own expression (the same words, in the same order), so the planner reads the
     index instead of computing each document's pairs."""
     services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
     pairs = claims._pairs_condition(claimed, claims.parse_query('"towers cause"'))
-    docs = claims._documents(claimed, claims.parse_query('"towers cause"'), ALL_TIME, pairs)
+    docs = claims._documents(
+        claimed, claims.parse_query('"towers cause"'), ALL_TIME, pairs.condition(range(2617, 2619))
+    )
     sql, params = docs.query.sql_with_params()
     with claims._no_walk(), connection.cursor() as cur:  # as the search reads it
         # six tweets: a scan of the table or of the time index would be cheaper; without them the only way left
