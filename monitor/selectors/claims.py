@@ -298,8 +298,7 @@ def tweet_search(
     pairs = _pairs_condition(ws, query) if _postgres() and not labels else None
     if sort in ("newest", "oldest"):
         if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
-            with _no_walk(serial=True):
-                total = _documents(ws, query, window, pairs.condition()).order_by()[: CANDIDATES + 1].count()
+            total = _pairs_count(ws, query, window, pairs, CANDIDATES + 1)
         else:
             # counted through the tweets' table, not the documents': the capped count of a phrase of common words
             # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
@@ -394,12 +393,8 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
 
 
 @contextlib.contextmanager
-def _no_walk(serial: bool = False):
-    """The statements run inside read through bitmaps of the indexes, not by walking the time index (which the
-    planner may still prefer when it overestimates the matches); with ``serial``, in this process alone: the
-    pairs index's slices fetch a few hundred rows each, and starting parallel workers for them (which PostgreSQL's
-    estimate of a tsquery of many lexemes asks for) took 30 ms a statement (benchmarks/claims.md)."""
-    settings = ["enable_indexscan = off"] + (["max_parallel_workers_per_gather = 0"] if serial else [])
+def _settings(*settings: str):
+    """PostgreSQL's planner ``settings`` ("name = value") for the statements run inside, reset after them."""
     with connection.cursor() as cur:
         for setting in settings:
             cur.execute(f"SET {setting}")
@@ -410,19 +405,62 @@ def _no_walk(serial: bool = False):
                 cur.execute(f"RESET {setting.split(' = ')[0]}")
 
 
-def _documents(
-    ws: Workspace, query: Query, window: Window, pairs: tuple[str, list] | None = None, after: dt.datetime | None = None
-) -> QuerySet:
-    """The workspace's search documents ``query`` matches in ``window`` (and after ``after``), newest first; with
-    ``pairs`` (a :meth:`Pairs.condition`), also that condition on its pairs index."""
+def _no_walk():
+    """The statements run inside read through bitmaps of the indexes, not by walking the time index (which the
+    planner may still prefer when it overestimates the matches)."""
+    return _settings("enable_indexscan = off")
+
+
+def _documents(ws: Workspace, query: Query, window: Window) -> QuerySet:
+    """The workspace's search documents ``query`` matches in ``window``, newest first."""
     sql, params = query.tsquery()
-    where, where_params = [f"monitor_tweetdocument.search @@ {sql}"], list(params)
-    if pairs is not None:
-        where, where_params = [pairs[0], *where], [*pairs[1], *where_params]
-    docs = TweetDocument.objects.filter(workspace_id=ws.pk).filter(window.filter("created_at__date"))
+    return (
+        TweetDocument.objects.filter(workspace_id=ws.pk)
+        .filter(window.filter("created_at__date"))
+        .extra(where=[f"monitor_tweetdocument.search @@ {sql}"], params=params)
+        .order_by("-created_at", "-status_id")
+    )
+
+
+#: the statements that read the pairs index run without JIT and parallel workers: with no statistics on the index,
+#: PostgreSQL's estimate of a tsquery of many week lexemes was a hundred times the rows, and compiling the
+#: statement (about 58 ms) or starting workers (about 30 ms) cost more than the few hundred rows it fetched
+PAIRS_SETTINGS = ("jit = off", "max_parallel_workers_per_gather = 0")
+
+
+def _pairs_sql(
+    ws: Workspace, query: Query, window: Window, pairs: Pairs, weeks: range | None, after: dt.datetime | None
+) -> tuple[str, str, list]:
+    """The documents whose pairs meet ``pairs`` in ``weeks`` (any week when None), tested for ``query``, ``window``
+    and ``after``: (FROM clause, WHERE clause, parameters) over the alias ``d``. The pairs are read in a subquery
+    of their own (``OFFSET 0`` keeps PostgreSQL from merging it): with only the pairs and the workspace to go by,
+    it reads the pairs index, where the whole statement was planned as a bitmap of the newest week's 95,000
+    documents by time with each document's pairs computed (97 ms at 10M, against 8 ms through the index)."""
+    cond, params = pairs.condition(weeks)
+    sql, query_params = query.tsquery()
+    inner = (
+        "(SELECT tweet_id, search, created_at, status_id FROM monitor_tweetdocument "
+        f"WHERE workspace_id = %s AND {cond} OFFSET 0) d"
+    )
+    where, where_params = [f"d.search @@ {sql}"], list(query_params)
+    if window.start is not None:
+        where.append("d.created_at >= %s")
+        where_params.append(dt.datetime.combine(window.start, dt.time(), dt.UTC))
+    if window.end is not None:
+        where.append("d.created_at < %s")
+        where_params.append(dt.datetime.combine(window.end + dt.timedelta(days=1), dt.time(), dt.UTC))
     if after is not None:
-        docs = docs.filter(created_at__gt=after)
-    return docs.extra(where=where, params=where_params).order_by("-created_at", "-status_id")
+        where.append("d.created_at > %s")
+        where_params.append(after)
+    return inner, " AND ".join(where), [ws.pk, *params, *where_params]
+
+
+def _pairs_count(ws: Workspace, query: Query, window: Window, pairs: Pairs, most: int) -> int:
+    """How many documents ``query`` matches in ``window``, read through the pairs index, counted up to ``most``."""
+    inner, where, params = _pairs_sql(ws, query, window, pairs, None, None)
+    with _settings(*PAIRS_SETTINGS), connection.cursor() as cur:
+        cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {inner} WHERE {where} LIMIT %s) c", [*params, most])
+        return int(cur.fetchone()[0])
 
 
 #: the pairs index's first slice, in days before the newest tweet; the next is sized from its matches
@@ -441,23 +479,23 @@ def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: P
     span = docs.aggregate(first=Min("created_at"), last=Max("created_at"))
     if span["last"] is None:
         return []
-    sql, params = query.tsquery()
+    sql, query_params = query.tsquery()
+    score = "" if sort == "reach" else f", ts_rank_cd(d.search, {sql})"
     days: float | None = PAIRS_FIRST_DAYS
     rows: list[tuple] = []
-    with _no_walk(serial=True):
+    with _settings(*PAIRS_SETTINGS), connection.cursor() as cur:
         while True:
             after = None if days is None else span["last"] - dt.timedelta(days=days)
             if after is not None and after < span["first"]:
                 after = None
             weeks = None if after is None else range(_week(after), _week(span["last"]) + 1)
-            found = _documents(ws, query, window, pairs.condition(weeks), after)
-            if sort == "reach":
-                rows = list(found.values_list("tweet_id", "created_at", "status_id")[: CANDIDATES + 1])
-            else:
-                found = found.extra(
-                    select={"score": f"ts_rank_cd(monitor_tweetdocument.search, {sql})"}, select_params=params
-                )
-                rows = list(found.values_list("tweet_id", "score", "created_at", "status_id")[: CANDIDATES + 1])
+            inner, where, params = _pairs_sql(ws, query, window, pairs, weeks, after)
+            cur.execute(
+                f"SELECT d.tweet_id{score}, d.created_at, d.status_id FROM {inner} WHERE {where} "
+                "ORDER BY d.created_at DESC, d.status_id DESC LIMIT %s",
+                [*([] if sort == "reach" else query_params), *params, CANDIDATES + 1],
+            )
+            rows = [tuple(r) for r in cur.fetchall()]
             if len(rows) > CANDIDATES or after is None:
                 break
             days = days * max(2.0, 1.25 * (CANDIDATES + 1) / len(rows)) if rows else days * 16

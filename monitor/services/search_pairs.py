@@ -20,9 +20,10 @@ the old one dropped: a search reads the index its row names, with that index's w
 
 **Cost.** The index is built with ``CREATE INDEX CONCURRENTLY`` (imports and searches go on; a plain ``CREATE
 INDEX`` inside a transaction, as in the tests): about 25 us a document for the pairs, plus the index's own writing
-(benchmarks/claims.md has the figures at 1M and 10M). Afterwards each tweet inserted into the workspace pays its
-pairs once. The index's column has no statistics (``SET STATISTICS 0``), or every ``ANALYZE`` of the documents
-would compute the pairs of its whole sample.
+(678.6 s at 10M tweets; benchmarks/claims.md). Afterwards each tweet inserted into the workspace pays its pairs and
+their index entries (100-125 us), written at once: the index has no pending list (``fastupdate = off``), which
+every search would read whole. The index's column has no statistics (``SET STATISTICS 0``), or every ``ANALYZE``
+of the documents would compute the pairs of its whole sample.
 
 **When.** The beat task ``monitor.tasks.search_pairs_refresh`` checks every workspace whose data changed since its
 last check (every ``SPREADWATCH_SEARCH_PAIRS_EVERY_S`` seconds); ``manage.py claims pairs <ws>`` does it now. One
@@ -110,11 +111,14 @@ def _build(ws_id: int, lexemes: list[str]) -> str:
         with connection.cursor() as cur:
             cur.execute(
                 f'CREATE INDEX {concurrently}"{name}" ON monitor_tweetdocument USING gin '
-                f"(monitor_lexeme_pairs(search, created_at, %s::text[])) WHERE workspace_id = {int(ws_id)}",
+                f"(monitor_lexeme_pairs(search, created_at, %s::text[])) WITH (fastupdate = off) "
+                f"WHERE workspace_id = {int(ws_id)}",
                 [lexemes],
             )
             # no statistics: ANALYZE would compute the pairs of every sampled document (600,000 at the documents'
-            # statistics target), and the search decides by the words, not by the planner's estimate
+            # statistics target), and the search decides by the words, not by the planner's estimate. No pending
+            # list (fastupdate off): a search scans all of it, and 100,000 tweets inserted left one that made the
+            # phrase 125 ms instead of 40 at 1M (benchmarks/claims.md)
             cur.execute(f'ALTER INDEX "{name}" ALTER COLUMN 1 SET STATISTICS 0')
     except Exception:
         if not connection.in_atomic_block:
