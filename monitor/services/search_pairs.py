@@ -58,6 +58,10 @@ MAX_LEXEMES = 500
 MAX_LEXEME_CHARS = 100
 INDEX_PREFIX = "tweetdocument_pairs_"
 PAIRS_LOCK_CLASS = 20_005
+#: seconds between switching a workspace's row to a new index and dropping the old one: a search that read the row
+#: just before the switch still plans with the old words, and without their index its statement would compute
+#: every document's pairs (minutes at 10M) instead of reading them
+SWITCH_GRACE_S = 60
 
 
 def _count_up_to(ws_id: int, most: int) -> int:
@@ -170,6 +174,7 @@ def _refresh_one(ws: Workspace, *, min_documents: int, sample: int, min_share: f
                       "checked_version": ws.data_version, "built_at": timezone.now(), "build_seconds": seconds},
         )  # fmt: skip
     if has_index:
+        time.sleep(SWITCH_GRACE_S)
         _drop(row.index_name)
     log.info("search pairs: workspace %s indexed %d common words in %.1f s (%s)", ws.pk, len(lexemes), seconds, name)
     return {**out, "action": "built", "lexemes": len(lexemes), "index": name, "seconds": round(seconds, 1)}

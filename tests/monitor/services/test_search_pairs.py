@@ -158,6 +158,17 @@ def test_the_index_is_read_in_time_slices_of_its_weeks_until_one_holds_enough(cl
         assert cur.fetchone()[0] != "0"  # left as it was
 
 
+@pytest.mark.parametrize("sort", ["relevance", "newest", "reach"])
+def test_a_window_is_searched_through_the_index_as_by_the_walk(claimed, sort):
+    window = selectors.Window(dt.date(2020, 3, 2), dt.date(2020, 3, 3))  # tweets 3 and 5 of the phrases' 1, 3, 5
+    text = '"towers cause" OR "cause towers"'
+    walked = selectors.tweet_search(claimed, text, sort=sort, window=window)
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    paired = selectors.tweet_search(claimed, text, sort=sort, window=window)
+    assert {t.tweet_id for t in paired.rows} == {3, 5} and paired.total == 2
+    assert [t.tweet_id for t in paired.rows] == [t.tweet_id for t in walked.rows]
+
+
 def test_the_search_reads_the_index_postgresql_built(claimed):
     """The condition is the index's own expression (the same words, in the same order), so the planner reads the
     index instead of computing each document's pairs."""
@@ -191,7 +202,13 @@ def test_a_phrase_with_a_word_that_is_not_common_is_not_read_through_the_index(c
     ]
 
 
-def test_the_index_is_kept_while_no_word_becomes_common_and_switched_when_one_does(claimed, import_files, tmp_path):
+def test_the_index_is_kept_while_no_word_becomes_common_and_switched_when_one_does(
+    claimed, import_files, tmp_path, monkeypatch
+):
+    steps: list[str] = []
+    monkeypatch.setattr(search_pairs.time, "sleep", lambda s: steps.append(f"wait {s}"))
+    drop = search_pairs._drop
+    monkeypatch.setattr(search_pairs, "_drop", lambda name: steps.append(f"drop {name}") or drop(name))
     services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
     first = _index_of(claimed)
     out = services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
@@ -211,6 +228,8 @@ def test_the_index_is_kept_while_no_word_becomes_common_and_switched_when_one_do
     row = SearchPairs.objects.get(workspace=claimed)
     assert {"vaccines", "are", "towers"} <= set(row.lexemes)  # the old words stay: the set only grows
     assert row.index_name != first and _indexes() == {row.index_name}
+    # the old index dropped a grace period after the row was switched (a search may have just read the old row)
+    assert steps == [f"wait {search_pairs.SWITCH_GRACE_S}", f"drop {first}"]
     assert [t.tweet_id for t in selectors.tweet_search(claimed, '"vaccines are"', sort="newest").rows] == [8, 7, 4]
 
 
