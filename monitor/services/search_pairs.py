@@ -51,8 +51,8 @@ MIN_DOCUMENTS = 100_000
 MIN_SHARE = 0.01
 #: the newest documents whose words are counted (the search reads the newest first)
 SAMPLE = 100_000
-#: the most words one index pairs (1 % of a sample can hold at most 100 words per document on average; the
-#: benchmark's Zipf text has about 150)
+#: the most words one index pairs (words in 1 % of the documents are at most 100 times the words a document holds
+#: on average, about 1,500 for tweets; the benchmark's Zipf text has 153)
 MAX_LEXEMES = 500
 #: longer words are never paired (a pair is one lexeme, and a lexeme is at most 2,046 bytes)
 MAX_LEXEME_CHARS = 100
