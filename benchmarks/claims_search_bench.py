@@ -316,10 +316,7 @@ def pairs(args, ws_pk: int, emit) -> None:
 
     t = time.perf_counter()
     if args.pairs == "off":
-        SearchPairs.objects.filter(workspace_id=ws_pk).delete()
-        done = search_pairs._orphans()
-        for name in done:
-            search_pairs._drop(name)
+        done = search_pairs.search_pairs_drop(workspace_id=ws_pk)
         emit({"case": "pairs", "pairs": "off", "dropped": done, "seconds": round(time.perf_counter() - t, 1)})
         return
     done = search_pairs.search_pairs_refresh(workspace_id=ws_pk)

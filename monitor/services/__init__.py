@@ -11,7 +11,7 @@ from .collections import (
 )
 from .recovery import notice_dismiss, stalled_requeue
 from .runs import compute_batch_run, compute_run_cancel, compute_run_retry, compute_run_start
-from .search_pairs import search_pairs_refresh
+from .search_pairs import search_pairs_drop, search_pairs_refresh
 from .tokens import api_token_create, api_token_revoke
 from .workspaces import (
     invitation_accept,
@@ -52,6 +52,7 @@ __all__ = [
     "member_set_role",
     "membership_add",
     "notice_dismiss",
+    "search_pairs_drop",
     "search_pairs_refresh",
     "stalled_requeue",
     "workspace_create",

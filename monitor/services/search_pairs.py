@@ -76,7 +76,7 @@ def _count_up_to(ws_id: int, most: int) -> int:
 def common_lexemes(ws_id: int, *, sample: int, min_share: float) -> list[str]:
     """The words (lexemes) in at least ``min_share`` of the workspace's newest ``sample`` documents, most frequent
     first (at most :data:`MAX_LEXEMES`, none longer than :data:`MAX_LEXEME_CHARS`)."""
-    n = min(_count_up_to(ws_id, sample), sample)
+    n = _count_up_to(ws_id, sample)
     if not n:
         return []
     newest = (
@@ -100,21 +100,24 @@ def _index_valid(name: str) -> bool:
     return bool(row and row[0])
 
 
+def _concurrently() -> str:
+    """``CONCURRENTLY`` (imports and searches go on), except inside a transaction, where PostgreSQL refuses it."""
+    return "" if connection.in_atomic_block else "CONCURRENTLY "
+
+
 def _drop(name: str) -> None:
-    concurrently = "" if connection.in_atomic_block else "CONCURRENTLY "
     with connection.cursor() as cur:
-        cur.execute(f'DROP INDEX {concurrently}IF EXISTS "{name}"')
+        cur.execute(f'DROP INDEX {_concurrently()}IF EXISTS "{name}"')
 
 
 def _build(ws_id: int, lexemes: list[str]) -> str:
     """A new pairs index of ``lexemes`` over the workspace's documents; its name. A build that fails leaves no
     index behind (``CREATE INDEX CONCURRENTLY`` leaves an invalid one, dropped here)."""
     name = f"{INDEX_PREFIX}{int(ws_id)}_{time.time_ns() // 1000}"
-    concurrently = "" if connection.in_atomic_block else "CONCURRENTLY "
     try:
         with connection.cursor() as cur:
             cur.execute(
-                f'CREATE INDEX {concurrently}"{name}" ON monitor_tweetdocument USING gin '
+                f'CREATE INDEX {_concurrently()}"{name}" ON monitor_tweetdocument USING gin '
                 f"(monitor_lexeme_pairs(search, created_at, %s::text[])) WITH (fastupdate = off) "
                 f"WHERE workspace_id = {int(ws_id)}",
                 [lexemes],
@@ -213,3 +216,17 @@ def search_pairs_refresh(
     finally:
         with connection.cursor() as cur:
             cur.execute("SELECT pg_advisory_unlock(%s, 0)", [PAIRS_LOCK_CLASS])
+
+
+def search_pairs_drop(*, workspace_id: int) -> str | None:
+    """Forget the workspace's pairs index and drop it now (the search walks again until a refresh builds one);
+    the index's name, or None when it had none."""
+    if connection.vendor != "postgresql":
+        return None
+    row = SearchPairs.objects.filter(workspace_id=workspace_id).first()
+    if row is None:
+        return None
+    row.delete()
+    if row.index_name:
+        _drop(row.index_name)
+    return row.index_name or None

@@ -241,6 +241,15 @@ def test_an_index_no_workspace_names_is_dropped(claimed):
     assert out["dropped"] == [name] and not _indexes()
 
 
+def test_a_workspaces_index_can_be_dropped_and_the_search_walks_again(claimed):
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    name = _index_of(claimed)
+    assert services.search_pairs_drop(workspace_id=claimed.pk) == name
+    assert not _indexes() and not SearchPairs.objects.filter(workspace=claimed).exists()
+    assert claims._pairs_condition(claimed, claims.parse_query('"towers cause"')) is None
+    assert services.search_pairs_drop(workspace_id=claimed.pk) is None
+
+
 def test_a_second_refresh_returns_while_one_runs(claimed):
     settings = connection.settings_dict
     with psycopg.connect(
