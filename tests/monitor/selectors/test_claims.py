@@ -194,13 +194,29 @@ def test_the_three_ways_to_read_the_candidates_find_the_same(claimed, monkeypatc
     whole = [(t.tweet_id, hits.total) for hits in [selectors.tweet_search(claimed, "5g OR nothing", sort=sort)]
              for t in hits.rows]  # fmt: skip
     monkeypatch.setattr("monitor.selectors.claims.GIN_ROWS", -1)  # and too many matches for it: slices
-    monkeypatch.setattr("monitor.selectors.claims.SLICES_DAYS", (0.5, 1.5))  # the first holds 2 matches, not 3
+    monkeypatch.setattr("monitor.selectors.claims._first_days", lambda *a: 0.5)  # holds 2 matches, not 3: a next
     sliced = [(t.tweet_id, hits.total) for hits in [selectors.tweet_search(claimed, "5g OR nothing", sort=sort)]
               for t in hits.rows]  # fmt: skip
     assert sliced == whole == walked and {t for t, _ in walked} == {5, 6}
     with connection.cursor() as cur:
         cur.execute("SHOW enable_indexscan")
         assert cur.fetchone()[0] == "on"  # left as it was
+
+
+def test_the_first_time_slice_is_sized_from_the_estimate_and_the_next_from_what_it_held(monkeypatch):
+    """A search estimated at 152,000 of 10M tweets over two years reads its newest week (1.5 times the days of
+    CANDIDATES + 1 matches), one at 10,000 is held to the days of SLICE_MAX_ROWS tweets; a slice that held too
+    few is followed by one a quarter longer than that rate needs, at least twice as long."""
+    from monitor.selectors import claims
+
+    monkeypatch.setattr(claims, "CANDIDATES", 1_000)
+    assert claims._first_days(152_000, 10_000_000, 730) == pytest.approx(730 * 1.5 * 1_001 / 152_000)  # 7.2 days
+    assert claims._first_days(10_000, 10_000_000, 730) == pytest.approx(730 * 500_000 / 10_000_000)  # 36.5, not 110
+    assert claims._first_days(10**7, 10_000_000, 730) == 1.0  # at least a day
+    assert claims._first_days(1, 1, 0.0) == 1.0  # every tweet at one time
+    assert claims._next_days(10.0, 500) == pytest.approx(10 * 1.25 * 1_001 / 500)  # 25 days
+    assert claims._next_days(10.0, 900) == 20.0  # at least twice
+    assert claims._next_days(10.0, 0) == 160.0
 
 
 def test_a_url_is_read_in_time_slices_whatever_postgresqls_estimate_of_its_matches(claimed, monkeypatch):
@@ -211,6 +227,7 @@ def test_a_url_is_read_in_time_slices_whatever_postgresqls_estimate_of_its_match
 
     monkeypatch.setattr(claims, "WALK_ROWS", -1)  # never the walk
     monkeypatch.setattr(claims, "GIN_ROWS", 10**9)  # every estimate is within the GIN index's
+    monkeypatch.setattr(claims, "SLICE_MAX_ROWS", 1)  # a slice of a day, not the two days of all six tweets
     for text, sliced in (("https://www.who.int/news", True), ("vaccines", False)):
         query = parse_query(text)
         qs = claims.matching(claimed, query)
