@@ -315,9 +315,9 @@ def tweet_search(
                 rows = q.values_list("pk", "reach", "created_at", "tweet_id")[: CANDIDATES + 1]
                 return [(pk, -1.0 if r is None else r, at, tid) for pk, r, at, tid in rows]
             if _postgres():
-                sql, params = query.tsquery()
-                q = q.extra(select={"score": f"ts_rank_cd(search, {sql})"}, select_params=params)
-                return list(q.values_list("pk", "score", "created_at", "tweet_id")[: CANDIDATES + 1])
+                newest_docs = q.extra(select={"doc": "monitor_tweet.search"})
+                inner = newest_docs.values_list("pk", "doc", "created_at", "tweet_id")[: CANDIDATES + 1]
+                return _ranked(*inner.query.sql_with_params(), query)
             tweets = q.select_related("author").only(*_ONLY)[: CANDIDATES + 1]
             return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
 
@@ -510,8 +510,6 @@ def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: P
     span = docs.aggregate(first=Min("created_at"), last=Max("created_at"))
     if span["last"] is None:
         return []
-    sql, query_params = query.tsquery()
-    score = "" if sort == "reach" else f", ts_rank_cd(d.search, {sql})"
     days: float | None = PAIRS_FIRST_DAYS
     rows: list[tuple] = []
     with _settings(*PAIRS_SETTINGS), connection.cursor() as cur:
@@ -521,16 +519,35 @@ def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: P
                 after = None
             weeks = None if after is None else range(_week(after), _week(span["last"]) + 1)
             inner, where, params = _pairs_sql(ws, query, window, pairs, weeks, after)
-            cur.execute(
-                f"SELECT d.tweet_id{score}, d.created_at, d.status_id FROM {inner} WHERE {where} "
-                "ORDER BY d.created_at DESC, d.status_id DESC LIMIT %s",
-                [*([] if sort == "reach" else query_params), *params, CANDIDATES + 1],
+            columns = "d.tweet_id, d.created_at" if sort == "reach" else "d.tweet_id, d.search, d.created_at"
+            newest = (
+                f"SELECT {columns}, d.status_id FROM {inner} WHERE {where} "
+                "ORDER BY d.created_at DESC, d.status_id DESC LIMIT %s"
             )
-            rows = [tuple(r) for r in cur.fetchall()]
+            if sort == "reach":
+                cur.execute(newest, [*params, CANDIDATES + 1])
+                rows = [tuple(r) for r in cur.fetchall()]
+            else:
+                rows = _ranked(newest, [*params, CANDIDATES + 1], query)
             if len(rows) > CANDIDATES or after is None:
                 break
             days = _next_days(days, len(rows))
     return _with_reach(rows) if sort == "reach" else rows
+
+
+def _ranked(newest: str, params: list, query: Query) -> list[tuple]:
+    """(pk, relevance, time, id) of the rows of the statement ``newest``, which selects (pk, search document, time,
+    id) of the newest matches, newest first, with ``params``; in that order. The relevance (``ts_rank_cd``) is
+    computed on those rows alone: in the statement that sorts the matches, PostgreSQL computed it for every match
+    before keeping the newest (an AND of two words at 10M tweets: 10,419 ranks, 24 of its 61 ms)."""
+    sql, query_params = query.tsquery()
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT s.pk, ts_rank_cd(s.doc, {sql}), s.at, s.id FROM ({newest}) AS s(pk, doc, at, id) "
+            "ORDER BY s.at DESC, s.id DESC",
+            [*query_params, *params],
+        )
+        return [tuple(r) for r in cur.fetchall()]
 
 
 def _with_reach(rows: list[tuple]) -> list[tuple]:
