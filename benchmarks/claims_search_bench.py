@@ -35,7 +35,8 @@ it (``tweet_search(ws, text, sort=..., limit=20)``), read cache off (``SPREADWAT
 ``DEBUG`` off (no ``connection.queries``): one warm-up call, then ``--repeat`` timed calls; p50/p95/max per
 kind and sort, and the p95 of all calls. For every (kind, sort) whose p95 is over ``--slow-ms``, the SQL the call
 runs is captured (``CaptureQueriesContext``) with each statement's time, and the slower statements are run
-again under ``EXPLAIN (ANALYZE, BUFFERS)``. Prints JSON lines, then a table; ``--json`` writes them all.
+again under ``EXPLAIN (ANALYZE, BUFFERS)``. With ``--claims``, each query a claim accepts is then timed as a
+claim's page reads it (``run_claims``). Prints JSON lines, then a table; ``--json`` writes them all.
 """
 
 from __future__ import annotations
@@ -447,6 +448,43 @@ def run_searches(args, ws_pk: int, emit) -> list[dict]:
     return results
 
 
+def run_claims(args, ws_pk: int, emit) -> list[dict]:
+    """A claim's page reads (``--claims``) for each query of the mix that a claim accepts (at most
+    ``CLAIM_MAX_TWEETS`` matches): its timeline, provenance, spreaders and publishers as the claim page and the API
+    call them, read cache off, ``--claims-repeat`` times each after one warm-up call; each reads the claim's
+    tweets (``claim_tweets``) and its breadth. The generated workspace has no retweets and no computed cascades, so
+    what is timed is mostly finding the claim's tweets."""
+    from monitor import selectors
+    from monitor.models import Workspace
+    from monitor.selectors.claims import CLAIM_MAX_TWEETS
+
+    ws = Workspace.objects.get(pk=ws_pk)
+    reads = {
+        "timeline": selectors.claim_timeline,
+        "provenance": selectors.claim_provenance,
+        "spreaders": selectors.claim_spreaders,
+        "publishers": selectors.claim_publishers,
+    }
+    out = []
+    for kind, text, _ in queries(args.tweets):
+        if selectors.claims._matches_up_to(ws, text, CLAIM_MAX_TWEETS + 1) > CLAIM_MAX_TWEETS:
+            emit({"case": "claim", "kind": kind, "query": text, "refused": "too broad"})
+            continue
+        row = {"case": "claim", "kind": kind, "query": text, "runs": args.claims_repeat}
+        for name, read in reads.items():
+            read(ws, text)  # warm-up
+            times = []
+            for _ in range(args.claims_repeat):
+                t = time.perf_counter()
+                read(ws, text)
+                times.append(time.perf_counter() - t)
+            row[f"{name}_ms"] = round(pct(times, 50), 1)
+        row["page_ms"] = round(sum(row[f"{name}_ms"] for name in reads), 1)
+        emit(row)
+        out.append(row)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tweets", type=int, default=1_000_000)
@@ -465,6 +503,8 @@ def main() -> int:
     ap.add_argument("--slow-ms", type=float, default=150.0, help="the goal; slower calls get their SQL explained")
     ap.add_argument("--explain-ms", type=float, default=20.0, help="explain the statements of a slow call over this")
     ap.add_argument("--reuse", action="store_true", help="keep the database if it holds the workspace already")
+    ap.add_argument("--claims", action="store_true", help="time a claim's page reads for each query a claim accepts")
+    ap.add_argument("--claims-repeat", type=int, default=3)
     ap.add_argument("--drop", action="store_true", help="drop the database at the end")
     ap.add_argument("--json", help="write the rows here too")
     ap.add_argument(
@@ -513,6 +553,7 @@ def main() -> int:
     pairs(args, ws_pk, emit)
     sizes(emit)
     results = run_searches(args, ws_pk, emit)
+    claim_rows = run_claims(args, ws_pk, emit) if args.claims else []
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     if args.drop:
@@ -531,6 +572,13 @@ def main() -> int:
         q = next(r["query"] for r in results if r["kind"] == kind)
         print(f"| {kind} | `{q}` | {matches[kind]:,} | "
               + " | ".join(f"{cells[s]['p50_ms']:.0f} / {cells[s]['p95_ms']:.0f}" for s in sorts) + " |")  # fmt: skip
+    if claim_rows:
+        print(f"\na claim's page reads, median of {args.claims_repeat} calls each, ms\n")
+        print("| query kind | matches | timeline | provenance | spreaders | publishers | all four |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in claim_rows:
+            print(f"| {r['kind']} | {matches[r['kind']]:,} | {r['timeline_ms']:.0f} | {r['provenance_ms']:.0f} | "
+                  f"{r['spreaders_ms']:.0f} | {r['publishers_ms']:.0f} | {r['page_ms']:.0f} |")  # fmt: skip
     return 0
 
 

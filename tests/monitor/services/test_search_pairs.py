@@ -190,6 +190,45 @@ def test_the_search_reads_the_index_postgresql_built(claimed):
     assert not any(line.startswith("Filter:") and "monitor_lexeme_pairs" in line for line in lines), plan
 
 
+@pytest.mark.parametrize("text", ['"towers cause"', '"towers cause" OR "cause towers"', '"the virus" -nothing'])
+def test_a_claims_reads_find_through_the_index_what_they_find_without_it(claimed, text):
+    """A claim of a phrase of common words: its tweets, breadth, timeline, provenance, spreaders and publishers are
+    the same read through the pairs index (once, then by key) as through the search index, and its tweets'
+    queryset still serves as a subquery."""
+    from django.test.utils import CaptureQueriesContext
+
+    from monitor.models import Retweet
+
+    def reads():
+        tweets = selectors.claim_tweets(claimed, text)
+        return (
+            sorted(tweets.values_list("tweet_id", flat=True)),
+            Retweet.objects.filter(tweet__in=tweets.values("pk")).count(),
+            selectors.claim_timeline.__wrapped__(claimed, text),
+            selectors.claim_provenance.__wrapped__(claimed, text),
+            selectors.claim_spreaders.__wrapped__(claimed, text),
+            selectors.claim_publishers.__wrapped__(claimed, text),
+        )
+
+    searched = reads()
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    with CaptureQueriesContext(connection) as ctx:
+        paired = reads()
+    assert paired == searched and searched[0]
+    assert any("monitor_lexeme_pairs" in q["sql"] for q in ctx.captured_queries)
+    # every test of the query is made on the documents the pairs index found, none through the tweets' index
+    assert all("monitor_lexeme_pairs" in q["sql"] for q in ctx.captured_queries if "search @@" in q["sql"])
+
+
+def test_a_claim_too_broad_is_refused_through_the_index_too(claimed, monkeypatch):
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    monkeypatch.setattr(claims, "CLAIM_MAX_TWEETS", 1)  # "towers cause": tweets 1 and 3
+    with pytest.raises(claims.ClaimTooBroad, match="more than 1 tweets"):
+        selectors.claim_tweets(claimed, '"towers cause"')
+    monkeypatch.setattr(claims, "CLAIM_MAX_TWEETS", 2)
+    assert sorted(selectors.claim_tweets(claimed, '"towers cause"').values_list("tweet_id", flat=True)) == [1, 3]
+
+
 def test_a_phrase_with_a_word_that_is_not_common_is_not_read_through_the_index(claimed):
     services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
     for text in ('"vaccines are"', "towers", '"towers cause" OR vaccines', '-"towers cause" virus', "#5g"):
