@@ -192,9 +192,9 @@ def test_the_search_reads_the_index_postgresql_built(claimed):
 
 @pytest.mark.parametrize("text", ['"towers cause"', '"towers cause" OR "cause towers"', '"the virus" -nothing'])
 def test_a_claims_reads_find_through_the_index_what_they_find_without_it(claimed, text):
-    """A claim of a phrase of common words: its tweets, breadth, timeline, provenance, spreaders and publishers are
-    the same read through the pairs index (once, then by key) as through the search index, and its tweets'
-    queryset still serves as a subquery."""
+    """A claim of a phrase of common words: its tweets, timeline, provenance, spreaders and publishers are the same
+    read through the pairs index (its tweets' keys once, then the tweets by key) as through the search index, and
+    its tweets' queryset still serves as a subquery."""
     from django.test.utils import CaptureQueriesContext
 
     from monitor.models import Retweet
