@@ -39,15 +39,11 @@ from .access import (
     workspaces_for_user,
 )
 from .accounts import account_amplification, account_summary
+from .claim_reads import claim_provenance, claim_publishers, claim_spreaders, claim_timeline, claim_tracked
 from .claims import (
     ClaimTooBroad,
     QueryError,
     claim_get,
-    claim_provenance,
-    claim_publishers,
-    claim_spreaders,
-    claim_timeline,
-    claim_tracked,
     claim_tweets,
     claims_of,
     claims_sorts,
