@@ -73,8 +73,18 @@ def _columns(src, table: str) -> list[str]:
 
 
 def _indexes(src, table: str) -> list[str]:
+    """The table's index definitions; for a table partitioned by workspace (``monitor_follow``: its indexes are
+    its partitions'), those of one partition, written for the table itself."""
     rows = src.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s ORDER BY indexname", [table])
-    return [d for _, d in rows.fetchall()]
+    found = [d for _, d in rows.fetchall()]
+    if found:
+        return found
+    part = src.execute(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = %s::regclass "
+        "ORDER BY c.relname LIMIT 1",
+        [table],
+    ).fetchone()
+    return [d.replace(part[0], table) for d in _indexes(src, part[0])] if part else []
 
 
 def _export(src, table: str, cols: list[str], ws: int, scale: int, shift: int, path: str) -> int:

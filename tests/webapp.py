@@ -184,6 +184,18 @@ def follow_row_reads(monkeypatch, settings, tmp_path):
     return reads
 
 
+def follow_partition(ws) -> None:
+    """What the merge does before a workspace's first follows (``monitor.follow_partitions``), for a test that
+    writes ``Follow`` rows itself into a workspace that has none yet: on PostgreSQL each workspace's follows live in
+    a partition of their own."""
+    from django.db import connection
+
+    from monitor import follow_partitions
+
+    with connection.cursor() as cur:
+        follow_partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws))
+
+
 def follows_renewed(ws) -> None:
     """What every write to a workspace's follows does in its transaction (``monitor.db.renew_follows_token``), for a
     test that writes ``Follow`` rows itself: the follower graph's files are per token (monitor/graph_files.py)."""

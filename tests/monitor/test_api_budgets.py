@@ -11,7 +11,7 @@ from django.db import connection
 from monitor.db import copy_in
 from monitor.models import Account, ComputeRun
 from tests.monitor.test_api_v1 import base
-from tests.webapp import THESIS
+from tests.webapp import THESIS, follow_partition
 
 
 @pytest.fixture
@@ -36,6 +36,7 @@ def follower_graph(ws, nodes: int, edges: int, seed: int = 0) -> None:
         b = rng.integers(0, nodes, int(edges * 1.2))
         keys = np.unique((a * nodes + b)[a != b])[:edges]
         src, dst = pks[keys // nodes], pks[keys % nodes]
+        follow_partition(ws)
         copy_in(cur, "monitor_follow", [("workspace_id", "bigint"), ("follower_id", "bigint"),
                 ("followee_id", "bigint")], [np.full(len(src), ws.pk, np.int64), src, dst])  # fmt: skip
     from monitor.cache import bump_data_version

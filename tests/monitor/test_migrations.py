@@ -101,3 +101,42 @@ def test_upgrading_gives_each_workspace_the_unit_its_stored_data_gives():
         }
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
+def test_upgrading_moves_each_workspaces_follows_into_a_partition_of_its_own_with_their_ids():
+    """Migration 0040 (issue 42): the follows, with their ids, one indexed partition per workspace; the next id
+    follows the largest; and back again."""
+    apps = _migrate(("monitor", "0039_search_pairs"))
+    try:
+        Workspace, Account, Follow = (apps.get_model("monitor", m) for m in ("Workspace", "Account", "Follow"))
+        rows = {}
+        for slug in ("desk", "lab"):
+            ws = Workspace.objects.create(name=slug, slug=slug)
+            a, b, c = (Account.objects.create(workspace=ws, twitter_id=k) for k in (1, 2, 3))
+            made = [Follow.objects.create(workspace=ws, follower=x, followee=y) for x, y in ((a, b), (b, c), (c, a))]
+            rows[ws.pk] = {(f.pk, f.follower_id, f.followee_id) for f in made}
+
+        apps = _migrate(("monitor", "0040_follows_partitioned"))
+        Follow = apps.get_model("monitor", "Follow")
+        for ws, want in rows.items():
+            assert set(Follow.objects.filter(workspace_id=ws).values_list("pk", "follower_id", "followee_id")) == want
+        with connection.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = 'monitor_follow'::regclass")
+            assert cur.fetchone()[0] == 2
+            cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [f"monitor_follow_w{min(rows)}"])
+            assert {r[0] for r in cur.fetchall()} == {
+                f"monitor_follow_w{min(rows)}_pair",
+                f"monitor_follow_w{min(rows)}_id",
+            }
+        ws = max(rows)
+        Account = apps.get_model("monitor", "Account")
+        a, b = Account.objects.filter(workspace_id=ws, twitter_id__in=(1, 3)).order_by("twitter_id")
+        new = Follow.objects.create(workspace_id=ws, follower_id=a.pk, followee_id=b.pk)
+        assert new.pk > max(pk for want in rows.values() for pk, _, _ in want)
+
+        apps = _migrate(("monitor", "0039_search_pairs"))  # back: one plain table with every row
+        Follow = apps.get_model("monitor", "Follow")
+        assert Follow.objects.count() == 7
+    finally:
+        _migrate_latest()

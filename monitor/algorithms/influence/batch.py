@@ -202,7 +202,7 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     keep_graph = getattr(run, "keep_graph", None)
     if keep_graph is None:
         keep_graph = run.pk is not None
-    data = _load(tweet_pks, res, follows=not keep_graph)
+    data = _load(tweet_pks, res, follows=not keep_graph, workspace=run.workspace_id)
     t = time.perf_counter()
     if keep_graph and _rebuilt(data.tweets).any():
         graph = workspace_graph(run.workspace_id, res)  # ticks its own load_follows_s and graph_s
@@ -220,9 +220,10 @@ def _compute(tweet_pks: list[int], run: ComputeRun, backend: str, stop: Stop) ->
     return res
 
 
-def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True) -> BatchInput:
-    """Read the tweets ``tweet_pks``, their retweets, the follows among the participants of the cascades that
-    are rebuilt from follows (unless ``follows`` is false), and the edges of the given ones."""
+def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True, *, workspace: int) -> BatchInput:
+    """Read the tweets ``tweet_pks`` (of workspace ``workspace``), their retweets, the follows among the
+    participants of the cascades that are rebuilt from follows (unless ``follows`` is false), and the edges of the
+    given ones."""
     d = dialect()
     t = time.perf_counter()
     with connection.cursor() as cur:
@@ -242,7 +243,7 @@ def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True) -> Batch
                 FROM {batch_table} b {d.join} monitor_retweet r ON r.tweet_id = b.id""",
         )
         t = res.tick("load_tweets_s", t)
-        among = _load_follows_among(cur, d, _follow_participants(tweets, retweets)) if follows else None
+        among = _load_follows_among(cur, d, _follow_participants(tweets, retweets), workspace) if follows else None
         given_edges = _empty(GivenEdgeRows)
         if (tweets.given == 1).any():
             given_edges = _select(
@@ -301,7 +302,7 @@ def _follow_participants(tweets: TweetRows, retweets: RetweetRows) -> np.ndarray
     return unique(np.concatenate([tweets.author[rebuilt], retweets.user[np.isin(retweets.tweet, list(follow_tweets))]]))
 
 
-def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
+def _load_follows_among(cur, d: Dialect, accounts: np.ndarray, ws: int) -> FollowRows:
     if not len(accounts):
         return _empty(FollowRows)
     part = _stage_ids(cur, "part", accounts)
@@ -311,7 +312,7 @@ def _load_follows_among(cur, d: Dialect, accounts: np.ndarray) -> FollowRows:
         cur,
         FollowRows,
         f"""SELECT f.follower_id, f.followee_id FROM {part} p1
-            {d.join} monitor_follow f ON f.follower_id = p1.id
+            {d.join} monitor_follow f ON f.workspace_id = {int(ws)} AND f.follower_id = p1.id
             {d.join} {part} p2 ON p2.id = f.followee_id""",
         gather=False,
     )

@@ -38,6 +38,7 @@ import numpy as np
 from compute.arrays import lexorder, unique
 from compute.tables import NO_TWEET
 
+from ... import follow_partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
@@ -582,19 +583,25 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
             "folold",
             [("a", "bigint"), ("b", "bigint")],
             [edges.follower[cand], edges.followee[cand]],
-            "monitor_follow f ON f.follower_id = s.a AND f.followee_id = s.b",
+            f"monitor_follow f ON f.workspace_id = {int(m.ws)} AND f.follower_id = s.a AND f.followee_id = s.b",
             "f",
         )
         keep = np.ones(len(edges.follower), bool)
         keep[cand[stored]] = False
         new = edges.take(keep)
-    # straight into the table, in its unique key's order
+    # straight into the table, in its unique key's order; a workspace's first follows into a new partition of
+    # its own, whose indexes are built once they are in (monitor/follow_partitions.py)
+    fresh = len(new.follower) > 0 and follow_partitions.begin_load(m.cur, m.ws)
     m.counts["follows_new"] = _copy(
         m,
         "monitor_follow",
         [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")],
         [np.full(len(new.follower), m.ws, np.int64), new.follower, new.followee],
     )
+    if fresh:
+        t = time.perf_counter()
+        follow_partitions.build_indexes(m.cur, m.ws)
+        m.st.timings["index monitor_follow"] = round(time.perf_counter() - t, 3)
     return edges
 
 

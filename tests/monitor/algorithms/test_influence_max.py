@@ -30,7 +30,7 @@ from monitor.models import (
     InfluenceMaxSeed,
     Tweet,
 )
-from tests.webapp import THESIS, follows_renewed
+from tests.webapp import THESIS, follow_partition, follows_renewed
 
 
 @pytest.fixture
@@ -101,6 +101,7 @@ def _random_workspace(ws, n: int = 300, m: int = 1500, seed: int = 11) -> int:
     src, dst = rng.integers(1, n, m), rng.integers(0, n, m)
     pairs = {(int(a), int(b)) for a, b in zip(src, dst) if a != b}
     pairs |= {(int(f), 0) for f in rng.choice(np.arange(1, n), 30, replace=False)}
+    follow_partition(ws)
     Follow.objects.bulk_create(Follow(workspace=ws, follower_id=pks[a], followee_id=pks[b]) for a, b in pairs)
     follows_renewed(ws)
     return int(pks[0])

@@ -24,7 +24,7 @@ from monitor.models import (
     NetworkSummary,
     Retweet,
 )
-from tests.webapp import THESIS, follows_renewed
+from tests.webapp import THESIS, follow_partition, follows_renewed
 
 
 def _run(run_tasks, ws, **params) -> ComputeRun:
@@ -94,6 +94,7 @@ def _random_workspace(ws, n: int = 260, m: int = 900, seed: int = 7) -> None:
     src, dst = rng.integers(0, n - 40, m), rng.integers(0, n - 40, m)  # the last 40 form a second, smaller part
     src2, dst2 = rng.integers(n - 40, n, 60), rng.integers(n - 40, n, 60)
     pairs = {(int(a), int(b)) for a, b in zip(np.r_[src, src2], np.r_[dst, dst2]) if a != b}
+    follow_partition(ws)
     Follow.objects.bulk_create(Follow(workspace=ws, follower_id=pks[a], followee_id=pks[b]) for a, b in pairs)
     follows_renewed(ws)
 
@@ -274,6 +275,7 @@ def _planted_workspace(ws, groups: int = 4, size: int = 15, seed: int = 11) -> l
                     pairs.add((a, int(b)))
     for g in range(groups):
         pairs.add((members[g][0], members[(g + 1) % groups][1]))
+    follow_partition(ws)
     Follow.objects.bulk_create(Follow(workspace=ws, follower_id=a, followee_id=b) for a, b in pairs)
     follows_renewed(ws)
     return members
