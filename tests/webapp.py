@@ -185,15 +185,15 @@ def follow_row_reads(monkeypatch, settings, tmp_path):
 
 
 def follow_partition(ws) -> None:
-    """What the merge does before a workspace's first follows (``monitor.follow_partitions``), for a test that
-    writes ``Follow`` rows itself into a workspace that has none yet: on PostgreSQL each workspace's follows live in
-    a partition of their own."""
+    """What the merge does before a workspace's first follows and retweets (``monitor.partitions``), for a test
+    that writes such rows itself into a workspace that has none yet: on PostgreSQL each workspace's live in
+    partitions of their own."""
     from django.db import connection
 
-    from monitor import follow_partitions
+    from monitor import partitions
 
     with connection.cursor() as cur:
-        follow_partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws))
+        partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws))
 
 
 def follows_renewed(ws) -> None:

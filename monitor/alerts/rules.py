@@ -279,7 +279,7 @@ def watchlist_spreader(rule: AlertRule) -> list[Candidate]:
         if not watched:
             continue
         spread = (
-            CascadeInfluence.objects.of_accounts(list(watched))
+            CascadeInfluence.objects.of_accounts(list(watched), rule.workspace_id)
             .filter(publisher=publisher)
             .exclude(role=CascadeInfluence.Role.PUBLISHER)
         )
@@ -417,7 +417,9 @@ def _claim_scope(rule: AlertRule):
         tweets = tweets.filter(author_id=rule.publisher_id)
     newest = [
         tweets.aggregate(t=Max("created_at"))["t"],
-        Retweet.objects.filter(tweet__in=tweets.values("pk")).aggregate(t=Max("created_at"))["t"],
+        Retweet.objects.filter(workspace=rule.workspace_id, tweet__in=tweets.values("pk")).aggregate(
+            t=Max("created_at")
+        )["t"],
     ]
     newest = [t for t in newest if t is not None]
     if not newest:
@@ -440,9 +442,9 @@ def claim_tracked_spreader(rule: AlertRule) -> list[Candidate]:
     acts: dict[int, list[dt.datetime]] = {}  # each tracked account's publications and retweets of the claim
     for author, at in tweets.filter(author_id__in=tracked).values_list("author_id", "created_at"):
         acts.setdefault(author, []).append(at)
-    for who, at in Retweet.objects.filter(retweeter_id__in=tracked, tweet__in=tweets.values("pk")).values_list(
-        "retweeter_id", "created_at"
-    ):
+    for who, at in Retweet.objects.filter(
+        workspace=rule.workspace_id, retweeter_id__in=tracked, tweet__in=tweets.values("pk")
+    ).values_list("retweeter_id", "created_at"):
         acts.setdefault(who, []).append(at)
     accounts = Account.objects.in_bulk(list(acts))
     out = []

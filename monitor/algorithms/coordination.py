@@ -156,7 +156,7 @@ def read_retweets(
         tweet, author, twitter_id, account, when = copy_out(
             cur,
             f"""SELECT r.tweet_id, t.author_id, a.twitter_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}
-                FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
+                FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id AND t.workspace_id = r.workspace_id
                 JOIN monitor_account a ON a.id = r.retweeter_id
                 WHERE t.workspace_id = %s{scope} ORDER BY r.tweet_id, r.retweeter_id""",
             [ws],

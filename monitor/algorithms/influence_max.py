@@ -188,7 +188,8 @@ def edge_counts(ws: Workspace, g: Graph) -> tuple[np.ndarray, np.ndarray]:
             """SELECT p.account_id, COUNT(DISTINCT p.tweet_id) FROM (
                     SELECT t.author_id AS account_id, t.id AS tweet_id FROM monitor_tweet t WHERE t.workspace_id = %s
                     UNION ALL
-                    SELECT r.retweeter_id, r.tweet_id FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
+                    SELECT r.retweeter_id, r.tweet_id FROM monitor_retweet r
+                    JOIN monitor_tweet t ON t.id = r.tweet_id AND t.workspace_id = r.workspace_id
                     WHERE t.workspace_id = %s) p
                 GROUP BY p.account_id""",
             [ws.pk, ws.pk],

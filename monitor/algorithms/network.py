@@ -174,7 +174,8 @@ def _read_graph(ws: int, spec: GraphSpec) -> Graph:
                 return Graph(csr.ids, csr.indptr, csr.indices)
             else:  # the follow edges among the accounts that take part in the collection's cascades
                 part = f"""SELECT t.author_id FROM monitor_tweet t WHERE t.workspace_id = {int(ws)}{of_collection}
-                    UNION SELECT r.retweeter_id FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
+                    UNION SELECT r.retweeter_id FROM monitor_retweet r
+                    JOIN monitor_tweet t ON t.id = r.tweet_id AND t.workspace_id = r.workspace_id
                     WHERE t.workspace_id = {int(ws)}{of_collection}"""
                 src, dst = copy_out(
                     cur,
@@ -187,7 +188,8 @@ def _read_graph(ws: int, spec: GraphSpec) -> Graph:
             return graph_from_edges(src, dst)
         retweeter, author = copy_out(
             cur,
-            f"""SELECT r.retweeter_id, t.author_id FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
+            f"""SELECT r.retweeter_id, t.author_id FROM monitor_retweet r
+                JOIN monitor_tweet t ON t.id = r.tweet_id AND t.workspace_id = r.workspace_id
                 WHERE t.workspace_id = %s{of_collection}""",
             [ws],
             pairs,

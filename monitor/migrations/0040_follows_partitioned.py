@@ -1,5 +1,5 @@
 """PostgreSQL only: ``monitor_follow`` becomes a table partitioned by workspace, one partition per workspace with
-its own indexes, none on the parent (``monitor/follow_partitions.py`` says why). The rows are moved partition by
+its own indexes, none on the parent (``monitor/partitions.py`` says why). The rows are moved partition by
 partition in their unique key's order, with their ids; the identity sequence goes on from the largest. The model's
 state does not change (Django keeps believing in ``follow_unique_pair`` and the primary key on ``id``, which are
 now per-partition indexes). SQLite keeps the plain table."""
@@ -45,7 +45,7 @@ def partition(apps, schema_editor):
     with schema_editor.connection.cursor() as cur:
         cur.execute("SELECT DISTINCT workspace_id FROM monitor_follow_unpartitioned ORDER BY 1")
         for (ws,) in cur.fetchall():
-            # as monitor.follow_partitions does it (written out here, so that this migration never changes)
+            # as monitor.partitions does it (written out here, so that this migration never changes)
             part = f"monitor_follow_w{int(ws)}"
             cur.execute(f"CREATE TABLE {part} (LIKE monitor_follow INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
             cur.execute(f"ALTER TABLE monitor_follow ATTACH PARTITION {part} FOR VALUES IN ({int(ws)})")

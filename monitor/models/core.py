@@ -186,9 +186,9 @@ class FollowerCount(models.Model):
 class Follow(models.Model):
     """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
     was first seen. On PostgreSQL the table is partitioned by workspace and each partition holds the two indexes
-    (``monitor/follow_partitions.py``): the import's merge creates a workspace's partition before its first
-    follows; code that writes rows another way into a workspace without follows calls
-    ``follow_partitions.create`` first."""
+    (``monitor/partitions.py``): the import's merge creates a workspace's partition before its first
+    follows; code that writes rows another way into a workspace without follows calls ``partitions.create``
+    first."""
 
     workspace = bulk_fk(Workspace, related_name="+")
     follower = bulk_fk(Account, related_name="+")
@@ -309,8 +309,13 @@ class Tweet(models.Model):
 
 
 class Retweet(models.Model):
-    """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (docs/measure.md)."""
+    """A retweet of ``tweet`` by ``retweeter``: one per user and tweet, the earliest kept (docs/measure.md).
+    ``workspace`` is the tweet's. On PostgreSQL the table is partitioned by workspace and each partition holds the
+    indexes (``monitor/partitions.py``): the import's merge creates a workspace's partition before its first
+    retweets; code that writes rows another way into a workspace without retweets calls ``partitions.create``
+    first."""
 
+    workspace = bulk_fk(Workspace, related_name="+")
     tweet = bulk_fk(Tweet, related_name="retweets")
     retweeter = bulk_fk(Account, related_name="retweets")
     retweet_id = models.BigIntegerField(null=True, blank=True, help_text="the retweet's own status id")

@@ -13,7 +13,7 @@ _PARTICIPATIONS_INLINE = 50_000
 
 
 class CascadeInfluenceQuerySet(models.QuerySet):
-    def of_accounts(self, account_ids) -> models.QuerySet:
+    def of_accounts(self, account_ids, workspace: int | None = None) -> models.QuerySet:
         """The rows of these accounts (an account, ids, or a queryset of accounts), found through the cascades they
         took part in.
 
@@ -32,10 +32,14 @@ class CascadeInfluenceQuerySet(models.QuerySet):
             ids = list(account_ids.values_list("pk", flat=True))
         elif isinstance(account_ids, (int, models.Model)):
             ids = [getattr(account_ids, "pk", account_ids)]
+            workspace = getattr(account_ids, "workspace_id", workspace)
         else:
             ids = [getattr(a, "pk", a) for a in account_ids]
+        # the retweets' partition of the accounts' workspace where it is known (monitor/partitions.py), every
+        # workspace's otherwise
+        retweets = Retweet.objects.filter(workspace=workspace) if workspace is not None else Retweet.objects.all()
         took_part = (
-            Retweet.objects.filter(retweeter_id__in=ids)
+            retweets.filter(retweeter_id__in=ids)
             .values_list("tweet_id", flat=True)
             .union(Tweet.objects.filter(author_id__in=ids).values_list("id", flat=True))
         )

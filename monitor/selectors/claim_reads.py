@@ -48,7 +48,7 @@ def claim_timeline(ws: Workspace, text: str) -> list[dict]:
         row["reach"] += float(reach or 0.0)
         row["by_label"][label] += n
     for r in (
-        Retweet.objects.filter(tweet__in=claim_tweets(ws, text).values("pk"))
+        Retweet.objects.filter(workspace=ws, tweet__in=claim_tweets(ws, text).values("pk"))
         .annotate(d=TruncDate("created_at", tzinfo=dt.UTC))
         .values("d")
         .annotate(n=Count("pk"))
@@ -147,7 +147,9 @@ def claim_tracked(claim: Claim) -> list[dict]:
         }
         retweeted = {
             r["retweeter_id"]: r
-            for r in Retweet.objects.filter(retweeter_id__in=pks, tweet__in=tweets.values("pk"))
+            for r in Retweet.objects.filter(
+                workspace=claim.workspace, retweeter_id__in=pks, tweet__in=tweets.values("pk")
+            )
             .values("retweeter_id")
             .annotate(n=Count("pk"), last=Max("created_at"))
         }

@@ -137,13 +137,16 @@ def _retweet_delays(tweet: Tweet):
             acc, sec = copy_out(
                 cur,
                 """SELECT r.retweeter_id, extract(epoch from r.created_at - t.created_at)::double precision
-                   FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id WHERE r.tweet_id = %s""",
-                [tweet.pk],
+                   FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id
+                   WHERE r.workspace_id = %s AND r.tweet_id = %s""",
+                [tweet.workspace_id, tweet.pk],
                 [("retweeter", "bigint"), ("delay", "float")],
             )
         return acc, sec
     t0 = tweet.created_at
-    rows = list(Retweet.objects.filter(tweet=tweet).values_list("retweeter_id", "created_at"))
+    rows = list(
+        Retweet.objects.filter(workspace_id=tweet.workspace_id, tweet=tweet).values_list("retweeter_id", "created_at")
+    )
     acc = np.array([r[0] for r in rows], dtype=np.int64)
     sec = np.array([(r[1] - t0).total_seconds() for r in rows], dtype=np.float64)
     return acc, sec

@@ -16,7 +16,7 @@ def workspace_counts(ws: Workspace) -> dict:
     return {
         "tweets": Tweet.objects.filter(workspace=ws).count(),
         "computed": Tweet.objects.filter(workspace=ws, compute_status=Tweet.ComputeStatus.COMPUTED).count(),
-        "retweets": Retweet.objects.filter(tweet__workspace=ws).count(),
+        "retweets": Retweet.objects.filter(workspace=ws).count(),
         "accounts": Account.objects.filter(workspace=ws).count(),
         "publishers": Publisher.objects.filter(workspace=ws).count(),
     }

@@ -295,7 +295,7 @@ def _watchlist_groups(ws: Workspace, publisher: Account, run: ComputeRun, marker
             {"twitter_id": sp["twitter_id"], "screen_name": sp["screen_name"], "rank": e.rank, "score": e.score}
         )
     spreading = set(
-        CascadeInfluence.objects.of_accounts(list(found))
+        CascadeInfluence.objects.of_accounts(list(found), ws.pk)
         .filter(publisher=publisher)
         .exclude(role=CascadeInfluence.Role.PUBLISHER)
         .values_list("account_id", flat=True)

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from compute.formats import InputError
 
-from .. import follow_partitions, jobs
+from .. import jobs, partitions
 from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
 from ..progress import import_percent, progress_key
@@ -339,22 +339,20 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
 
 # the tables an import writes in bulk, whose planner statistics must be fresh before the compute reads them
 # (monitor_tweetdocument: the tweets' search documents, written by PostgreSQL's triggers with the tweets); and the
-# workspace's follows (on PostgreSQL its partition: ANALYZE of the parent samples every workspace's)
+# workspace's follows and retweets (on PostgreSQL its partitions: ANALYZE of a parent samples every workspace's)
 _BULK_TABLES = [
     "monitor_account",
     "monitor_tweet",
     "monitor_tweetdocument",
-    "monitor_retweet",
     "monitor_followercount",
 ]
 
 
 def _analyze(res: IngestResult, ws: int) -> None:
     with connection.cursor() as cur:
-        follows = follow_partitions.analyze_name(cur, ws)
         analyze_after_bulk_write(
             cur,
-            [*_BULK_TABLES, *([follows] if follows else [])],
+            [*_BULK_TABLES, *partitions.analyze_names(cur, ws)],
             sum(v for k, v in res.counts.items() if k.endswith(("_new", "_stored")) and not k.startswith("conflicts")),
         )
 

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from .. import follow_partitions
+from .. import partitions
 from ..models import Invitation, Membership, Workspace
 
 __all__ = [
@@ -305,7 +305,6 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),
         ("givenedge", f"DELETE FROM monitor_givenedge WHERE tweet_id IN ({tweets})"),
         ("cascadegraph", f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN ({tweets})"),
-        ("retweet", f"DELETE FROM monitor_retweet WHERE tweet_id IN ({tweets})"),
         ("followercount", f"DELETE FROM monitor_followercount WHERE account_id IN ({accounts})"),
         ("tweet", "DELETE FROM monitor_tweet WHERE workspace_id = %s"),
         ("publisher", "DELETE FROM monitor_publisher WHERE workspace_id = %s"),
@@ -316,8 +315,9 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
-            if name == "retweet":  # the follows' place in the order: a TRUNCATE of the workspace's partition
-                out["follow"] = follow_partitions.empty(cur, ws)
+            if name == "cascadegraph":  # the retweets and follows: a TRUNCATE of the workspace's partitions
+                out["retweet"] = partitions.empty(cur, "monitor_retweet", ws)
+                out["follow"] = partitions.empty(cur, "monitor_follow", ws)
         from ..cache import bump_data_version
         from ..db import renew_follows_token
 
@@ -327,7 +327,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         cur.execute("UPDATE monitor_workspace SET unit = '' WHERE id = %s", [ws])
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
-            follow_partitions.drop_after_commit()  # its emptied partition of the follows
+            partitions.drop_after_commit()  # its emptied partitions of the follows and retweets
         from ..graph_files import drop
 
         transaction.on_commit(lambda: drop(ws))  # the follower graph's files: no version is current any more

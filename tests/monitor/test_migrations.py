@@ -140,3 +140,37 @@ def test_upgrading_moves_each_workspaces_follows_into_a_partition_of_its_own_wit
         assert Follow.objects.count() == 7
     finally:
         _migrate_latest()
+
+
+def test_upgrading_gives_each_retweet_its_tweets_workspace_and_partitions_them_on_postgresql():
+    """Migration 0041 (issue 42): every retweet carries its tweet's workspace; on PostgreSQL the retweets move, with
+    their ids, into one indexed partition per workspace; and back again."""
+    apps = _migrate(("monitor", "0040_follows_partitioned"))
+    try:
+        Workspace, Account, Tweet, Retweet = (apps.get_model("monitor", m) for m in ("Workspace", "Account", "Tweet",
+                                                                                     "Retweet"))  # fmt: skip
+        now = timezone.now()
+        rows = {}
+        for slug in ("desk", "lab"):
+            ws = Workspace.objects.create(name=slug, slug=slug)
+            a, b, c = (Account.objects.create(workspace=ws, twitter_id=k) for k in (1, 2, 3))
+            t = Tweet.objects.create(workspace=ws, tweet_id=10, author=a, created_at=now)
+            made = [Retweet.objects.create(tweet=t, retweeter=x, created_at=now) for x in (b, c)]
+            rows[ws.pk] = {(r.pk, r.tweet_id, r.retweeter_id) for r in made}
+
+        apps = _migrate(("monitor", "0041_retweets_partitioned"))
+        Retweet = apps.get_model("monitor", "Retweet")
+        for ws, want in rows.items():
+            assert set(Retweet.objects.filter(workspace_id=ws).values_list("pk", "tweet_id", "retweeter_id")) == want
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = 'monitor_retweet'::regclass")
+                assert cur.fetchone()[0] == 2
+                part = f"monitor_retweet_w{min(rows)}"
+                cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [part])
+                assert {r[0] for r in cur.fetchall()} == {f"{part}_pair", f"{part}_by_account", f"{part}_id"}
+
+        apps = _migrate(("monitor", "0040_follows_partitioned"))  # back: one plain table with every row
+        assert apps.get_model("monitor", "Retweet").objects.count() == 4
+    finally:
+        _migrate_latest()

@@ -131,7 +131,7 @@ class Influence(Algorithm):
     def plan(self, *, run: ComputeRun, tweet_pks: list[int]) -> list[PlannedBatch]:
         # a batch rewrites the daily aggregates of every (publisher, day) pair its tweets belong to: a pair's
         # tweets go in one batch, and a batch's pairs are a contiguous range of the aggregates' unique index
-        sizes, pairs = _planned_cascades(tweet_pks) if tweet_pks else ({}, {})
+        sizes, pairs = _planned_cascades(tweet_pks, run.workspace_id) if tweet_pks else ({}, {})
         return [
             PlannedBatch(tweet_pks=pks, n_cascades=len(pks), n_nodes=sum(sizes[p] for p in pks))
             for pks in plan_batches(

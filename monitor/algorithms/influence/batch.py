@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 # --- planning ------------------------------------------------------------------------------------------------
 
 
-def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
+def _planned_cascades(tweet_pks: list[int], ws: int) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
     """Participants per tweet pk, and each tweet's (publisher, UTC day as an ordinal): the daily aggregates' pair
     that a batch holding the tweet rewrites, in the order of their unique index, so that the planner gives each
     batch whole pairs and one contiguous range of that index (``compute.batching``)."""
@@ -60,7 +60,8 @@ def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, t
         tmp = _stage_ids(cur, "plan", tweet_pks)
         cur.execute(
             f"""SELECT p.id, t.author_id, {d.ts_to_day("t.created_at")}, 1 + COUNT(r.id)
-                FROM {tmp} p JOIN monitor_tweet t ON t.id = p.id LEFT JOIN monitor_retweet r ON r.tweet_id = p.id
+                FROM {tmp} p JOIN monitor_tweet t ON t.id = p.id LEFT JOIN monitor_retweet r
+                    ON r.workspace_id = {int(ws)} AND r.tweet_id = p.id
                 GROUP BY p.id, t.author_id, t.created_at"""
         )
         sizes: dict[int, int] = {}
@@ -76,9 +77,9 @@ def _planned_cascades(tweet_pks: list[int]) -> tuple[dict[int, int], dict[int, t
     return sizes, pairs
 
 
-def _cascade_sizes(tweet_pks: list[int]) -> dict[int, int]:
-    """Participants (the publisher and the retweeters) per tweet pk."""
-    return _planned_cascades(tweet_pks)[0]
+def _cascade_sizes(tweet_pks: list[int], ws: int) -> dict[int, int]:
+    """Participants (the publisher and the retweeters) per tweet pk (of workspace ``ws``)."""
+    return _planned_cascades(tweet_pks, ws)[0]
 
 
 # --- one batch: the result ---------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def _compute_batch(batch: ComputeBatch, run: ComputeRun, backend: str, stop: Sto
             raise
         log.warning("compute batch %s of run %s: GPU out of memory; splitting it", batch.pk, run.pk)
     free_device_memory()
-    sizes = _cascade_sizes(batch.tweet_pks)
+    sizes = _cascade_sizes(batch.tweet_pks, run.workspace_id)
     res = BatchResult()
     parts = 0
     todo = list(_halves(batch.tweet_pks, sizes))
@@ -240,7 +241,8 @@ def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True, *, works
             cur,
             RetweetRows,
             f"""SELECT r.tweet_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}, COALESCE(r.followers_count, -1.0)
-                FROM {batch_table} b {d.join} monitor_retweet r ON r.tweet_id = b.id""",
+                FROM {batch_table} b {d.join} monitor_retweet r
+                    ON r.workspace_id = {int(workspace)} AND r.tweet_id = b.id""",
         )
         t = res.tick("load_tweets_s", t)
         among = _load_follows_among(cur, d, _follow_participants(tweets, retweets), workspace) if follows else None

@@ -649,7 +649,8 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
         accounts = int_array(unique(acc[rest]))
         pt, pa = copy_out(
             cur,
-            f"""SELECT r.tweet_id, r.retweeter_id FROM monitor_retweet r WHERE r.retweeter_id = ANY({accounts})
+            f"""SELECT r.tweet_id, r.retweeter_id FROM monitor_retweet r
+                WHERE r.workspace_id = {int(ws)} AND r.retweeter_id = ANY({accounts})
                 UNION SELECT t.id, t.author_id FROM monitor_tweet t WHERE t.author_id = ANY({accounts})""",
             [],
             [("t", "bigint"), ("a", "bigint")],

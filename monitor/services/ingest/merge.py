@@ -38,7 +38,7 @@ import numpy as np
 from compute.arrays import lexorder, unique
 from compute.tables import NO_TWEET
 
-from ... import follow_partitions
+from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
@@ -462,16 +462,24 @@ def _retweets(
         picked = tweets.take(cr.rows)
         cols = [cr.tweet_pk, cr.account_pk, picked.tweet_id, picked.created_at, picked.followers]
         stored, mine = _stored_rows(
-            m, "rtold", rt_cols, cols, "monitor_retweet r ON r.tweet_id = s.tweet AND r.retweeter_id = s.account", "r"
+            m,
+            "rtold",
+            rt_cols,
+            cols,
+            f"monitor_retweet r ON r.workspace_id = {int(m.ws)} AND r.tweet_id = s.tweet "
+            "AND r.retweeter_id = s.account",
+            "r",
         )
         if stored.any():
             # a retweet an earlier part stored is this upload's own: a repeat, which may still move it earlier
             c["duplicate_retweets"] += int(np.count_nonzero(mine))
             if mine.any():
-                m.run(_update_retweets_sql(d, m.st.stage("rtown", rt_cols, [col[mine] for col in cols])))
+                m.run(_update_retweets_sql(d, m.ws, m.st.stage("rtown", rt_cols, [col[mine] for col in cols])))
             other = stored & ~mine
             if other.any():
-                updated = m.run(_update_retweets_sql(d, m.st.stage("rtupd", rt_cols, [col[other] for col in cols])))
+                updated = m.run(
+                    _update_retweets_sql(d, m.ws, m.st.stage("rtupd", rt_cols, [col[other] for col in cols]))
+                )
             keep = np.ones(len(rts.rows), bool)
             keep[np.flatnonzero(cand)[stored]] = False
             rts_new = rts.take(keep)
@@ -482,7 +490,7 @@ def _retweets(
     picked = tweets.take(rts_new.rows)
     # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
     # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
-    inserted = _copy(
+    inserted = _copy_partitioned(
         m,
         "monitor_retweet",
         [
@@ -500,7 +508,7 @@ def _retweets(
     return rts.tweet_pk
 
 
-def _update_retweets_sql(d, upd: str) -> str:
+def _update_retweets_sql(d, ws: int, upd: str) -> str:
     """Stored retweets that ``upd`` (a staging table of retweets) says happened earlier take its time, count
     and id. On SQLite too as UPDATE ... FROM (3.33+), a join its planner drives from the staging table through
     the retweets' (tweet, retweeter) key: correlated subqueries instead scanned the staging table once per stored
@@ -509,7 +517,7 @@ def _update_retweets_sql(d, upd: str) -> str:
         return f"""UPDATE monitor_retweet r SET created_at = to_timestamp(u.created_at),
                        followers_count = NULLIF(u.followers, 'NaN'::double precision),
                        retweet_id = CASE WHEN u.rid > 0 THEN u.rid END
-                   FROM {upd} u WHERE r.tweet_id = u.tweet AND r.retweeter_id = u.account
+                   FROM {upd} u WHERE r.workspace_id = {int(ws)} AND r.tweet_id = u.tweet AND r.retweeter_id = u.account
                        AND to_timestamp(u.created_at) < r.created_at"""
     ts = d.epoch_to_ts("u.created_at")
     return f"""UPDATE monitor_retweet SET created_at = {ts}, followers_count = u.followers,
@@ -589,20 +597,30 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
         keep = np.ones(len(edges.follower), bool)
         keep[cand[stored]] = False
         new = edges.take(keep)
-    # straight into the table, in its unique key's order; a workspace's first follows into a new partition of
-    # its own, whose indexes are built once they are in (monitor/follow_partitions.py)
-    fresh = len(new.follower) > 0 and follow_partitions.begin_load(m.cur, m.ws)
-    m.counts["follows_new"] = _copy(
+    # straight into the table, in its unique key's order (a workspace's first follows: _copy_partitioned)
+    m.counts["follows_new"] = _copy_partitioned(
         m,
         "monitor_follow",
-        [("workspace_id", "bigint"), ("follower_id", "bigint"), ("followee_id", "bigint")],
-        [np.full(len(new.follower), m.ws, np.int64), new.follower, new.followee],
+        [("follower_id", "bigint"), ("followee_id", "bigint")],
+        [new.follower, new.followee],
     )
+    return edges
+
+
+def _copy_partitioned(
+    m: _Merge, table: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], nulls: dict | None = None
+) -> int:
+    """:func:`_copy` into a table partitioned by workspace (``monitor.partitions``), the workspace's column added.
+    The workspace's first rows go into a new partition of its own, without indexes; they are built once the rows
+    are in (timed as ``index <table>``)."""
+    n = len(arrays[0])
+    fresh = n > 0 and partitions.begin_load(m.cur, table, m.ws)
+    out = _copy(m, table, [("workspace_id", "bigint"), *cols], [np.full(n, m.ws, np.int64), *arrays], nulls)
     if fresh:
         t = time.perf_counter()
-        follow_partitions.build_indexes(m.cur, m.ws)
-        m.st.timings["index monitor_follow"] = round(time.perf_counter() - t, 3)
-    return edges
+        partitions.build_indexes(m.cur, table, m.ws)
+        m.st.timings[f"index {table}"] = round(time.perf_counter() - t, 3)
+    return out
 
 
 def _copy(
@@ -676,7 +694,7 @@ def _affected(
         fer_stage = m.st.stage("fer", [("account", "bigint")], [followers])
         m.timed(
             f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {m.d.join} monitor_retweet r
-                ON r.retweeter_id = f.account WHERE true"""
+                ON r.workspace_id = {int(m.ws)} AND r.retweeter_id = f.account WHERE true"""
         )
         affected.update(row[0] for row in m.cur.fetchall())
     return sorted(affected)
