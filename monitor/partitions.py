@@ -1,6 +1,8 @@
-"""The bulk tables partitioned by workspace (PostgreSQL; SQLite keeps plain tables): the follows and the retweets.
+"""The bulk tables partitioned by workspace (PostgreSQL; SQLite keeps plain tables): the follows, the retweets and
+the follower-count snapshots.
 
-``monitor_follow`` (migration 0040) and ``monitor_retweet`` (migration 0041) are partitioned by ``workspace_id``
+``monitor_follow``, ``monitor_retweet`` and ``monitor_followercount`` (migrations 0040-0042) are partitioned by
+``workspace_id``
 (``PARTITION BY LIST``) and the parents have no index: each workspace's partition ``<table>_w<id>`` carries its own
 indexes (:data:`TABLES`: the model's unique key, its other indexes and a unique index on ``id``). So the first
 import into a workspace, the bulk of its rows, creates the partition without indexes, attaches it while it is
@@ -9,7 +11,7 @@ B-tree from sorted rows costs about a third of keeping it up row by row (``bench
 follows 3.5 s against 6.3 s, 1M retweets 2.0 s against 6.2 s). Later imports write into the workspace's own,
 smaller B-trees as before.
 
-Why this shape (``docs/data-layer.md``, "Follows and retweets partitioned by workspace"):
+Why this shape (``docs/data-layer.md``, "Follows, retweets and snapshots partitioned by workspace"):
 
 * **No DEFAULT partition**: attaching a partition beside one takes an ACCESS EXCLUSIVE lock on the default
   partition until the commit, which would stall every unpruned read of the table for the rest of an import. A
@@ -47,6 +49,7 @@ TABLES: dict[str, tuple[tuple[str, bool, str], ...]] = {
         ("by_account", False, "retweeter_id"),
         ("id", True, "id"),
     ),
+    "monitor_followercount": (("snapshot", True, "account_id, observed_at"), ("id", True, "id")),
 }
 
 

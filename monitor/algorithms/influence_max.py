@@ -220,7 +220,7 @@ def _weights(ws: Workspace, full: Graph, sub: Graph, params: dict, notes: list[s
     with connection.cursor() as cur:
         cur.execute(
             """SELECT DISTINCT ON (c.account_id) c.account_id, c.count FROM monitor_followercount c
-                JOIN monitor_account a ON a.id = c.account_id
+                JOIN monitor_account a ON a.id = c.account_id AND a.workspace_id = c.workspace_id
                 WHERE a.workspace_id = %s ORDER BY c.account_id, c.observed_at DESC""",
             [ws.pk],
         )

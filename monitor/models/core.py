@@ -169,8 +169,11 @@ class Account(models.Model):
 
 
 class FollowerCount(models.Model):
-    """A snapshot of an account's follower count; the count embedded in every tweet is one."""
+    """A snapshot of an account's follower count; the count embedded in every tweet is one. ``workspace`` is the
+    account's. On PostgreSQL the table is partitioned by workspace, as the follows and retweets are
+    (``monitor/partitions.py``)."""
 
+    workspace = bulk_fk(Workspace, related_name="+")
     account = bulk_fk(Account, related_name="follower_counts")
     observed_at = models.DateTimeField()
     count = models.BigIntegerField()

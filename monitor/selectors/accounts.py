@@ -36,7 +36,9 @@ def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIM
     best = sorted(rows, key=lambda r: (-r[3], r[4]))[:50]
     cascades = CascadeInfluence.objects.select_related("tweet", "publisher").in_bulk([r[0] for r in best])
     published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))
-    counts = list(FollowerCount.objects.filter(account=account).order_by("-observed_at")[:20])
+    counts = list(
+        FollowerCount.objects.filter(workspace_id=account.workspace_id, account=account).order_by("-observed_at")[:20]
+    )
     return {
         "per_publisher": [
             {

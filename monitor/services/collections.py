@@ -339,12 +339,12 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
 
 # the tables an import writes in bulk, whose planner statistics must be fresh before the compute reads them
 # (monitor_tweetdocument: the tweets' search documents, written by PostgreSQL's triggers with the tweets); and the
-# workspace's follows and retweets (on PostgreSQL its partitions: ANALYZE of a parent samples every workspace's)
+# workspace's follows, retweets and snapshots (on PostgreSQL its partitions: ANALYZE of a parent samples every
+# workspace's)
 _BULK_TABLES = [
     "monitor_account",
     "monitor_tweet",
     "monitor_tweetdocument",
-    "monitor_followercount",
 ]
 
 

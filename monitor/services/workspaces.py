@@ -267,7 +267,6 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
 
     ws = workspace.pk
     tweets = "SELECT id FROM monitor_tweet WHERE workspace_id = %s"
-    accounts = "SELECT id FROM monitor_account WHERE workspace_id = %s"
     runs = "SELECT id FROM monitor_computerun WHERE workspace_id = %s"
     steps = [
         ("networkpartial", f"DELETE FROM monitor_networkpartial WHERE run_id IN ({runs})"),
@@ -305,7 +304,6 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),
         ("givenedge", f"DELETE FROM monitor_givenedge WHERE tweet_id IN ({tweets})"),
         ("cascadegraph", f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN ({tweets})"),
-        ("followercount", f"DELETE FROM monitor_followercount WHERE account_id IN ({accounts})"),
         ("tweet", "DELETE FROM monitor_tweet WHERE workspace_id = %s"),
         ("publisher", "DELETE FROM monitor_publisher WHERE workspace_id = %s"),
         ("account", "DELETE FROM monitor_account WHERE workspace_id = %s"),
@@ -315,9 +313,10 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
-            if name == "cascadegraph":  # the retweets and follows: a TRUNCATE of the workspace's partitions
+            if name == "cascadegraph":  # retweets, follows, snapshots: a TRUNCATE of the workspace's partitions
                 out["retweet"] = partitions.empty(cur, "monitor_retweet", ws)
                 out["follow"] = partitions.empty(cur, "monitor_follow", ws)
+                out["followercount"] = partitions.empty(cur, "monitor_followercount", ws)
         from ..cache import bump_data_version
         from ..db import renew_follows_token
 
@@ -327,7 +326,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         cur.execute("UPDATE monitor_workspace SET unit = '' WHERE id = %s", [ws])
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
-            partitions.drop_after_commit()  # its emptied partitions of the follows and retweets
+            partitions.drop_after_commit()  # its emptied partitions (follows, retweets, snapshots)
         from ..graph_files import drop
 
         transaction.on_commit(lambda: drop(ws))  # the follower graph's files: no version is current any more

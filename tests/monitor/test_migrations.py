@@ -174,3 +174,33 @@ def test_upgrading_gives_each_retweet_its_tweets_workspace_and_partitions_them_o
         assert apps.get_model("monitor", "Retweet").objects.count() == 4
     finally:
         _migrate_latest()
+
+
+def test_upgrading_gives_each_snapshot_its_accounts_workspace_and_partitions_them_on_postgresql():
+    """Migration 0042 (issue 42): every follower-count snapshot carries its account's workspace; on PostgreSQL they
+    move, with their ids, into one indexed partition per workspace; and back again."""
+    apps = _migrate(("monitor", "0041_retweets_partitioned"))
+    try:
+        Workspace, Account, FollowerCount = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
+                                                                                    "FollowerCount"))  # fmt: skip
+        now = timezone.now()
+        rows = {}
+        for slug in ("desk", "lab"):
+            ws = Workspace.objects.create(name=slug, slug=slug)
+            a, b = (Account.objects.create(workspace=ws, twitter_id=k) for k in (1, 2))
+            made = [FollowerCount.objects.create(account=x, observed_at=now, count=n) for x, n in ((a, 5), (b, 7))]
+            rows[ws.pk] = {(s.pk, s.account_id, s.count) for s in made}
+
+        apps = _migrate(("monitor", "0042_follower_counts_partitioned"))
+        FollowerCount = apps.get_model("monitor", "FollowerCount")
+        for ws, want in rows.items():
+            assert set(FollowerCount.objects.filter(workspace_id=ws).values_list("pk", "account_id", "count")) == want
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = 'monitor_followercount'::regclass")
+                assert cur.fetchone()[0] == 2
+
+        apps = _migrate(("monitor", "0041_retweets_partitioned"))  # back: one plain table with every row
+        assert apps.get_model("monitor", "FollowerCount").objects.count() == 4
+    finally:
+        _migrate_latest()

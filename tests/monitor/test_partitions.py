@@ -1,5 +1,5 @@
-"""The follows and the retweets, one partition per workspace with indexes built after its first load
-(monitor/partitions.py)."""
+"""The follows, the retweets and the follower-count snapshots, one partition per workspace with indexes built after
+its first load (monitor/partitions.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from django.db import IntegrityError, connection
 
 from monitor import partitions, services
-from monitor.models import Collection, Follow, Retweet, Tweet
+from monitor.models import Collection, Follow, FollowerCount, Retweet, Tweet
 from tests.webapp import THESIS
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
 
 FILES = [THESIS / "tweets.csv", THESIS / "follows.csv"]
-TABLES = ("monitor_follow", "monitor_retweet")
-MODELS = {"monitor_follow": Follow, "monitor_retweet": Retweet}
+TABLES = ("monitor_follow", "monitor_retweet", "monitor_followercount")
+MODELS = {"monitor_follow": Follow, "monitor_retweet": Retweet, "monitor_followercount": FollowerCount}
 
 
 def _partitions() -> dict[str, str]:
@@ -68,23 +68,27 @@ def test_a_workspaces_first_rows_get_a_partition_of_their_own_indexed_after_the_
     assert _rows_in(partitions.name(table, ws_b.pk)) == n and _rows_in(part) == n
 
 
-def test_a_retweet_carries_its_tweets_workspace(ws_a, ws_b, import_files):
+def test_a_retweet_carries_its_tweets_workspace_and_a_snapshot_its_accounts(ws_a, ws_b, import_files):
     import_files(ws_a, FILES)
     import_files(ws_b, FILES)
     for ws in (ws_a, ws_b):
         rts = Retweet.objects.filter(workspace=ws)
         assert rts.exists() and set(rts.values_list("tweet__workspace", flat=True)) == {ws.pk}
+        snapshots = FollowerCount.objects.filter(workspace=ws)
+        assert snapshots.exists() and set(snapshots.values_list("account__workspace", flat=True)) == {ws.pk}
     assert Retweet.objects.count() == 2 * Retweet.objects.filter(workspace=ws_a).count()
+    assert FollowerCount.objects.count() == 2 * FollowerCount.objects.filter(workspace=ws_a).count()
 
 
 def test_a_later_import_writes_through_the_partitions_indexes_and_stores_each_row_once(ws_a, import_files):
     import_files(ws_a, FILES)
-    follows, retweets = (M.objects.filter(workspace=ws_a).count() for M in (Follow, Retweet))
+    follows, retweets, snapshots = (M.objects.filter(workspace=ws_a).count() for M in (Follow, Retweet, FollowerCount))
     again = import_files(ws_a, FILES)
     assert again.status == Collection.Status.DONE
     assert again.counts["follows_new"] == 0 and not {f"index {t}" for t in TABLES} & set(_steps(again))
     assert Follow.objects.filter(workspace=ws_a).count() == follows
     assert Retweet.objects.filter(workspace=ws_a).count() == retweets
+    assert FollowerCount.objects.filter(workspace=ws_a).count() == snapshots
     f = Follow.objects.filter(workspace=ws_a).first()
     with pytest.raises(IntegrityError, match=r"monitor_follow_w\d+_pair"), connection.cursor() as cur:  # the key
         cur.execute(
@@ -93,17 +97,18 @@ def test_a_later_import_writes_through_the_partitions_indexes_and_stores_each_ro
         )
 
 
-def test_a_stored_retweet_said_to_be_earlier_moves_in_its_partition(ws_a, import_files, tmp_path):
+def test_a_stored_retweet_said_to_be_earlier_moves_in_its_partition_beside_a_new_snapshot(ws_a, import_files, tmp_path):
     import_files(ws_a, FILES)
     r = Retweet.objects.filter(workspace=ws_a).select_related("tweet", "retweeter").order_by("pk").first()
     earlier = r.created_at - dt.timedelta(seconds=1)
     header = (THESIS / "tweets.csv").read_text().splitlines()[0]
-    row = f"{10**15},{r.tweet.tweet_id},{r.retweeter.twitter_id},{earlier:%Y-%m-%dT%H:%M:%SZ},,"
+    row = f"{10**15},{r.tweet.tweet_id},{r.retweeter.twitter_id},{earlier:%Y-%m-%dT%H:%M:%SZ},42,"
     (tmp_path / "tweets.csv").write_text(f"{header}\n{row}\n")
     c = import_files(ws_a, [tmp_path / "tweets.csv"])
     assert c.status == Collection.Status.DONE, c.report
     r.refresh_from_db()
     assert r.created_at == earlier and r.retweet_id == 10**15
+    assert FollowerCount.objects.get(workspace=ws_a, account=r.retweeter, observed_at=earlier).count == 42
 
 
 def test_an_import_that_fails_after_its_rows_leaves_no_partition(ws_a, import_files, monkeypatch):
@@ -131,6 +136,7 @@ def test_a_purge_empties_the_partitions_and_a_deleted_workspace_loses_them(
 
     counts = services.workspace_purge(workspace=ws_a, delete_workspace=False)
     assert counts["follow"] == rows["monitor_follow"] and counts["retweet"] == rows["monitor_retweet"]
+    assert counts["followercount"] == rows["monitor_followercount"]
     for t in TABLES:
         assert _rows_in(partitions.name(t, ws_a.pk)) == 0 and partitions.name(t, ws_a.pk) in _partitions()
     import_files(ws_a, FILES)  # into the emptied partitions, through their indexes

@@ -544,16 +544,17 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
             "fcold",
             fc_cols,
             [c[cand] for c in cols],
-            f"monitor_followercount f ON f.account_id = s.account AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
+            f"monitor_followercount f ON f.workspace_id = {int(m.ws)} AND f.account_id = s.account "
+            f"AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
             "f",
         )
         if mine.any():  # a snapshot an earlier part stored: the highest count of its account and time wins
-            m.run(_raise_counts_sql(m.d, m.st.stage("fcown", fc_cols, [c[cand[mine]] for c in cols])))
+            m.run(_raise_counts_sql(m.d, m.ws, m.st.stage("fcown", fc_cols, [c[cand[mine]] for c in cols])))
         keep = np.ones(len(cols[0]), bool)
         keep[cand[stored]] = False
         cols = [c[keep] for c in cols]
     # straight into the table, in its unique key's order (account, time)
-    m.counts["follower_counts_new"] = _copy(
+    m.counts["follower_counts_new"] = _copy_partitioned(
         m,
         "monitor_followercount",
         [("account_id", "bigint"), ("observed_at", "timestamptz"), ("count", "bigint")],
@@ -561,12 +562,13 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     )
 
 
-def _raise_counts_sql(d, own: str) -> str:
+def _raise_counts_sql(d, ws: int, own: str) -> str:
     """Stored snapshots that ``own`` (staged snapshots of the same account and time) gives a higher count
     (UPDATE ... FROM on SQLite too: see :func:`_update_retweets_sql`)."""
     if d.postgres:
         return f"""UPDATE monitor_followercount f SET count = o.n FROM {own} o
-                   WHERE f.account_id = o.account AND f.observed_at = to_timestamp(o.t) AND o.n > f.count"""
+                   WHERE f.workspace_id = {int(ws)} AND f.account_id = o.account AND f.observed_at = to_timestamp(o.t)
+                       AND o.n > f.count"""
     return f"""UPDATE monitor_followercount SET count = o.n FROM {own} o
                WHERE o.account = monitor_followercount.account_id
                    AND {d.epoch_to_ts("o.t")} = monitor_followercount.observed_at

@@ -77,7 +77,7 @@ def test_it_moves_a_stored_retweet_earlier_and_only_earlier(db):
 
 
 def test_it_raises_follower_counts_through_their_key(db):
-    sql = _sql(_raise_counts_sql(SQLITE, "own"))
+    sql = _sql(_raise_counts_sql(SQLITE, 1, "own"))
     plan = _plan(db, sql)
     assert "CORRELATED" not in plan, plan
     db.execute(sql)
