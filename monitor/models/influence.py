@@ -15,7 +15,8 @@ _PARTICIPATIONS_INLINE = 50_000
 class CascadeInfluenceQuerySet(models.QuerySet):
     def of_accounts(self, account_ids, workspace: int | None = None) -> models.QuerySet:
         """The rows of these accounts (an account, ids, or a queryset of accounts), found through the cascades they
-        took part in.
+        took part in. ``workspace``: the accounts' workspace where the caller knows it (an account gives its own),
+        so that their retweets are read from its partition alone (``monitor/partitions.py``).
 
         The table has no index that leads with the account: one cost about a third of writing its rows (58 ms of
         174 per 20,000 rows written, benchmarks/stream_web.md), and every compute run and stream micro-batch
