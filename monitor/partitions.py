@@ -37,7 +37,17 @@ import time
 
 from django.db import OperationalError, connection, transaction
 
-__all__ = ["TABLES", "analyze_names", "begin_load", "build_indexes", "create", "drop_after_commit", "empty", "name"]
+__all__ = [
+    "TABLES",
+    "analyze_names",
+    "begin_load",
+    "build_indexes",
+    "create",
+    "drop_after_commit",
+    "drop_orphans",
+    "empty",
+    "name",
+]
 
 log = logging.getLogger(__name__)
 
@@ -126,11 +136,12 @@ def drop_after_commit() -> None:
     exclusively, so it waits at most a second for readers of other workspaces and otherwise leaves the empty
     table for the next deletion to retry."""
     if _postgres():
-        transaction.on_commit(_drop_orphans)
+        transaction.on_commit(drop_orphans)
 
 
-def _drop_orphans() -> None:
-    """Drop the partitions of workspaces that no longer exist, each in its own short transaction."""
+def drop_orphans() -> None:
+    """Drop the partitions of workspaces that no longer exist, each in its own short transaction (after a
+    workspace's deletion; the test suite's flushes)."""
     with connection.cursor() as cur:
         cur.execute(
             """SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid

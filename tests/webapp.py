@@ -65,8 +65,25 @@ def is_web_test(path: Path) -> bool:
 def _web_defaults(request):
     """The web tests' settings, for every test under :data:`WEB_TESTS` and no other."""
     if is_web_test(request.node.path):
+        _drop_partitions_after_flush()
         for name in ("_plain_static", "_media", "_no_read_cache", "_eager_celery"):
             request.getfixturevalue(name)
+
+
+def _drop_partitions_after_flush() -> None:
+    """After a transactional test's flush, which empties every table but drops none, drop the partitions of the
+    workspaces it deleted (``monitor.partitions``): each flush truncates every partition left, so without this
+    the suite's flushes grew by about 1.4 ms per partition left behind (240 partitions: 0.3 s a flush). The flush
+    ends with ``post_migrate``, sent once per app; monitor's is the one acted on."""
+    from django.db.models.signals import post_migrate
+
+    def drop(sender, **kwargs):
+        if sender.label == "monitor":
+            from monitor import partitions
+
+            partitions.drop_orphans()
+
+    post_migrate.connect(drop, dispatch_uid="tests.webapp.drop_partitions_after_flush", weak=False)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import datetime as dt
 import importlib
 
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError, connection
 
 from monitor import partitions, services
@@ -165,3 +166,13 @@ def test_reads_of_a_workspaces_rows_open_only_its_partition(ws_a, ws_b, import_f
             plan = "\n".join(r[0] for r in cur.fetchall())
             table = "monitor_follow" if "monitor_follow" in sql else "monitor_retweet"
             assert partitions.name(table, ws_a.pk) in plan and partitions.name(table, ws_b.pk) not in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_test_suites_flush_drops_the_partitions_it_emptied(ws_a, import_files):
+    """A transactional test's flush empties every table and drops none: the suite's plugin (``tests/webapp.py``)
+    drops the partitions of the workspaces it deleted, or every later flush would truncate them all again."""
+    import_files(ws_a, FILES)
+    assert {partitions.name(t, ws_a.pk) for t in TABLES} <= set(_partitions())
+    call_command("flush", interactive=False, verbosity=0)
+    assert not _partitions()
