@@ -113,7 +113,8 @@ def analyze_names(cur, ws: int) -> list[str]:
     sample every workspace's partition); the tables themselves on SQLite."""
     if not _postgres():
         return list(TABLES)
-    return [name(t, ws) for t in TABLES if exists(cur, t, ws)]
+    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [[name(t, ws) for t in TABLES]])
+    return [r[0] for r in cur.fetchall()]
 
 
 def empty(cur, table: str, ws: int) -> int:
