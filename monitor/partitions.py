@@ -88,8 +88,9 @@ def build_indexes(cur, table: str, ws: int) -> None:
 def begin_load(cur, table: str, ws: int) -> bool:
     """Before the merge writes rows of workspace ``ws`` into ``table``: on PostgreSQL, create and attach its
     partition if it has none, and return True: the caller writes the rows through the parent, then calls
-    :func:`build_indexes`. False where the partition exists (its indexes are kept up as rows arrive) and on SQLite.
-    The caller holds the workspace's merge lock, so no other merge creates the same partition meanwhile."""
+    :func:`build_indexes` (an import merged in parts: in its last part). False where the partition exists (its
+    indexes are kept up as rows arrive) and on SQLite. The caller holds the workspace's merge lock, so no other
+    merge creates the same partition meanwhile."""
     if not _postgres() or exists(cur, table, ws):
         return False
     part = name(table, ws)

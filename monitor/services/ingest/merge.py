@@ -150,6 +150,8 @@ def merge(
     _publishers(m, originals)
     step("finding the cascades to compute", 0.98)
     st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
+    if st.final:  # a partition an earlier part created that the last part wrote no row into
+        _index_new_partitions(m, list(st.unindexed))
     if m.counts.get("follows_new"):  # last: the workspace row stays locked from here to the commit
         renew_follows_token(cur, ws)  # the follower graphs the compute workers keep are stale from the commit on
     return m.counts
@@ -614,15 +616,26 @@ def _copy_partitioned(
 ) -> int:
     """:func:`_copy` into a table partitioned by workspace (``monitor.partitions``), the workspace's column added.
     The workspace's first rows go into a new partition of its own, without indexes; they are built once the rows
-    are in (timed as ``index <table>``)."""
+    are in (timed as ``index <table>``). An import merged in parts fills that partition part by part and builds
+    them in its last part: kept up row by row, through a B-tree larger than memory by the later parts, they cost
+    the 10M benchmark's merge most of its COPYs (benchmarks/data_layer.md). Until then the parts' checks against
+    the stored rows (:func:`_stored_rows`, the updates of earlier rows) join the partition by hashing."""
     n = len(arrays[0])
-    fresh = n > 0 and partitions.begin_load(m.cur, table, m.ws)
+    if n and table not in m.st.unindexed and partitions.begin_load(m.cur, table, m.ws):
+        m.st.unindexed.append(table)
     out = _copy(m, table, [("workspace_id", "bigint"), *cols], [np.full(n, m.ws, np.int64), *arrays], nulls)
-    if fresh:
+    if m.st.final:
+        _index_new_partitions(m, [table])
+    return out
+
+
+def _index_new_partitions(m: _Merge, tables: list[str]) -> None:
+    """Build the indexes of those of ``tables`` whose partition this import created (:func:`_copy_partitioned`)."""
+    for table in [t for t in tables if t in m.st.unindexed]:
         t = time.perf_counter()
         partitions.build_indexes(m.cur, table, m.ws)
+        m.st.unindexed.remove(table)
         m.st.timings[f"index {table}"] = round(time.perf_counter() - t, 3)
-    return out
 
 
 def _copy(

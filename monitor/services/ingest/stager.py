@@ -76,6 +76,9 @@ class Stager:
         self.accounts_before = 0  # multi-part: the workspace's highest account key before the import
         self.renamed: set[int] = set()  # multi-part: keys of accounts from before the import that were renamed
         self.renames_given = False  # multi-part: some part gave names to accounts it found stored
+        # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
+        # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
+        self.unindexed: list[str] = []
 
     def drop(self) -> None:
         # temporary tables live as long as the connection (workers keep theirs open): drop them now

@@ -4,12 +4,17 @@ exactly what one merge of the whole upload stores, with the same counts and note
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import pytest
+from django.db import connection
 
+from monitor import partitions
 from monitor.models import Account, Collection, ComputeBatch, Follow, FollowerCount, Publisher, Retweet, Tweet
 from tests.webapp import total_by_name
+
+merge = importlib.import_module("monitor.services.ingest.merge")  # the package's name ``merge`` is its function
 
 CSV_HEAD = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name,text,label\n"
 T0 = 1_600_000_000
@@ -128,6 +133,47 @@ def test_an_upload_merged_in_parts_stores_and_counts_what_one_merge_does(
     # created, whose tweets it has marked already, but not those of an account from before the import (10 gains
     # the follow 10 -> 3, so its retweet of the earlier tweet 50 of 3 may gain a spreading edge)
     assert _computed(parts) == _computed(whole) and 50 in _computed(parts)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
+def test_a_workspaces_first_upload_in_parts_indexes_its_new_partitions_once_after_the_last_part(
+    ws_a, ws_b, import_files, settings, tmp_path, monkeypatch
+):
+    """The partitions the import creates are filled by every part without indexes (each later part's checks
+    against the earlier parts' rows join them unindexed) and indexed once, after the last part's rows."""
+    big = _big_upload(tmp_path, 1)
+    events: list[tuple[str, str, int]] = []
+    real_copy, real_build = merge._copy, partitions.build_indexes
+    part = {"now": 0}
+
+    def copy(m, table, cols, arrays, nulls=None):
+        part["now"] = m.st.part
+        if len(arrays[0]):
+            events.append(("copy", table, m.st.part))
+        return real_copy(m, table, cols, arrays, nulls)
+
+    def build(cur, table, ws):
+        events.append(("index", table, part["now"]))
+        return real_build(cur, table, ws)
+
+    monkeypatch.setattr(merge, "_copy", copy)
+    monkeypatch.setattr(partitions, "build_indexes", build)
+    whole = _import(import_files, settings, ws_a, big, "big", 0)
+    events.clear()
+    parts = _import(import_files, settings, ws_b, big, "big", 9)
+
+    last = parts.timings["parts"] - 1
+    for table in partitions.TABLES:
+        copies = [i for i, e in enumerate(events) if e[:2] == ("copy", table)]
+        builds = [i for i, e in enumerate(events) if e[:2] == ("index", table)]
+        # the retweets and snapshots come from every part (the follows staged here fit in the last one)
+        assert len({events[i][2] for i in copies}) >= (1 if table == "monitor_follow" else 3), table
+        assert len(builds) == 1 and builds[0] > copies[-1] and events[builds[0]][2] == last, table
+        with connection.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_indexes WHERE tablename = %s", [partitions.name(table, ws_b.pk)])
+            assert cur.fetchone()[0] == len(partitions.TABLES[table])
+    assert parts.counts == whole.counts
+    assert _stored(ws_b) == _stored(ws_a)
 
 
 def _computed(c) -> list[int]:
