@@ -4,6 +4,7 @@ busiest pages build nothing cold, and warming never fails or outlives the run.""
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from django.core.cache import cache
@@ -133,6 +134,33 @@ def test_a_warm_up_whose_bound_runs_out_before_it_chooses_the_next_pages_fails_n
     assert not any("failed" in n for n in run.notes), run.notes
     assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
     assert run.timings["warm_s"] < 3.0  # the cascades' query was stopped, not given its 2 s after the 1.2
+
+
+def test_a_read_stopped_by_the_warm_ups_bound_is_left_to_its_page_not_counted_failed(
+    computed, run_tasks, monkeypatch, caplog, read_cache
+):
+    # the 10M run on the H200 logged a traceback and "1 failed" for the last read begun, which the statement
+    # timeout of the bound had stopped: a read left cold, as those not reached are
+    from django.db import connection
+
+    from monitor.services import warmup
+
+    read_cache.SPREADWATCH_WARM_SECONDS = 1.0
+
+    def slow_overview(ws):
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_sleep(3)")
+
+    monkeypatch.setattr(selectors, "overview_page", slow_overview)
+    caplog.set_level(logging.WARNING, logger="monitor.services.warmup")
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert any("left to their first reader" in n for n in run.notes), run.notes
+    assert not any("failed" in n for n in run.notes), run.notes
+    assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
+    assert run.timings["warm_s"] < 2.5  # stopped at the bound, not given its 3 s
+    assert warmup._one(lambda: 1 / 0, time.monotonic() + 60) is False  # before the bound: a failure
 
 
 def test_a_warm_up_reads_the_all_time_sums_from_the_database_once_and_never_back_from_the_cache(
