@@ -176,6 +176,23 @@ def test_a_workspaces_first_upload_in_parts_indexes_its_new_partitions_once_afte
     assert _stored(ws_b) == _stored(ws_a)
 
 
+def test_retweets_carried_to_a_later_part_are_not_snapshotted_again(ws_a, ws_b, import_files, settings, tmp_path):
+    """Retweets read before their original are carried from part to part; the part that first read them stored
+    their follower-count snapshots, so no later part looks them up or rewrites them."""
+    rows = [_row(100 + i, 1 + i % 3, 10 + i, T0 + 50 + i, 5 + i, f"n{i}") for i in range(40)]
+    rows += [_row(k, 0, k, T0 + k, 100 * k, f"u{k}") for k in (1, 2, 3)]  # the originals come last
+    tweets = tmp_path / "late_originals.csv"
+    tweets.write_text(CSV_HEAD + "".join(rows))
+    whole = _import(import_files, settings, ws_a, [tweets], "late", 0)
+    parts = _import(import_files, settings, ws_b, [tweets], "late", 9)
+
+    assert parts.timings["parts"] >= 4
+    assert "update monitor_followercount f" not in parts.timings["merge_steps_s"]
+    assert parts.counts == whole.counts
+    assert _stored(ws_b) == _stored(ws_a)
+    assert FollowerCount.objects.filter(workspace=ws_b).count() == 43
+
+
 def _computed(c) -> list[int]:
     """The tweet ids the collection's run computed."""
     pks = [pk for b in ComputeBatch.objects.filter(run__collection=c) for pk in b.tweet_pks]
