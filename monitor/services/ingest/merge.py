@@ -534,7 +534,8 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     if m.st.carried:
         # the retweets carried from the part before (their original not read yet): that part stored their
         # snapshots. Staged again, each was found among its own rows and raised to the count it already had, through
-        # a join of the whole partition (19.4 s of the 10M benchmark's merge, benchmarks/data_layer.md)
+        # a join of the whole partition. (The 10M benchmark's raise, 19-20 s, is mostly the snapshots of the
+        # originals that v1.1 retweets embed, repeated in every part: not these; benchmarks/data_layer.md)
         staged = m.kept if m.kept is not None else np.arange(len(has))
         has &= staged >= m.st.carried
     has = np.flatnonzero(has)
