@@ -388,11 +388,17 @@ def _in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _stored_rows(
-    m: _Merge, prefix: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], on: str, alias: str
+    m: _Merge,
+    prefix: str,
+    cols: list[tuple[str, str]],
+    arrays: list[np.ndarray],
+    on: str,
+    alias: str,
+    mine_if: str = "true",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Masks of the candidate rows (``arrays``) that the target already stores, and of those stored by an
-    earlier part of this upload (rows of its collection): one staged join, ``on`` naming the staging table
-    ``s`` and the target as ``alias``; the staging table gets a row number ``i``."""
+    earlier part of this upload (rows of its collection) for which ``mine_if`` holds: one staged join, ``on``
+    naming the staging table ``s`` and the target as ``alias``; the staging table gets a row number ``i``."""
     n = len(arrays[0])
     found, mine = np.zeros(n, bool), np.zeros(n, bool)
     if not n:
@@ -403,7 +409,7 @@ def _stored_rows(
         # a temporary table has no statistics: without them the planner may hash the whole target table
         m.cur.execute(f"ANALYZE {stage}")
     if m.later_part:
-        ours = f"CAST(CASE WHEN {alias}.collection_id = %s THEN 1 ELSE 0 END AS bigint)"
+        ours = f"CAST(CASE WHEN {alias}.collection_id = %s AND ({mine_if}) THEN 1 ELSE 0 END AS bigint)"
         sql = f"SELECT s.i, {ours} FROM {stage} s {m.d.join} {on} WHERE true"
         hit, own = copy_out(m.cur, sql, [m.coll], [("i", "bigint"), ("o", "bigint")])
         mine[hit[own == 1]] = True
@@ -534,8 +540,7 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     if m.st.carried:
         # the retweets carried from the part before (their original not read yet): that part stored their
         # snapshots. Staged again, each was found among its own rows and raised to the count it already had, through
-        # a join of the whole partition. (The 10M benchmark's raise, 19-20 s, is mostly the snapshots of the
-        # originals that v1.1 retweets embed, repeated in every part: not these; benchmarks/data_layer.md)
+        # a join of the whole partition
         staged = m.kept if m.kept is not None else np.arange(len(has))
         has &= staged >= m.st.carried
     has = np.flatnonzero(has)
@@ -557,6 +562,9 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
             f"monitor_followercount f ON f.workspace_id = {int(m.ws)} AND f.account_id = s.account "
             f"AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
             "f",
+            # only those whose count this part raises: v1.1 retweets embed their original's author with a count,
+            # so every part gives again the snapshots of the originals an earlier part stored, mostly unchanged
+            mine_if="s.n > f.count",
         )
         if mine.any():  # a snapshot an earlier part stored: the highest count of its account and time wins
             m.run(_raise_counts_sql(m.d, m.ws, m.st.stage("fcown", fc_cols, [c[cand[mine]] for c in cols])))

@@ -10,7 +10,7 @@ import random
 import pytest
 from django.db import connection
 
-from monitor import partitions
+from monitor import partitions, services
 from monitor.models import Account, Collection, ComputeBatch, Follow, FollowerCount, Publisher, Retweet, Tweet
 from tests.webapp import total_by_name
 
@@ -187,10 +187,41 @@ def test_retweets_carried_to_a_later_part_are_not_snapshotted_again(ws_a, ws_b, 
     parts = _import(import_files, settings, ws_b, [tweets], "late", 9)
 
     assert parts.timings["parts"] >= 4
-    assert "update monitor_followercount f" not in parts.timings["merge_steps_s"]
+    assert not _raises(parts)
     assert parts.counts == whole.counts
     assert _stored(ws_b) == _stored(ws_a)
     assert FollowerCount.objects.filter(workspace=ws_b).count() == 43
+
+
+def test_a_snapshot_an_earlier_part_stored_is_rewritten_only_when_a_later_part_raises_it(
+    ws_a, ws_b, import_files, settings, tmp_path
+):
+    """As a v1.1 retweet embeds its original's author with a count, every part gives the originals' snapshots
+    again: unchanged, nothing is rewritten; a higher count is stored, as one merge of the whole upload does."""
+    rows = []
+    for i in range(40):
+        if i % 8 == 0:
+            rows.append(_row(1, 0, 1, T0, 100, "u1"))  # the original again, with the count it had
+        rows.append(_row(100 + i, 1, 10 + i, T0 + 50 + i, 5, f"n{i}"))
+    same = tmp_path / "same.csv"
+    same.write_text(CSV_HEAD + "".join(rows))
+    whole = _import(import_files, settings, ws_a, [same], "same", 0)
+    parts = _import(import_files, settings, ws_b, [same], "same", 9)
+    assert parts.timings["parts"] >= 4
+    assert not _raises(parts)
+    assert parts.counts == whole.counts and _stored(ws_b) == _stored(ws_a)
+
+    raised = tmp_path / "raised.csv"
+    raised.write_text(CSV_HEAD + "".join(rows) + _row(1, 0, 1, T0, 150, "u1"))
+    ws_c = services.workspace_create(name="Third", slug="third")
+    parts = _import(import_files, settings, ws_c, [raised], "raised", 9)
+    assert _raises(parts)
+    assert FollowerCount.objects.get(workspace=ws_c, account__twitter_id=1).count == 150
+
+
+def _raises(c) -> list[str]:
+    """The merge's timed statements that raised stored snapshots' counts (PostgreSQL's or SQLite's UPDATE)."""
+    return [k for k in c.timings["merge_steps_s"] if k.startswith("update monitor_followercount")]
 
 
 def _computed(c) -> list[int]:
