@@ -101,6 +101,18 @@ def test_a_warm_up_that_fails_does_not_fail_the_run(computed, alice, client, run
     assert client.get(f"/w/{computed.slug}/").status_code == 200
 
 
+def _run_leaving_pages_cold(computed, run_tasks, caplog) -> ComputeRun:
+    """A run whose warm-up ran out of time: done, some pages left to their first reader, nothing failed or logged."""
+    caplog.set_level(logging.WARNING, logger="monitor.services.warmup")
+    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE, run.error
+    assert any("left to their first reader" in n for n in run.notes), run.notes
+    assert not any("failed" in n for n in run.notes), run.notes
+    assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
+    return run
+
+
 def test_a_warm_up_whose_bound_runs_out_before_it_chooses_the_next_pages_fails_nothing(
     computed, run_tasks, monkeypatch, caplog, read_cache
 ):
@@ -126,13 +138,7 @@ def test_a_warm_up_whose_bound_runs_out_before_it_chooses_the_next_pages_fails_n
 
     monkeypatch.setattr(warmup, "_top_accounts", late_top_accounts)
     monkeypatch.setattr(warmup, "_largest_cascades", slow_cascades)
-    caplog.set_level(logging.WARNING, logger="monitor.services.warmup")
-    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
-    run.refresh_from_db()
-    assert run.status == ComputeRun.Status.DONE, run.error
-    assert any("left to their first reader" in n for n in run.notes), run.notes
-    assert not any("failed" in n for n in run.notes), run.notes
-    assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
+    run = _run_leaving_pages_cold(computed, run_tasks, caplog)
     assert run.timings["warm_s"] < 3.0  # the cascades' query was stopped, not given its 2 s after the 1.2
 
 
@@ -152,13 +158,7 @@ def test_a_read_stopped_by_the_warm_ups_bound_is_left_to_its_page_not_counted_fa
             cur.execute("SELECT pg_sleep(3)")
 
     monkeypatch.setattr(selectors, "overview_page", slow_overview)
-    caplog.set_level(logging.WARNING, logger="monitor.services.warmup")
-    run = run_tasks(services.compute_run_start, workspace=computed, backend="cpu")
-    run.refresh_from_db()
-    assert run.status == ComputeRun.Status.DONE, run.error
-    assert any("left to their first reader" in n for n in run.notes), run.notes
-    assert not any("failed" in n for n in run.notes), run.notes
-    assert [r.getMessage() for r in caplog.records if r.name == "monitor.services.warmup"] == []
+    run = _run_leaving_pages_cold(computed, run_tasks, caplog)
     assert run.timings["warm_s"] < 2.5  # stopped at the bound, not given its 3 s
     assert warmup._one(lambda: 1 / 0, time.monotonic() + 60) is False  # before the bound: a failure
 

@@ -181,15 +181,7 @@ def test_retweets_carried_to_a_later_part_are_not_snapshotted_again(ws_a, ws_b, 
     their follower-count snapshots, so no later part looks them up or rewrites them."""
     rows = [_row(100 + i, 1 + i % 3, 10 + i, T0 + 50 + i, 5 + i, f"n{i}") for i in range(40)]
     rows += [_row(k, 0, k, T0 + k, 100 * k, f"u{k}") for k in (1, 2, 3)]  # the originals come last
-    tweets = tmp_path / "late_originals.csv"
-    tweets.write_text(CSV_HEAD + "".join(rows))
-    whole = _import(import_files, settings, ws_a, [tweets], "late", 0)
-    parts = _import(import_files, settings, ws_b, [tweets], "late", 9)
-
-    assert parts.timings["parts"] >= 4
-    assert not _raises(parts)
-    assert parts.counts == whole.counts
-    assert _stored(ws_b) == _stored(ws_a)
+    _whole_then_in_parts(import_files, settings, (ws_a, ws_b), tmp_path / "late_originals.csv", rows)
     assert FollowerCount.objects.filter(workspace=ws_b).count() == 43
 
 
@@ -203,13 +195,7 @@ def test_a_snapshot_an_earlier_part_stored_is_rewritten_only_when_a_later_part_r
         if i % 8 == 0:
             rows.append(_row(1, 0, 1, T0, 100, "u1"))  # the original again, with the count it had
         rows.append(_row(100 + i, 1, 10 + i, T0 + 50 + i, 5, f"n{i}"))
-    same = tmp_path / "same.csv"
-    same.write_text(CSV_HEAD + "".join(rows))
-    whole = _import(import_files, settings, ws_a, [same], "same", 0)
-    parts = _import(import_files, settings, ws_b, [same], "same", 9)
-    assert parts.timings["parts"] >= 4
-    assert not _raises(parts)
-    assert parts.counts == whole.counts and _stored(ws_b) == _stored(ws_a)
+    _whole_then_in_parts(import_files, settings, (ws_a, ws_b), tmp_path / "same.csv", rows)
 
     raised = tmp_path / "raised.csv"
     raised.write_text(CSV_HEAD + "".join(rows) + _row(1, 0, 1, T0, 150, "u1"))
@@ -217,6 +203,18 @@ def test_a_snapshot_an_earlier_part_stored_is_rewritten_only_when_a_later_part_r
     parts = _import(import_files, settings, ws_c, [raised], "raised", 9)
     assert _raises(parts)
     assert FollowerCount.objects.get(workspace=ws_c, account__twitter_id=1).count == 150
+
+
+def _whole_then_in_parts(import_files, settings, workspaces, path, rows) -> None:
+    """``rows`` as one CSV at ``path``, merged whole into the first workspace and in parts into the second: the
+    same rows and counts, and no stored snapshot rewritten."""
+    path.write_text(CSV_HEAD + "".join(rows))
+    whole = _import(import_files, settings, workspaces[0], [path], path.stem, 0)
+    parts = _import(import_files, settings, workspaces[1], [path], path.stem, 9)
+    assert parts.timings["parts"] >= 4
+    assert not _raises(parts)
+    assert parts.counts == whole.counts
+    assert _stored(workspaces[1]) == _stored(workspaces[0])
 
 
 def _raises(c) -> list[str]:
