@@ -150,8 +150,6 @@ def merge(
     _publishers(m, originals)
     step("finding the cascades to compute", 0.98)
     st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
-    if st.final:  # a partition an earlier part created that the last part wrote no row into
-        _index_new_partitions(m, list(st.unindexed))
     if m.counts.get("follows_new"):  # last: the workspace row stays locked from here to the commit
         renew_follows_token(cur, ws)  # the follower graphs the compute workers keep are stale from the commit on
     return m.counts
@@ -536,14 +534,7 @@ def _update_retweets_sql(d, ws: int, upd: str) -> str:
 
 def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
     """Follower-count snapshots: every row with a count is one (the highest count per account and time)."""
-    has = (tweets.followers >= 0) & (tweets.followers < 9.2e18)
-    if m.st.carried:
-        # the retweets carried from the part before (their original not read yet): that part stored their
-        # snapshots. Staged again, each was found among its own rows and raised to the count it already had, through
-        # a join of the whole partition
-        staged = m.kept if m.kept is not None else np.arange(len(has))
-        has &= staged >= m.st.carried
-    has = np.flatnonzero(has)
+    has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
     account_pk = accounts.of(tweets.user_id[has])
     observed_at, count = tweets.created_at[has], tweets.followers[has]
     order = lexorder((-count, observed_at, account_pk))
@@ -563,7 +554,8 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
             f"AND f.observed_at = {m.d.epoch_to_ts('s.t')}",
             "f",
             # only those whose count this part raises: v1.1 retweets embed their original's author with a count,
-            # so every part gives again the snapshots of the originals an earlier part stored, mostly unchanged
+            # so every part gives again the snapshots of the originals an earlier part stored, mostly unchanged (and
+            # so do the retweets carried from the part before, whose snapshots that part stored)
             mine_if="s.n > f.count",
         )
         if mine.any():  # a snapshot an earlier part stored: the highest count of its account and time wins
@@ -640,18 +632,12 @@ def _copy_partitioned(
     if n and table not in m.st.unindexed and partitions.begin_load(m.cur, table, m.ws):
         m.st.unindexed.append(table)
     out = _copy(m, table, [("workspace_id", "bigint"), *cols], [np.full(n, m.ws, np.int64), *arrays], nulls)
-    if m.st.final:
-        _index_new_partitions(m, [table])
-    return out
-
-
-def _index_new_partitions(m: _Merge, tables: list[str]) -> None:
-    """Build the indexes of those of ``tables`` whose partition this import created (:func:`_copy_partitioned`)."""
-    for table in [t for t in tables if t in m.st.unindexed]:
+    if m.st.final and table in m.st.unindexed:  # every part calls this for each table, with rows or none
         t = time.perf_counter()
         partitions.build_indexes(m.cur, table, m.ws)
         m.st.unindexed.remove(table)
         m.st.timings[f"index {table}"] = round(time.perf_counter() - t, 3)
+    return out
 
 
 def _copy(
