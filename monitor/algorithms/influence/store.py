@@ -103,7 +103,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             if not cur.fetchone()[0]:
                 record_no_daily_rows(ws, version - 1)
         if not changes and d.postgres:
-            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written)
+            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written, res)
         else:
             delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
         if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
@@ -434,7 +434,7 @@ def _refresh_aggregates(
 
 
 def _refresh_aggregates_in_engine(
-    cur, ws: int, touched: str, batch_table: str, written: _DailyInput | None
+    cur, ws: int, touched: str, batch_table: str, written: _DailyInput | None, res: BatchResult
 ) -> AllTimeDelta | None:
     """A compute batch's refresh on PostgreSQL: the daily rows of the touched (publisher, day) pairs summed here,
     in NumPy, from the batch's own per-cascade rows (``written``: just copied in, not read back) and the stored
@@ -445,7 +445,10 @@ def _refresh_aggregates_in_engine(
     Returns how the batch changed the all-time sums per (account, label, own): the daily rows it wrote less the
     rows of the touched pairs it deleted, read (summed) before the delete. The ranking's snapshots and the
     warm-up's all-time sums advance by it instead of grouping every daily row again (at 10M retweets 5.4-6.5 s of
-    PostgreSQL, a fifth of a small run's 30 s warm-up bound, benchmarks/data_layer.md)."""
+    PostgreSQL, a fifth of a small run's 30 s warm-up bound, benchmarks/data_layer.md).
+
+    Its steps' seconds are added to ``res.timings`` under ``store_aggregates_<step>_s`` (the benchmarks' table)."""
+    t = time.perf_counter()
     old = copy_out(
         cur,
         f"""SELECT x.account_id, ({_LABEL_CASE.format(col="x.label")})::bigint, SUM(x.influence),
@@ -461,6 +464,7 @@ def _refresh_aggregates_in_engine(
             WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
         [ws],
     )
+    t = res.tick("store_aggregates_old_s", t)
     others = _DailyInput(
         *copy_out(
             cur,
@@ -473,6 +477,7 @@ def _refresh_aggregates_in_engine(
             [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
     )
+    t = res.tick("store_aggregates_others_s", t)
     parts = [others] if written is None else [written, others]
     rows = _DailyInput(*(np.concatenate([getattr(p, f) for p in parts]) for f in _DailyInput._fields))
     added = AllTimeDelta.empty()._replace(own=np.zeros(0, bool))
@@ -490,7 +495,9 @@ def _refresh_aggregates_in_engine(
         first = np.flatnonzero(new)
         counts = np.diff(np.append(first, len(rows.publisher)))
         sums = np.add.reduceat(rows.influence, first)  # in row order within a key
+        t = res.tick("store_aggregates_sum_s", t)
         _copy_daily(cur, ws, *(k[first] for k in keys), sums, counts)
+        t = res.tick("store_aggregates_copy_s", t)
         pub, acc = rows.publisher[first], rows.account[first]
         added = AllTimeDelta(acc, rows.label[first], sums, counts.astype(np.int64), acc == pub)
     cur.execute(
@@ -512,6 +519,7 @@ def _refresh_aggregates_in_engine(
             WHERE g.tweets > 0""",
         [ws, ws],
     )
+    res.tick("store_aggregates_publisherday_s", t)
     gone = AllTimeDelta(old[0], old[1], -old[2], -old[3], old[4].astype(bool))
     # kept in Redis for ``cache.ALL_TIME_DELTA_TTL``: narrowed as the cached sums are, 22 bytes a row (a batch of the
     # 10M benchmark's first run writes about 0.93M daily rows, 10.2M over its 11 batches: 20 MB each)

@@ -14,7 +14,7 @@ from compute.tables import NO_TWEET
 
 from ...db import ARRAY_LOOKUP_MAX, copy_out, int_array
 from .columns import StoredTweets, TweetRows
-from .stager import Stager
+from .stager import Stager, add_timing
 
 __all__ = ["stored_conflicts"]
 
@@ -66,7 +66,7 @@ def _stored(st: Stager, ws: int, ids: np.ndarray) -> StoredTweets:
                   {d.join} monitor_tweet t ON t.workspace_id = %s AND t.tweet_id = s.tweet_id
                   JOIN monitor_account a ON a.id = t.author_id ORDER BY t.tweet_id"""
     stored = StoredTweets(*copy_out(st.cur, sql, [ws], [("tweet_id", "bigint"), ("author", "bigint"), ("t", "float")]))
-    st.timings["check stored tweets"] = round(time.perf_counter() - t0, 3)
+    add_timing(st.timings, "check stored tweets", t0)
     return stored
 
 

@@ -42,7 +42,7 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
-from .stager import Stager
+from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
 
@@ -81,8 +81,7 @@ class _Merge:
         t = time.perf_counter()
         self.cur.execute(sql, params)
         key = " ".join(sql.split()[:3]).lower()[:40]  # e.g. "insert into monitor_retweet"
-        timings = self.st.timings
-        timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t, 3)
+        add_timing(self.st.timings, key, t)
 
     def run(self, sql: str, params=()) -> int:
         """Execute a write and return its row count."""
@@ -120,7 +119,7 @@ def merge(
     step("waiting for other imports into this workspace", 0.85)
     t = time.perf_counter()
     lock_workspace(cur, ws)
-    st.timings["merge lock wait"] = round(time.perf_counter() - t, 3)
+    add_timing(st.timings, "merge lock wait", t)
     if st.on_locked is not None:  # the import's first part: what it builds on, now that no other merge runs
         st.on_locked(cur)
     step("checking against the stored tweets", 0.855)
@@ -189,17 +188,22 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         st.accounts_before = m.count("SELECT max(id) FROM monitor_account WHERE workspace_id = %s", [m.ws])
     # straight into the table by one COPY, as the retweets (:func:`_copy`); the key comes from its sequence
     t = time.perf_counter()
+    new_names = [names.get(u, "")[:64] for u in new_users.tolist()]
     m.counts["accounts_new"] = copy_in(
         m.cur,
         "monitor_account",
         [("workspace_id", "bigint"), ("twitter_id", "bigint"), ("screen_name", "text")],
-        [np.full(len(new_users), m.ws, np.int64), new_users, [names.get(u, "")[:64] for u in new_users.tolist()]],
+        [np.full(len(new_users), m.ws, np.int64), new_users, new_names],
     )
-    st.timings["copy into monitor_account"] = round(
-        st.timings.get("copy into monitor_account", 0.0) + time.perf_counter() - t, 3
-    )
+    add_timing(st.timings, "copy into monitor_account", t)
+    remember = m.in_parts and not st.final  # a later part compares the names it is given with these
+    if remember:
+        st.names_given.add(new_users, new_names)
     # known accounts take the name the upload gives them, where it gives one
     renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
+    if renamed and m.later_part:  # not again the name an earlier part of this import stored
+        same = st.names_given.unchanged(np.array([u for u, _ in renamed], np.int64), [n for _, n in renamed])
+        renamed = [r for r, s in zip(renamed, same.tolist(), strict=True) if not s]
     if stored_names is not None:  # only the names that differ from the stored ones go to the database
         renamed = [(u, n) for u, n in renamed if stored_names.get(u) != n]
     if renamed and stored_names is not None:
@@ -237,8 +241,11 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
             # an account renamed by two parts, or created by an earlier part, is not renamed twice
             m.timed(sql + " RETURNING id", [m.ws])
             st.renamed.update(pk for (pk,) in m.cur.fetchall() if pk <= st.accounts_before)
-            given = old.pk[_in(np.array([u for u, _ in renamed], np.int64), old.twitter_id)]
+            renamed_ids = np.array([u for u, _ in renamed], np.int64)
+            given = old.pk[_in(renamed_ids, old.twitter_id)]
             st.renames_given |= bool((given <= st.accounts_before).any())
+            if remember:
+                st.names_given.add(renamed_ids, [n for _, n in renamed])
         else:
             m.counts["accounts_renamed"] = m.run(sql, [m.ws])
     if m.in_parts and st.final and st.renames_given:  # one merge counts where it gave names to stored accounts
@@ -413,7 +420,7 @@ def _stored_rows(
         mine[hit[own == 1]] = True
     else:
         (hit,) = copy_out(m.cur, f"SELECT s.i FROM {stage} s {m.d.join} {on} WHERE true", [], [("i", "bigint")])
-    m.st.timings[f"check stored {prefix}"] = round(time.perf_counter() - t, 3)
+    add_timing(m.st.timings, f"check stored {prefix}", t)
     found[hit] = True
     return found, mine
 
@@ -636,7 +643,7 @@ def _copy_partitioned(
         t = time.perf_counter()
         partitions.build_indexes(m.cur, table, m.ws)
         m.st.unindexed.remove(table)
-        m.st.timings[f"index {table}"] = round(time.perf_counter() - t, 3)
+        add_timing(m.st.timings, f"index {table}", t)
     return out
 
 
@@ -655,7 +662,7 @@ def _copy(
         arrays = [*arrays, np.full(n, m.coll, np.int64)]
     copy_in(m.cur, table, cols, arrays, nulls=nulls)
     key = f"copy into {table}"
-    m.st.timings[key] = round(m.st.timings.get(key, 0.0) + time.perf_counter() - t, 3)
+    add_timing(m.st.timings, key, t)
     return n
 
 

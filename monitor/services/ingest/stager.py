@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from compute.arrays import sorted_positions
 from compute.entities import domains_of
 from compute.formats import ReadReport, snowflake_time
 from compute.structures import SpreadingGraphs
@@ -24,7 +25,7 @@ from ...db import copy_in, copy_text, create_temp, dialect, empty_table, temp_ta
 from ...models import Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
 
-__all__ = ["LABELS", "Stager", "text_rows"]
+__all__ = ["LABELS", "GivenNames", "Stager", "add_timing", "text_rows"]
 
 LABELS = {c.value for c in Label}
 _LABEL_ALIASES = {"nonrumor": "non-rumor", "non_rumor": "non-rumor", "non-rumour": "non-rumor", "": "unknown"}
@@ -76,6 +77,7 @@ class Stager:
         self.accounts_before = 0  # multi-part: the workspace's highest account key before the import
         self.renamed: set[int] = set()  # multi-part: keys of accounts from before the import that were renamed
         self.renames_given = False  # multi-part: some part gave names to accounts it found stored
+        self.names_given = GivenNames()  # multi-part: the names the earlier parts stored, by account
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
         self.unindexed: list[str] = []
@@ -205,15 +207,16 @@ class Stager:
         t = time.perf_counter()
         name = self._temp((prefix, *cols), lambda n: create_temp(self.cur, n, cols))
         copy_in(self.cur, name, cols, arrays)
-        key = f"stage {prefix}"
-        self.timings[key] = round(self.timings.get(key, 0.0) + time.perf_counter() - t, 3)
+        add_timing(self.timings, f"stage {prefix}", t)
         return name
 
     def stage_text(self, prefix: str, cols: str, names: tuple[str, ...], rows: list[tuple]) -> str:
         """A new temporary table of ints and strings (``cols``: its column definitions); returns its name."""
+        t = time.perf_counter()
         name = self._temp((prefix, cols), lambda n: self.cur.execute(f"CREATE TEMP TABLE {n} ({cols})"))
         if rows:
             text_rows(self.cur, self.d, name, names, rows)
+        add_timing(self.timings, f"stage {prefix}", t)
         return name
 
     def where(self) -> tuple[np.ndarray, np.ndarray]:
@@ -252,6 +255,45 @@ class Stager:
             self.tweet_parts.append(tweets.take(carry))
             self.where_parts.append((src[carry], line[carry]))
         self.part += 1
+
+
+def add_timing(timings: dict[str, float], key: str, t0: float) -> None:
+    """Add the seconds since ``t0`` to the merge step ``key``: summed over the parts of an import in parts."""
+    timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t0, 3)
+
+
+class GivenNames:
+    """The screen names the earlier parts of an import in parts stored, by account (Twitter id): a 64-bit keyed
+    hash of each name (Python's ``hash``, SipHash, fixed within the process), 16 bytes an account.
+
+    An account met again in a later part is renamed only when its name differs from the one this import stored:
+    the 10M-retweet benchmark's later parts each staged 2-3M unchanged names again and ran their update for
+    nothing (15 s of its merge, benchmarks/data_layer.md). Equal hashes of two different names would keep the
+    earlier name; with 64 bits that is one chance in 2^64 per account met again."""
+
+    def __init__(self) -> None:
+        self.ids = np.zeros(0, np.int64)  # sorted
+        self.hashes = np.zeros(0, np.int64)
+
+    @staticmethod
+    def _hashes(names: list[str]) -> np.ndarray:
+        return np.fromiter((hash(n) for n in names), np.int64, len(names))
+
+    def add(self, ids: np.ndarray, names: list[str]) -> None:
+        """``names[i]`` is now the stored name of account ``ids[i]`` (the ids unique)."""
+        if not len(ids):
+            return
+        ids = np.concatenate([np.asarray(ids, np.int64), self.ids])  # the new names first: ``unique`` keeps them
+        hashes = np.concatenate([self._hashes(names), self.hashes])
+        self.ids, first = np.unique(ids, return_index=True)
+        self.hashes = hashes[first]
+
+    def unchanged(self, ids: np.ndarray, names: list[str]) -> np.ndarray:
+        """Mask of the accounts whose stored name this import gave, and gave as ``names[i]``."""
+        if not len(self.ids) or not len(ids):
+            return np.zeros(len(ids), bool)
+        pos, found = sorted_positions(self.ids, np.asarray(ids, np.int64))
+        return found & (self.hashes[pos] == self._hashes(names))
 
 
 def text_rows(cur, d, table: str, cols: tuple[str, ...], rows: list[tuple]) -> None:

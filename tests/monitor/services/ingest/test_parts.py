@@ -307,3 +307,34 @@ def test_the_spilled_duplicate_checks_timing_counts_the_last_parts_lookups_too(
     coll = import_files(ws_b, _big_upload(tmp_path, 3)[:1], name="big")  # tweets only: the last chunks ask
     assert coll.status == Collection.Status.DONE and coll.timings["parts"] > 5
     assert coll.timings["merge_steps_s"]["duplicate check, spilled"] == final["seconds"] > 0
+
+
+def test_a_later_part_renames_only_the_accounts_whose_name_changed(
+    ws_a, ws_b, import_files, settings, tmp_path, monkeypatch
+):
+    """Accounts met again in a later part with the name an earlier part stored are not staged for a rename again;
+    those given another name are, and the stored names are one merge's."""
+    from monitor.services.ingest import stager
+
+    staged = []
+    stage_text = stager.Stager.stage_text
+
+    def spy(self, prefix, cols, names, rows):
+        if prefix == "renamed":
+            staged.append((self.part, [name for _, name in rows]))
+        return stage_text(self, prefix, cols, names, rows)
+
+    monkeypatch.setattr(stager.Stager, "stage_text", spy)
+    rows = [_row(k, 0, k, T0 + k, 100, f"u{k}") for k in range(1, 4)]
+    for i in range(40):  # the same retweeters again and again, under one name, but 17 renamed halfway
+        uid = 10 + i % 8
+        rows.append(_row(1000 + i, 1 + i % 3, uid, T0 + 100 + i, 5, f"new{uid}" if uid == 17 and i > 20 else f"n{uid}"))
+    tweets = tmp_path / "same_names.csv"
+    tweets.write_text(CSV_HEAD + "".join(rows))
+    whole = _import(import_files, settings, ws_a, [tweets], "names", 0)
+    parts = _import(import_files, settings, ws_b, [tweets], "names", 9)
+
+    assert parts.timings["parts"] >= 4 and parts.counts == whole.counts
+    assert _stored(ws_b)["accounts"] == _stored(ws_a)["accounts"]
+    assert dict(_stored(ws_b)["accounts"])[17] == "new17"
+    assert [name for part, names in staged if part > 0 for name in names] == ["new17"]
