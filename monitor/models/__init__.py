@@ -30,7 +30,7 @@ from .core import (
 from .influence import CascadeGraph, CascadeInfluence, DailyInfluence, PublisherDay
 from .influence_max import InfluenceMaxPartial, InfluenceMaxResult, InfluenceMaxSeed
 from .network import NetworkAccount, NetworkPartial, NetworkSummary
-from .ops import ApiToken, Lease, Notice, OutboxTask
+from .ops import ApiToken, DerivedRowsMark, Lease, Notice, OutboxTask
 from .stream import StreamArrival, StreamEvent, StreamToken
 from .wtf import WtfEntry, WtfResult
 
@@ -50,6 +50,7 @@ __all__ = [
     "ComputeBatch",
     "ComputeRun",
     "DailyInfluence",
+    "DerivedRowsMark",
     "Follow",
     "FollowerCount",
     "GivenEdge",

@@ -11,6 +11,9 @@ outbox of tasks the broker refused, API tokens, and notices for an analyst.
   to one workspace, and it stops working when its user's password changes.
 * :class:`Notice` — something an analyst must know that no alert rule covers (their run or import failed for
   good after its workers kept dying): shown on every page of the workspace until dismissed.
+* :class:`DerivedRowsMark` — one row in an unlogged table beside the engine's unlogged derived rows: PostgreSQL
+  empties them all together after a crash, so a missing mark says the results must be computed again
+  (``monitor.services.derived_rows``).
 """
 
 from __future__ import annotations
@@ -106,3 +109,13 @@ class Notice(models.Model):
 
     def __str__(self) -> str:
         return self.message[:80]
+
+
+class DerivedRowsMark(models.Model):
+    """One row, in an UNLOGGED table on PostgreSQL (migration 0043), as the per-cascade influence, the spreading
+    graphs and the daily aggregates are: crash recovery (or a restore from a base backup, which leaves unlogged
+    tables out) empties every unlogged table, so a missing row says those results are gone
+    (``monitor.services.derived_rows``). Never written but by the migration and that recovery."""
+
+    class Meta:
+        verbose_name = "derived rows mark"

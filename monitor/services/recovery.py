@@ -36,6 +36,9 @@ its task sent again. Where the broker cannot be looked into (another broker, Red
 concluded and nothing is sent. A message taken by a worker between the two looks is only sent twice, which the
 tasks' idempotence makes harmless.
 
+**Lost results.** The engine's results are unlogged tables on PostgreSQL, which a crash of the server empties:
+the same sweep checks their mark and recomputes what they held (:mod:`monitor.services.derived_rows`).
+
 In eager mode (no broker: most tests) the work runs inside the request that queued it, so there is no thread
 and nothing to sweep.
 
@@ -62,6 +65,7 @@ from django.utils import timezone
 
 from .. import jobs
 from ..models import Collection, ComputeBatch, ComputeRun, Lease
+from .derived_rows import derived_rows_check
 from .leases import holding, max_attempts, notice_create, notice_dismiss, stall_seconds
 
 log = logging.getLogger(__name__)
@@ -89,6 +93,7 @@ _OUTCOMES = (
     "batches_resent",
     "imports_resent",
     "runs_released",
+    "derived_rows_recomputed",
 )
 
 
@@ -127,6 +132,8 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
 
     # waiting runs with a free place (an end that did not release them, a limit an admin raised)
     out["runs_released"] = runs_release_waiting()
+    # the engine's unlogged results, emptied by a crash of PostgreSQL: recomputed (monitor/services/derived_rows.py)
+    out["derived_rows_recomputed"] = len(derived_rows_check())
     if any(out.values()):
         log.warning("stalled work: %s", out)
     return out
@@ -419,6 +426,7 @@ def resume_in_process(*, now: dt.datetime | None = None) -> dict[str, int]:
     for pk in queued_batches:
         jobs.send(jobs.COMPUTE_BATCH, pk)
         out["batches_resent"] += 1
+    out["derived_rows_recomputed"] = len(derived_rows_check())
     if any(out.values()):
         log.warning("work the previous web process left, resumed: %s", out)
     return out

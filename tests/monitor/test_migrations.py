@@ -204,3 +204,35 @@ def test_upgrading_gives_each_snapshot_its_accounts_workspace_and_partitions_the
         assert apps.get_model("monitor", "FollowerCount").objects.count() == 4
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="unlogged tables are PostgreSQL's")
+def test_upgrading_makes_the_engines_results_unlogged_keeping_their_rows_and_writes_the_mark():
+    """Migration 0043 (issue 42): the derived tables become unlogged with their rows, the mark is written; and back."""
+
+    def persistence() -> set[str]:
+        with connection.cursor() as cur:
+            cur.execute("SELECT relpersistence FROM pg_class WHERE relname = 'monitor_dailyinfluence'")
+            return {r[0] for r in cur.fetchall()}
+
+    apps = _migrate(("monitor", "0042_follower_counts_partitioned"))
+    try:
+        Workspace, Account, DailyInfluence = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
+                                                                                     "DailyInfluence"))  # fmt: skip
+        ws = Workspace.objects.create(name="desk", slug="desk")
+        a = Account.objects.create(workspace=ws, twitter_id=1)
+        DailyInfluence.objects.create(
+            workspace=ws, publisher=a, account=a, day=dt.date(2020, 1, 1), influence=2.5, cascades=1
+        )
+        assert persistence() == {"p"}
+
+        apps = _migrate(("monitor", "0043_derived_rows_unlogged"))
+        assert persistence() == {"u"}
+        assert list(apps.get_model("monitor", "DailyInfluence").objects.values_list("influence", flat=True)) == [2.5]
+        assert apps.get_model("monitor", "DerivedRowsMark").objects.filter(pk=1).exists()
+
+        apps = _migrate(("monitor", "0042_follower_counts_partitioned"))  # back: logged, the rows kept
+        assert persistence() == {"p"}
+        assert apps.get_model("monitor", "DailyInfluence").objects.count() == 1
+    finally:
+        _migrate_latest()
