@@ -38,6 +38,13 @@ __all__ = ["DERIVED_TABLES", "derived_rows_check"]
 DERIVED_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday")
 
 
+#: what the members' notice says happened, in an analyst's words
+_CRASHED = (
+    "The database server crashed and restarted, which empties the tables of computed results (they can be "
+    "computed again from the uploads, so they are kept where they are fastest to write)."
+)
+
+
 def _marked(cur) -> bool:
     cur.execute(f"SELECT EXISTS (SELECT 1 FROM {DerivedRowsMark._meta.db_table})")
     return bool(cur.fetchone()[0])
@@ -64,7 +71,7 @@ def derived_rows_check() -> list[int]:
             cur.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}")
             DerivedRowsMark.objects.create(pk=1)
         computed = Tweet.objects.filter(compute_status=Tweet.ComputeStatus.COMPUTED)
-        lost = sorted(set(computed.values_list("workspace_id", flat=True).order_by()))
+        lost = sorted(computed.values_list("workspace_id", flat=True).order_by().distinct())
         computed.update(compute_status=Tweet.ComputeStatus.PENDING)
         for ws in Workspace.objects.filter(pk__in=lost).order_by("pk"):
             bump_data_version(ws.pk)
@@ -75,19 +82,12 @@ def derived_rows_check() -> list[int]:
             except ValidationError as exc:
                 refused = "; ".join(exc.messages)
                 log.error("workspace %s: derived rows lost; its recompute was refused: %s", ws.pk, refused)
-                message = (
-                    "The database restarted after a crash and lost the computed results (they are kept unlogged, "
-                    f"to be written fast). Recomputing every tweet was refused: {refused}. Start a run from the "
-                    "runs page."
-                )
+                message = f"{_CRASHED} Recomputing every tweet was refused: {refused}. Start a run from the runs page."
             else:
                 started.append(run.pk)
                 url = reverse("run", kwargs={"ws": ws.slug, "pk": run.pk})
                 log.error("workspace %s: derived rows lost; recomputing them in run %s", ws.pk, run.pk)
-                message = (
-                    "The database restarted after a crash and lost the computed results (they are kept unlogged, "
-                    f"to be written fast). Run {run.pk} computes every tweet again; rankings fill in when it is done."
-                )
+                message = f"{_CRASHED} Run {run.pk} computes every tweet again; rankings fill in when it is done."
             for user_id in Membership.objects.filter(workspace=ws).values_list("user_id", flat=True):
                 notice_create(workspace_id=ws.pk, user_id=user_id, message=message, url=url)
     return started
