@@ -44,6 +44,7 @@ from .models import (
     ComputeBatch,
     ComputeRun,
     DailyInfluence,
+    DerivedRowsMark,
     Follow,
     FollowerCount,
     GivenEdge,
@@ -619,6 +620,19 @@ class OutboxTaskAdmin(_ServiceRowsAdmin):
 
     list_display = ("name", "args", "attempts", "created_at", "last_tried_at", "error")
     search_fields = ("name",)
+
+
+@admin.register(DerivedRowsMark)
+class DerivedRowsMarkAdmin(_ServiceRowsAdmin):
+    """The one row that says the engine's unlogged results survived PostgreSQL's last restart. Shown, never
+    deleted here: without it the next sweep takes every result for lost and recomputes every workspace
+    (``monitor.services.derived_rows``)."""
+
+    list_display = ("id",)
+    search_fields = ("=id",)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(Notice)

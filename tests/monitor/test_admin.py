@@ -54,6 +54,7 @@ SEARCH = {
     m.OutboxTask: "ingest",
     m.ApiToken: "alice",
     m.Notice: "failed",
+    m.DerivedRowsMark: "1",  # written by the migration
     m.StreamToken: "feeder",
     m.StreamEvent: "1000",
     m.StreamArrival: "1000",
