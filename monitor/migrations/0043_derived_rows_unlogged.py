@@ -1,7 +1,8 @@
 """The engine's derived rows become UNLOGGED tables on PostgreSQL: the per-cascade influence, the spreading graphs,
 the daily aggregates and the publishers' day totals. They are a function of the uploaded data (tweets, retweets,
 follows, follower counts: all logged), so writing them through the write-ahead log bought nothing a recompute
-cannot give back, and cost a third of a compute batch's store (``benchmarks/data_layer.md``, 2026-12-02 (later)).
+cannot give back, and cost a fifth to a third of a compute batch's store (``benchmarks/data_layer.md``,
+2026-12-02 (later)).
 
 Crash recovery empties unlogged tables; so does a restore from a base backup, which leaves them out. The mark
 (``monitor_derivedrowsmark``, one row, unlogged too) goes with them, and the recovery sweep then marks the computed

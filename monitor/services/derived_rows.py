@@ -2,10 +2,11 @@
 
 On PostgreSQL the per-cascade influence, the spreading graphs, the daily aggregates and the publishers' day totals
 are UNLOGGED tables (migration 0043): they are computed from the uploaded data, which stays in logged tables, and
-writing them through the write-ahead log cost a third of a compute batch's store (``benchmarks/data_layer.md``,
-2026-12-02 (later)). What that trades: crash recovery (the server killed, the machine lost) empties every unlogged
-table, a restore from a base backup (``pg_basebackup``) leaves them out, and a streaming replica cannot read them
-(``docs/data-layer.md`` says what that means for a deployment). ``pg_dump`` keeps them.
+writing them through the write-ahead log cost a fifth to a third of a compute batch's store
+(``benchmarks/data_layer.md``, 2026-12-02 (later)). What that trades: crash recovery (the server killed, the
+machine lost) empties every unlogged table, a restore from a base backup (``pg_basebackup``) leaves them out, and
+a streaming replica cannot read them (``docs/data-layer.md`` says what that means for a deployment). ``pg_dump``
+keeps them.
 
 :func:`derived_rows_check` finds out and repairs: the mark (``monitor_derivedrowsmark``, one row, unlogged as well)
 is emptied with them, so while it holds its row nothing was lost (one read of a one-row table). Without it, in one
