@@ -65,12 +65,12 @@ def is_web_test(path: Path) -> bool:
 def _web_defaults(request):
     """The web tests' settings, for every test under :data:`WEB_TESTS` and no other."""
     if is_web_test(request.node.path):
-        _drop_partitions_after_flush()
+        _tidy_after_flush()
         for name in ("_plain_static", "_media", "_no_read_cache", "_eager_celery"):
             request.getfixturevalue(name)
 
 
-def _drop_partitions_after_flush() -> None:
+def _tidy_after_flush() -> None:
     """After a transactional test's flush, which empties every table but drops none, write the derived rows' mark
     again (``monitor.services.derived_rows``) and drop the partitions of the
     workspaces it deleted (``monitor.partitions``): each flush truncates every partition left, so without this
@@ -78,7 +78,7 @@ def _drop_partitions_after_flush() -> None:
     ends with ``post_migrate``, sent once per app; monitor's is the one acted on."""
     from django.db.models.signals import post_migrate
 
-    def drop(sender, **kwargs):
+    def tidy(sender, **kwargs):
         if sender.label == "monitor":
             from monitor import partitions
             from monitor.models import DerivedRowsMark
@@ -88,7 +88,7 @@ def _drop_partitions_after_flush() -> None:
             # 0043), and without it the recovery sweep would take the next test's results for lost ones
             DerivedRowsMark.objects.get_or_create(pk=1)
 
-    post_migrate.connect(drop, dispatch_uid="tests.webapp.drop_partitions_after_flush", weak=False)
+    post_migrate.connect(tidy, dispatch_uid="tests.webapp.tidy_after_flush", weak=False)
 
 
 @pytest.fixture

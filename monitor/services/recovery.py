@@ -102,7 +102,8 @@ def _beat_of(kind: str):
 
 
 def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
-    """Queue again (or fail, after too many attempts) every batch and import whose worker stopped beating."""
+    """Queue again (or fail, after too many attempts) every batch and import whose worker stopped beating, send
+    again what the broker lost, release waiting runs, and recompute the results a crash of PostgreSQL emptied."""
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=stall_seconds())
     out = dict.fromkeys(_OUTCOMES, 0)
