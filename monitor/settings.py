@@ -199,6 +199,10 @@ SPREADWATCH_ARCHIVE_MAX_RATIO = env_int("SPREADWATCH_ARCHIVE_MAX_RATIO", 1000)
 SPREADWATCH_READ_WORKERS = max(1, env_int("SPREADWATCH_READ_WORKERS", min(2, os.cpu_count() or 1)))
 SPREADWATCH_READ_PARALLEL_BYTES = env_int("SPREADWATCH_READ_PARALLEL_BYTES", 32 * 1024**2)
 SPREADWATCH_READ_RANGE_BYTES = max(1, env_int("SPREADWATCH_READ_RANGE_BYTES", 8 * 1024**2))
+# ... and, at the lowest priority, up to this many bytes of the file ahead of the import while it merges a part of a
+# large upload into the database: their parsed rows wait in files of the temporary directory (56 % of the bytes
+# read ahead on the benchmark's v1.1 files); 0 = about one range ahead (benchmarks/data_layer.md, 2026-12-02 (third))
+SPREADWATCH_READ_AHEAD_BYTES = max(0, env_int("SPREADWATCH_READ_AHEAD_BYTES", 1024**3))
 
 # --- Celery ------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")

@@ -14,7 +14,11 @@ are the serial reader's; ``tests/compute/formats/test_parallel.py`` compares the
 
 A worker keeps at most ``max_shown`` of its bad lines (1 in strict mode) and counts the rest: the report cannot
 show a later one, since the ones kept come before it. A worker runs at most about one range ahead of this
-process, so memory stays bounded by a few ranges' rows, as the serial reader's is by a chunk's.
+process, so memory stays bounded by a few ranges' rows, as the serial reader's is by a chunk's; or, with
+:attr:`Parallel.ahead_bytes`, up to that many of the file's bytes ahead, its results waiting on disk in a spool
+folder of the system's temporary directory (a file per range, removed as this process takes it; the folder
+removed when the read ends, or fails), so that the workers go on reading while this process does something else
+with its rows: an import merging a part of the upload into the database (:class:`_Readers`).
 
 Processes come from ``billiard`` (Celery's fork of :mod:`multiprocessing`) when it is installed: a Celery prefork
 worker, which runs the imports in production (``docs/deploy.md``), is a daemonic process, and the standard
@@ -41,9 +45,12 @@ import contextlib
 import ctypes
 import logging
 import os
+import pickle
+import shutil
 import signal
 import stat
 import sys
+import tempfile
 import traceback
 from collections import Counter
 from collections.abc import Iterator
@@ -68,11 +75,18 @@ FORMATS = ("v1",)
 @dataclass(frozen=True)
 class Parallel:
     """How to read a large file: ``workers`` processes (1: the serial reader) for files of at least
-    ``min_bytes``, in ranges of about ``range_bytes``."""
+    ``min_bytes``, in ranges of about ``range_bytes``; the workers read up to about ``ahead_bytes`` of the file
+    ahead of the reading process, their results waiting in spool files (0: about one range, through their pipes)."""
 
     workers: int = 1
     min_bytes: int = 32 << 20
     range_bytes: int = 8 << 20
+    ahead_bytes: int = 0
+
+    def ahead_ranges(self) -> int:
+        """The ranges each worker may have read and the reading process not yet taken (0: no spool)."""
+        per_worker = self.ahead_bytes // max(self.range_bytes, 1) // max(self.workers, 1)
+        return per_worker if per_worker > 1 else 0
 
     def applies(self, path: str | os.PathLike, fmt: str) -> bool:
         if self.workers < 2 or fmt not in FORMATS:
@@ -207,13 +221,32 @@ def _detach(parent: int, keep: int, pipes: list) -> None:
 _GONE = (BrokenPipeError, ConnectionResetError, EOFError)
 
 
-def _serve(conn, path: str, ranges: list[tuple[int, int]], kw: dict, parent: int, pipes: list) -> None:
-    """A worker process: read ``ranges`` in turn, each result (or the error) down ``conn``. Returns quietly when
-    the reading process is gone: nobody is left to tell."""
+def _serve(
+    conn,
+    path: str,
+    ranges: list[tuple[int, int]],
+    kw: dict,
+    parent: int,
+    pipes: list,
+    spool: str | None = None,
+    ahead=None,
+) -> None:
+    """A worker process: read ``ranges`` in turn, each result (or the error) down ``conn``; with a ``spool``
+    folder, each result into a file of it and its name down ``conn``, reading a range only once ``ahead`` (a
+    semaphore the reading process releases as it takes a result) lets it. Returns quietly when the reading
+    process is gone: nobody is left to tell."""
     _detach(parent, conn.fileno(), pipes)
+    if ahead is not None:
+        # reading ahead, on what the reading process and the database leave: at the lowest priority, so that the
+        # merge the reading process waits for is never the slower for it (benchmarks/data_layer.md)
+        with contextlib.suppress(OSError):
+            os.nice(19)
     try:
-        for a, b in ranges:
-            conn.send((True, _read_range(path, a, b, **kw)))
+        for i, (a, b) in enumerate(ranges):
+            if ahead is not None:
+                ahead.acquire()
+            result = _read_range(path, a, b, **kw)
+            conn.send((True, _spooled(result, spool, i) if spool else result))
     except _GONE:
         return
     except BaseException as exc:  # whatever it is, the reading process raises it
@@ -228,16 +261,48 @@ def _serve(conn, path: str, ranges: list[tuple[int, int]], kw: dict, parent: int
         conn.close()
 
 
+def _spooled(result: _Range, spool: str, i: int) -> _Range | str:
+    """``result`` written to a file of ``spool``: the file's name; ``result`` itself where it cannot be written
+    (a full disk costs the read-ahead, not the read)."""
+    name = os.path.join(spool, f"{os.getpid()}-{i}")
+    try:
+        with open(name, "wb") as fh:
+            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        return result
+    return name
+
+
+def _unspooled(value: _Range | str) -> _Range:
+    """A worker's result as :func:`_spooled` sent it, its file removed."""
+    if not isinstance(value, str):
+        return value
+    try:
+        with open(value, "rb") as fh:
+            return pickle.load(fh)
+    finally:
+        os.unlink(value)
+
+
 class _Readers:
     """``workers`` forked processes: worker ``w`` reads ranges ``w``, ``w + workers``, ... in turn and sends each
     result down its own pipe, so this process takes them in file order, and a worker runs at most about one range
     ahead (a send waits for the receive once the pipe's buffer is full): memory stays bounded.
 
+    With ``ahead`` > 0 a worker runs up to ``ahead`` of its ranges ahead instead, its results waiting in files of
+    a spool folder (removed by :meth:`close`) and their names in its pipe: while the reading process is busy
+    elsewhere (an import merges a part of the upload, and the database takes one core: ``monitor.services.ingest``)
+    the workers go on reading on the core it leaves, and this process's memory still holds one range. Each worker
+    has its own semaphore: with one shared by all, a worker that ran ahead could hold every permit while the
+    reading process waits for the other worker's next range.
+
     A pool (``Pool.apply_async``) was tried first: billiard's takes about a second to close or terminate (its
     handler threads poll), which is a sixth of the read it saves.
     """
 
-    def __init__(self, path: str, ranges: list[tuple[int, int]], workers: int, kw: dict) -> None:
+    def __init__(self, path: str, ranges: list[tuple[int, int]], workers: int, kw: dict, ahead: int = 0) -> None:
         try:
             import billiard as mp
         except ImportError:  # pragma: no cover - installed with Celery
@@ -245,14 +310,20 @@ class _Readers:
         ctx = mp.get_context("fork")
         self.procs: list = []
         self.conns: list = []
+        self.aheads: list = []
+        self.spool: str | None = None
         self.n = len(ranges)
         parent = os.getpid()
         try:
+            ahead = min(ahead, self.n)  # a semaphore's count is bounded: never more than the file's ranges
+            if ahead > 0:
+                self.spool = tempfile.mkdtemp(prefix="spreadwatch-read-")
             for w in range(workers):
                 recv, send = ctx.Pipe(duplex=False)
                 self.conns.append(recv)
+                self.aheads.append(ctx.Semaphore(ahead) if ahead > 0 else None)
                 # the worker closes every read end it inherits: its own, and those of the workers before it
-                args = (send, path, ranges[w::workers], kw, parent, list(self.conns))
+                args = (send, path, ranges[w::workers], kw, parent, list(self.conns), self.spool, self.aheads[w])
                 proc = ctx.Process(target=_serve, args=args, daemon=True)
                 proc.start()
                 self.procs.append(proc)
@@ -272,7 +343,10 @@ class _Readers:
             ok, value = conn.recv()
             if not ok:
                 raise value
-            yield value
+            result = _unspooled(value)
+            if self.aheads[i % k] is not None:
+                self.aheads[i % k].release()
+            yield result
 
     def close(self) -> None:
         """Stop the workers still running (a strict read that stopped early) and wait for every one."""
@@ -283,12 +357,14 @@ class _Readers:
             proc.join()
         for conn in self.conns:
             conn.close()
+        if self.spool is not None:
+            shutil.rmtree(self.spool, ignore_errors=True)
 
 
-def _readers(path: str, ranges: list[tuple[int, int]], workers: int, kw: dict) -> _Readers | None:
+def _readers(path: str, ranges: list[tuple[int, int]], workers: int, kw: dict, ahead: int = 0) -> _Readers | None:
     """The worker processes, or ``None`` (with a log line) where none can be started."""
     try:
-        return _Readers(path, ranges, workers, kw)
+        return _Readers(path, ranges, workers, kw, ahead)
     except (AssertionError, OSError, ValueError) as exc:
         log.warning("reading on one core: cannot start %d reader processes (%s)", workers, exc)
         return None
@@ -335,7 +411,7 @@ def _read_v1(path: str, ctx: Ctx, parallel: Parallel) -> Iterator[tuple[str, obj
     keep = 1 if sink.strict else max(sink.report.max_shown, 1)
     kw = {"chunk": ctx.chunk_size, "max_record": ctx.max_record, "keep": keep, "strict": sink.strict}
     workers = min(parallel.workers, len(ranges))
-    readers = _readers(path, ranges, workers, kw) if workers > 1 else None
+    readers = _readers(path, ranges, workers, kw, parallel.ahead_ranges()) if workers > 1 else None
     if readers is None:
         from .twitter_v1 import read_v1
 

@@ -81,6 +81,7 @@ def read_into(
         workers=settings.SPREADWATCH_READ_WORKERS,
         min_bytes=settings.SPREADWATCH_READ_PARALLEL_BYTES,
         range_bytes=settings.SPREADWATCH_READ_RANGE_BYTES,
+        ahead_bytes=settings.SPREADWATCH_READ_AHEAD_BYTES,
     )
     with _shown_as(report, str(path), shown):
         if spec.streams:

@@ -115,6 +115,9 @@ def _read(path, *, mode: str, parallel: Parallel | None, max_shown: int = 1000, 
 
 
 PAR = Parallel(workers=2, min_bytes=0, range_bytes=1500)
+# the workers read up to 4 ranges each ahead of the reading process, their results waiting in spool files
+AHEAD = Parallel(workers=2, min_bytes=0, range_bytes=1500, ahead_bytes=8 * 1500)
+PARS = pytest.mark.parametrize("par", [PAR, AHEAD], ids=["one-range-ahead", "spooled-ahead"])
 
 
 def _same(a, b) -> None:
@@ -135,24 +138,26 @@ def _same(a, b) -> None:
     assert ra.by_reason == rb.by_reason
 
 
+@PARS
 @pytest.mark.parametrize("max_shown", [1000, 5, 0])
-def test_it_reads_with_workers_what_it_reads_alone_skipping_bad_lines(tmp_path, max_shown):
+def test_it_reads_with_workers_what_it_reads_alone_skipping_bad_lines(tmp_path, max_shown, par):
     p = _write(tmp_path / "t.jsonl", _lines())
     assert len(line_ranges(p, os.path.getsize(p), PAR.range_bytes)) > 20
     serial = _read(p, mode="skip-bad", parallel=None, max_shown=max_shown)
-    _same(serial, _read(p, mode="skip-bad", parallel=PAR, max_shown=max_shown))
+    _same(serial, _read(p, mode="skip-bad", parallel=par, max_shown=max_shown))
     report = serial[1]
     assert report.n_bad > 50 and report.n_skipped > 5
     kinds = {r.split(": ")[-1] for r in report.by_reason}
     assert {"invalid JSON", "conflicting duplicate", "count out of range", "record longer than 600 bytes"} <= kinds
 
 
-def test_it_raises_in_strict_mode_the_error_the_serial_read_raises(tmp_path):
+@PARS
+def test_it_raises_in_strict_mode_the_error_the_serial_read_raises(tmp_path, par):
     lines = _lines()
     p = _write(tmp_path / "t.jsonl", lines)
     serial = _read(p, mode="strict", parallel=None)
     assert serial[2] is not None and serial[2].record.line == 9
-    _same(serial, _read(p, mode="strict", parallel=PAR))
+    _same(serial, _read(p, mode="strict", parallel=par))
     # the first bad line later and later: in the middle of a range, at its start, in a later chunk
     good = _lines(bad=False)
     for at in (30, 31, 57, 200, len(good) - 1):
@@ -160,7 +165,7 @@ def test_it_raises_in_strict_mode_the_error_the_serial_read_raises(tmp_path):
             p = _write(tmp_path / f"s{at}.jsonl", [*good[:at], bad_line, *good[at:]])
             serial = _read(p, mode="strict", parallel=None)
             assert serial[2].record.line == at + 1
-            _same(serial, _read(p, mode="strict", parallel=PAR))
+            _same(serial, _read(p, mode="strict", parallel=par))
 
 
 @pytest.mark.parametrize(
@@ -169,9 +174,10 @@ def test_it_raises_in_strict_mode_the_error_the_serial_read_raises(tmp_path):
     ids=["crlf", "bom", "no-final-newline", "all-three"],
 )
 @pytest.mark.parametrize("mode", ["skip-bad", "strict"])
-def test_it_reads_every_file_layout_alike(tmp_path, layout, mode):
+@PARS
+def test_it_reads_every_file_layout_alike(tmp_path, layout, mode, par):
     p = _write(tmp_path / "t.jsonl", _lines(), **layout)
-    _same(_read(p, mode=mode, parallel=None), _read(p, mode=mode, parallel=PAR))
+    _same(_read(p, mode=mode, parallel=None), _read(p, mode=mode, parallel=par))
 
 
 @pytest.mark.parametrize("range_bytes", [1, 150, 333, 4096])
@@ -382,3 +388,72 @@ def test_the_workers_die_with_the_reading_process_when_it_is_killed(tmp_path):
         for w in workers:  # what a failure left (they would block for ever)
             if _running(w):
                 os.kill(w, signal.SIGKILL)
+
+
+def _wait_for(predicate, seconds: float = 20.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_the_workers_read_ahead_into_spool_files_as_far_as_they_may_and_no_further(tmp_path):
+    import time
+
+    p = _write(tmp_path / "t.jsonl", _lines(400, bad=False))
+    ranges = line_ranges(p, os.path.getsize(p), 1500)
+    assert len(ranges) > 20
+    readers = _parallel._Readers(p, ranges, 2, KW, ahead=3)
+    try:
+        spool = readers.spool
+        assert spool is not None and os.path.isdir(spool)
+        # nothing taken yet: each worker reads its 3 ranges ahead, and stops there
+        assert _wait_for(lambda: len(os.listdir(spool)) >= 6)
+        time.sleep(0.3)
+        assert len(os.listdir(spool)) == 6
+        got = list(readers)  # taking each result removes its file and lets its worker read one more
+        assert os.listdir(spool) == []
+    finally:
+        readers.close()
+    assert not os.path.exists(spool)  # the folder goes with the read
+    alone = _parallel._Readers(p, ranges, 2, KW)
+    try:
+        assert alone.spool is None
+        expected = list(alone)
+    finally:
+        alone.close()
+    assert [r.end for r in got] == [r.end for r in expected] == [b for _, b in ranges]
+    for a, b in zip(got, expected, strict=True):
+        assert np.array_equal(a.rows.tweet_id, b.rows.tweet_id) and np.array_equal(a.rows.line, b.rows.line)
+
+
+def test_a_strict_read_that_stops_early_removes_the_spool_its_workers_filled(tmp_path, monkeypatch):
+    made = []
+    real = _parallel.tempfile.mkdtemp
+
+    def mkdtemp(**kw):
+        made.append(real(dir=tmp_path, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(_parallel.tempfile, "mkdtemp", mkdtemp)
+    good = _lines(400, bad=False)
+    p = _write(tmp_path / "t.jsonl", [*good[:50], '{"id_str": ', *good[50:]])
+    serial = _read(p, mode="strict", parallel=None)
+    _same(serial, _read(p, mode="strict", parallel=AHEAD))
+    assert len(made) == 1 and not os.path.exists(made[0])
+
+
+def test_a_result_that_cannot_be_spooled_goes_through_the_pipe_itself(tmp_path):
+    # a full or read-only disk alike: the worker sends the result, and the read goes on without reading ahead
+    p = _write(tmp_path / "t.jsonl", _lines(20, bad=False))
+    result = _parallel._read_range(p, 0, os.path.getsize(p), **KW)
+    assert _parallel._spooled(result, str(tmp_path / "gone"), 0) is result
+    name = _parallel._spooled(result, str(tmp_path), 0)
+    assert isinstance(name, str) and os.path.exists(name)
+    back = _parallel._unspooled(name)
+    assert not os.path.exists(name) and np.array_equal(back.rows.tweet_id, result.rows.tweet_id)
+    assert _parallel._unspooled(result) is result
