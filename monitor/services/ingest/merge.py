@@ -28,6 +28,7 @@ whatever the part size (``tests/monitor/services/ingest/test_parts.py``).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ from .conflicts import stored_conflicts
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
+
+log = logging.getLogger(__name__)
 
 # the class of the per-workspace advisory lock the merge holds (two-int key space: not the compute's one-key lock)
 MERGE_LOCK_CLASS = 20_001
@@ -167,7 +170,12 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
 
     names = st.names_seen
     stored_names = None  # twitter id -> the name stored, where read with the keys
-    if d.postgres and len(users) <= ARRAY_LOOKUP_MAX:
+    if m.later_part and st.created is not None:
+        # every account of the workspace is one an earlier part of this import created (it had none before, and
+        # the merge lock keeps other writers out): they are known, no staging table and no join
+        pk, known = lookup(st.created.twitter_id, st.created.pk, users)
+        old = AccountKeys(users[known], pk[known])
+    elif d.postgres and len(users) <= ARRAY_LOOKUP_MAX:
         # a small upload (a stream micro-batch): one indexed read by an array, no staging table. Staging and
         # joining 10,000 users cost 100-120 ms; so did an unnest of the array, which the planner joins by a hash
         # of the whole table; ``= ANY`` reads the index: 32 ms (benchmarks/stream_web.md)
@@ -186,8 +194,11 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     if m.in_parts and not m.later_part:
         # the accounts from before the import, for counting renames once over the parts
         st.accounts_before = m.count("SELECT max(id) FROM monitor_account WHERE workspace_id = %s", [m.ws])
+        if not st.accounts_before:  # none: the later parts know every account of the workspace (above)
+            st.created = AccountKeys(np.zeros(0, np.int64), np.zeros(0, np.int64))
     # straight into the table by one COPY, as the retweets (:func:`_copy`); the key comes from its sequence
     t = time.perf_counter()
+    above = m.count("SELECT max(id) FROM monitor_account", []) if len(new_users) else 0
     new_names = [names.get(u, "")[:64] for u in new_users.tolist()]
     m.counts["accounts_new"] = copy_in(
         m.cur,
@@ -252,17 +263,35 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         m.counts["accounts_renamed"] = len(st.renamed)
     if not len(new_users):
         keys = old
-    elif not len(old.pk):  # every account is new: the keys of all the upload names
-        keys = AccountKeys(*copy_out(m.cur, old_sql, [m.ws], key_cols))
-    else:  # the new accounts' keys, read as the old ones were: by an array (small uploads), else staged
-        if d.postgres and len(new_users) <= ARRAY_LOOKUP_MAX:
-            new_sql = f"""SELECT a.twitter_id, a.id FROM monitor_account a
-                          WHERE a.workspace_id = %s AND a.twitter_id = ANY({int_array(new_users)})
-                          ORDER BY a.twitter_id"""
-        else:
-            new_sql = key_sql(st.stage("newusers", [("twitter_id", "bigint")], [new_users]))
-        keys = _merged_keys(old, AccountKeys(*copy_out(m.cur, new_sql, [m.ws], key_cols)))
+    else:
+        t = time.perf_counter()
+        new = _new_keys(m, above, new_users)
+        add_timing(st.timings, "read back new account keys", t)
+        keys = new if not len(old.pk) else _merged_keys(old, new)
+        if st.created is not None and not st.final:
+            st.created = _merged_keys(st.created, new)
     return keys._replace(old=np.sort(old.pk))
+
+
+def _new_keys(m: _Merge, above: int, new_users: np.ndarray) -> AccountKeys:
+    """The keys the accounts' COPY gave ``new_users`` (sorted), every one of them above ``above``: the workspace's
+    accounts above it, read along the primary key, with no staging table and no join (at the 10M benchmark the
+    join of the part's 2-3M names took 2-3 s a part, benchmarks/data_layer.md). The merge lock keeps the
+    workspace's other writers out and the keys rise as the COPY's rows go in, so they are the new accounts in
+    the COPY's order; should they not be, the keys are read by Twitter id, as before."""
+    key_cols = [("twitter_id", "bigint"), ("id", "bigint")]
+    sql = "SELECT twitter_id, id FROM monitor_account WHERE id > %s AND workspace_id = %s ORDER BY id"
+    got = AccountKeys(*copy_out(m.cur, sql, [above, m.ws], key_cols))
+    if np.array_equal(got.twitter_id, new_users):
+        return got
+    log.warning("the new accounts' keys were not those above %d in the COPY's order: read by Twitter id", above)
+    if m.d.postgres and len(new_users) <= ARRAY_LOOKUP_MAX:
+        by = f"a.twitter_id = ANY({int_array(new_users)})"
+    else:
+        staged = m.st.stage("newusers", [("twitter_id", "bigint")], [new_users])
+        by = f"a.twitter_id IN (SELECT twitter_id FROM {staged})"
+    sql = f"SELECT a.twitter_id, a.id FROM monitor_account a WHERE a.workspace_id = %s AND {by} ORDER BY a.twitter_id"
+    return AccountKeys(*copy_out(m.cur, sql, [m.ws], key_cols))
 
 
 def _keys_and_names(m: _Merge, sql: str) -> tuple[AccountKeys, dict[int, str]]:

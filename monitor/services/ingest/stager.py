@@ -78,6 +78,9 @@ class Stager:
         self.renamed: set[int] = set()  # multi-part: keys of accounts from before the import that were renamed
         self.renames_given = False  # multi-part: some part gave names to accounts it found stored
         self.names_given = GivenNames()  # multi-part: the names the earlier parts stored, by account
+        # multi-part into a workspace with no account before the import: the accounts the earlier parts created, the
+        # workspace's every account (merge._accounts); None otherwise
+        self.created = None
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
         self.unindexed: list[str] = []

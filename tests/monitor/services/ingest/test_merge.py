@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import importlib
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 
@@ -250,3 +251,31 @@ def test_an_uploads_tweets_are_written_in_time_order_whatever_the_files_order(ws
     # follow it too where the table has no free space earlier on, which a test database cannot promise)
     inserted = list(Tweet.objects.filter(workspace=ws_a).order_by("pk").values_list("created_at", flat=True))
     assert len(inserted) == 20 and inserted == sorted(inserted)
+
+
+@pytest.mark.parametrize("array_max", [None, 0])
+def test_new_accounts_keys_not_found_above_the_key_before_the_copy_are_read_by_twitter_id(
+    ws_a, ws_b, import_files, monkeypatch, caplog, array_max
+):
+    """The new accounts' keys are read along the primary key above the highest one before the COPY; where those
+    are not exactly the new accounts (here: a bound below keys of accounts from before), they are read by
+    Twitter id, as before that read existed, and the log says so."""
+    import logging
+    from types import SimpleNamespace
+
+    from monitor.services.ingest.stager import Stager
+
+    merge = importlib.import_module("monitor.services.ingest.merge")
+    if array_max is not None:  # the fallback through a staging table, as a large upload reads them
+        monkeypatch.setattr(merge, "ARRAY_LOOKUP_MAX", array_max)
+    import_files(ws_b, [THESIS / "tweets.csv", THESIS / "follows.csv"])  # keys of another workspace between
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    stored = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "id"))
+    new_users = np.array(sorted(stored)[2:], np.int64)  # the first two taken for accounts from before
+    with transaction.atomic(), connection.cursor() as cur, caplog.at_level(logging.WARNING):
+        m = SimpleNamespace(cur=cur, ws=ws_a.pk, d=dialect(), st=Stager(cur, mode="strict", report=None))
+        got = merge._new_keys(m, 0, new_users)
+        m.st.drop()
+    assert got.twitter_id.tolist() == new_users.tolist()
+    assert got.pk.tolist() == [stored[u] for u in new_users.tolist()]
+    assert "read by Twitter id" in caplog.text

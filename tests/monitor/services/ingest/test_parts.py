@@ -112,12 +112,15 @@ def _import(import_files, settings, ws, paths, name, part_rows):
     return c
 
 
+@pytest.mark.parametrize("before", [True, False], ids=["into-stored-rows", "into-an-empty-workspace"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_an_upload_merged_in_parts_stores_and_counts_what_one_merge_does(
-    ws_a, ws_b, import_files, settings, tmp_path, seed
+    ws_a, ws_b, import_files, settings, tmp_path, seed, before
 ):
+    """Into an empty workspace the later parts find the accounts the earlier ones created without asking the
+    database (``merge._accounts``): every account of the workspace is one of them."""
     earlier, big = _earlier_upload(tmp_path), _big_upload(tmp_path, seed)
-    for ws in (ws_a, ws_b):
+    for ws in (ws_a, ws_b) if before else ():
         _import(import_files, settings, ws, earlier, "earlier", 0)
     whole = _import(import_files, settings, ws_a, big, "big", 0)
     parts = _import(import_files, settings, ws_b, big, "big", 9)
@@ -132,7 +135,7 @@ def test_an_upload_merged_in_parts_stores_and_counts_what_one_merge_does(
     # the run recomputes the same cascades: a part skips the stored retweets of the accounts an earlier part
     # created, whose tweets it has marked already, but not those of an account from before the import (10 gains
     # the follow 10 -> 3, so its retweet of the earlier tweet 50 of 3 may gain a spreading edge)
-    assert _computed(parts) == _computed(whole) and 50 in _computed(parts)
+    assert _computed(parts) == _computed(whole) and (50 in _computed(parts)) == before
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
@@ -338,3 +341,30 @@ def test_a_later_part_renames_only_the_accounts_whose_name_changed(
     assert _stored(ws_b)["accounts"] == _stored(ws_a)["accounts"]
     assert dict(_stored(ws_b)["accounts"])[17] == "new17"
     assert [name for part, names in staged if part > 0 for name in names] == ["new17"]
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["into-stored-rows", "into-an-empty-workspace"])
+def test_later_parts_into_an_empty_workspace_look_up_no_account_in_the_database(
+    ws_a, import_files, settings, tmp_path, monkeypatch, before
+):
+    """Into a workspace with no account before the import, a later part knows every stored account (the earlier
+    parts created them): it stages no account to look up. Into one with accounts, every part asks."""
+    from monitor.services.ingest.stager import Stager
+
+    staged: list[tuple[str, int]] = []
+    real = Stager.stage
+
+    def stage(self, prefix, cols, arrays):
+        staged.append((prefix, self.part))
+        return real(self, prefix, cols, arrays)
+
+    if before:
+        _import(import_files, settings, ws_a, _earlier_upload(tmp_path), "earlier", 0)
+    monkeypatch.setattr(Stager, "stage", stage)
+    monkeypatch.setattr(merge, "ARRAY_LOOKUP_MAX", 0)  # looked up by a staging table, as a large upload's are
+    c = _import(import_files, settings, ws_a, _big_upload(tmp_path, 1), "big", 9)
+    looked_up = sorted({part for prefix, part in staged if prefix == "users"})
+    if before:
+        assert looked_up == list(range(c.timings["parts"]))
+    else:
+        assert looked_up == [0]
