@@ -34,6 +34,9 @@ PARALLEL = {
     "SPREADWATCH_READ_WORKERS": "2",
     "SPREADWATCH_READ_PARALLEL_BYTES": str(256 << 10),
     "SPREADWATCH_READ_RANGE_BYTES": str(64 << 10),
+    # two ranges ahead each: the readers wait on their bound, alive, while the import is paused (with the default
+    # GiB ahead they would read this whole file and end before the kill)
+    "SPREADWATCH_READ_AHEAD_BYTES": str(4 * (64 << 10)),
 }
 GONE_WITHIN_S = 10
 RECOVERED_WITHIN_S = float(os.environ.get("FAULTS_WAIT_S", "60"))
