@@ -23,10 +23,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-#: (name, PLM keyword arguments); the first is the product's call
+#: (name, PLM keyword arguments); the second is the product's call (compute.algorithms.communities.MOVE_ITERATIONS)
 VARIANTS = (
-    ("refine (the product)", {"refine": True}),
-    ("refine, maxIter 16", {"refine": True, "maxIter": 16}),
+    ("refine (networkit's default, the product before 2026-12-02)", {"refine": True}),
+    ("refine, maxIter 16 (the product)", {"refine": True, "maxIter": 16}),
     ("refine, maxIter 8", {"refine": True, "maxIter": 8}),
     ("no refinement", {"refine": False}),
 )

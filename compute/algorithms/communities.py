@@ -7,15 +7,19 @@ Meyerhenke 2016), chosen by measurement against igraph's Leiden and leidenalg (`
 * The partition: Louvain's moves and aggregation with PLM's refinement, optimising modularity at ``resolution``
   (1 is Newman's modularity; higher finds smaller communities), seeded with ``seed`` and run on one thread: on
   more, its threads race and the same seed gives other communities (measured), which a researcher checking a
-  result cannot accept.
+  result cannot accept. At most :data:`MOVE_ITERATIONS` (16) passes of local moves per level, half networkit's
+  default: PLM takes half the time for 0.1 % of the modularity on the goal's graph and on a graph with faint
+  planted communities (``benchmarks/communities.md``, 2026-12-02); ``networkit.community.PLM(g, refine=True,
+  maxIter=16)`` repeats a result.
 * Communities are numbered 1, 2, ... by size descending, ties by their smallest node index, so that the numbers
   do not depend on the library's labels; an account without edges is a community of its own.
 * ``modularity``: :func:`modularity` of the result, computed here (the same function checks every library).
 
 There is no GPU twin: RAPIDS' cuGraph, the only well-kept GPU Louvain/Leiden, cannot travel to the lent GPU
 machine. ``backend="gpu"`` is refused by name; ``auto`` runs on the CPU. At the ``twitter`` preset's scale 0.1
-the call took 25-28 s on one 2-core host and 47-50 s on a slower one, PLM two thirds to three quarters of it;
-what surrounds the library (its input, the modularity, the community table) is numba loops over the view's rows.
+the call took 15.5-16.1 s on this session's 2-core host with 16 move iterations (22.7 s with networkit's 32), PLM
+7.1-7.4 s of it; what surrounds the library (its input, the modularity, the community table) is numba loops over
+the view's rows.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ __all__ = [
     "number_by_size",
     "upper_csr",
 ]
+
+#: PLM's most passes of local moves per level (networkit's default is 32): half the time, 0.1 % of the modularity
+MOVE_ITERATIONS = 16
 
 
 @dataclass
@@ -184,7 +191,8 @@ def communities(g: Graph, *, seed: int = 0, resolution: float = 1.0, backend: st
 
 
 def communities_cpu(g: Graph, *, seed: int = 0, resolution: float = 1.0) -> Communities:
-    """The reference: networkit's PLM on the undirected simple view, on one thread."""
+    """The reference: networkit's PLM with refinement and :data:`MOVE_ITERATIONS` on the undirected simple view,
+    on one thread."""
     import networkit as nk
 
     u = undirected(g)
@@ -193,7 +201,7 @@ def communities_cpu(g: Graph, *, seed: int = 0, resolution: float = 1.0) -> Comm
     nk.setSeed(seed, False)
     try:
         graph = nk.GraphFromCsr(upper_csr(u), directed=False)
-        plm = nk.community.PLM(graph, refine=True, gamma=resolution)
+        plm = nk.community.PLM(graph, refine=True, gamma=resolution, maxIter=MOVE_ITERATIONS)
         plm.run()
         found = np.asarray(plm.getPartition().getVector())
     finally:

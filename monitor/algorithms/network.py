@@ -286,7 +286,7 @@ def _communities_summary(u: Graph, found: community_engine.Communities) -> dict:
         "modularity": float(found.modularity),
         "resolution": float(found.resolution),
         "seed": int(found.seed),
-        "method": "networkit PLM with refinement, one thread",
+        "method": f"networkit PLM with refinement, {community_engine.MOVE_ITERATIONS} move iterations, one thread",
         "singletons": int(np.count_nonzero(table.sizes == 1)),
         "largest": [
             [c + 1, int(table.sizes[c]), int(table.inside[c]), int(table.degree_sums[c]), float(table.contributions[c])]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from compute.algorithms.communities import (
+    MOVE_ITERATIONS,
     communities,
     community_table,
     edges_once,
@@ -142,7 +143,7 @@ def test_networkit_builds_the_same_graph_and_finds_the_same_communities_from_the
         for graph in (nk.GraphFromCoo((a, b), n=u.n_nodes), nk.GraphFromCsr(m, directed=False)):
             assert graph.numberOfEdges() == len(a) and not graph.isDirected()
             nk.setSeed(9, False)
-            plm = nk.community.PLM(graph, refine=True, gamma=1.0)
+            plm = nk.community.PLM(graph, refine=True, gamma=1.0, maxIter=MOVE_ITERATIONS)
             plm.run()
             found.append(np.asarray(plm.getPartition().getVector()))
     finally:
