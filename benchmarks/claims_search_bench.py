@@ -31,7 +31,8 @@ built as the beat task would build it, timed (``--pairs on``, the default; kept 
 dropped (``--pairs off``: the searches as they are without it).
 
 Then each query kind (``QUERIES``) with each ``--sorts`` is called through Django the way the search page calls
-it (``tweet_search(ws, text, sort=..., limit=20)``), read cache off (``SPREADWATCH_READ_CACHE_SECONDS=0``) and
+it (``tweet_search(ws, text, sort=..., limit=20)``; with ``--labels false,true`` filtered by those truth labels,
+as the API's ``label`` parameter filters), read cache off (``SPREADWATCH_READ_CACHE_SECONDS=0``) and
 ``DEBUG`` off (no ``connection.queries``): one warm-up call, then ``--repeat`` timed calls; p50/p95/max per
 kind and sort, and the p95 of all calls. For every (kind, sort) whose p95 is over ``--slow-ms``, the SQL the call
 runs is captured (``CaptureQueriesContext``) with each statement's time, and the slower statements are run
@@ -406,23 +407,24 @@ def run_searches(args, ws_pk: int, emit) -> list[dict]:
               "count_s": round(time.perf_counter() - t, 2)})  # fmt: skip
     results = []
     all_times = []
+    labels = args.labels.split(",") if args.labels else None
     for kind, text, _ in mix:
         for sort in args.sorts.split(","):
-            hits = tweet_search(ws, text, sort=sort, limit=20)  # warm-up
+            hits = tweet_search(ws, text, sort=sort, labels=labels, limit=20)  # warm-up
             times = []
             for _ in range(args.repeat):
                 t = time.perf_counter()
-                hits = tweet_search(ws, text, sort=sort, limit=20)
+                hits = tweet_search(ws, text, sort=sort, labels=labels, limit=20)
                 times.append(time.perf_counter() - t)
             all_times += times
-            row = {"case": "search", "kind": kind, "query": text, "sort": sort, "runs": len(times),
+            row = {"case": "search", "kind": kind, "query": text, "sort": sort, "labels": labels, "runs": len(times),
                    "p50_ms": round(pct(times, 50), 1), "p95_ms": round(pct(times, 95), 1),
                    "max_ms": round(max(times) * 1000, 1), "rows": len(hits.rows), "total": hits.total,
                    "capped": hits.capped, "times_ms": [round(x * 1000, 1) for x in times]}  # fmt: skip
             if row["p95_ms"] > args.slow_ms:
                 with CaptureQueriesContext(connection) as ctx:
                     t = time.perf_counter()
-                    tweet_search(ws, text, sort=sort, limit=20)
+                    tweet_search(ws, text, sort=sort, labels=labels, limit=20)
                     row["captured_ms"] = round((time.perf_counter() - t) * 1000, 1)
                 row["sql_ms"] = round(sum(float(q["time"]) for q in ctx.captured_queries) * 1000, 1)
                 row["statements"] = [{"ms": round(float(q["time"]) * 1000, 1), "sql": q["sql"]}
@@ -514,6 +516,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="processes generating and copying chunks at once")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--sorts", default="relevance,newest,reach")
+    ap.add_argument("--labels", default="", help="comma-separated truth labels every search is filtered by (the API's)")
     ap.add_argument("--slow-ms", type=float, default=150.0, help="the goal; slower calls get their SQL explained")
     ap.add_argument("--explain-ms", type=float, default=20.0, help="explain the statements of a slow call over this")
     ap.add_argument("--reuse", action="store_true", help="keep the database if it holds the workspace already")

@@ -293,13 +293,13 @@ def tweet_search(
         query = parse_query(text)
     except QueryError as e:
         return TweetHits(query=None, sort=sort, error=str(e))
-    qs = matching(ws, query).filter(window.filter("created_at__date"))
+    qs = unlabelled = matching(ws, query).filter(window.filter("created_at__date"))
     if labels:
         qs = qs.filter(label__in=labels)
-    pairs = _pairs_condition(ws, query) if _postgres() and not labels else None
+    pairs = _pairs_condition(ws, query) if _postgres() else None
     if sort in ("newest", "oldest"):
         if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
-            total = _pairs_count(ws, query, window, pairs, CANDIDATES + 1)
+            total = _pairs_count(ws, query, window, pairs, CANDIDATES + 1, labels)
         else:
             # counted through the tweets' table, not the documents': the capped count of a phrase of common words
             # tests about as many tweets either way, and the choice cost two estimates (benchmarks/claims.md)
@@ -323,9 +323,10 @@ def tweet_search(
             return [(t.pk, _score(t, query), t.created_at, t.tweet_id) for t in tweets]
 
         if pairs is not None:  # a phrase of common words: its matches through the workspace's pairs index
-            pool = _pairs_pool(ws, query, sort, window, pairs)
+            pool = _pairs_pool(ws, query, sort, window, pairs, labels)
         else:
-            pool = _pool_by_index(ws, query, qs, newest, fetch, window) if _postgres() else None
+            by_label = unlabelled if labels else None
+            pool = _pool_by_index(ws, query, qs, newest, fetch, window, by_label) if _postgres() else None
         if pool is None:
             # the walk: through the documents' table on PostgreSQL, unless the labels need the tweets' rows
             pool = _walk_documents(ws, query, sort, window) if _postgres() and not labels else fetch(newest)
@@ -392,17 +393,30 @@ def _first_days(matches: float, tweets: float, span_days: float) -> float:
     return max(SLICE_MIN_DAYS, min(wanted, most))
 
 
-def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, fetch, window: Window) -> list | None:
+def _pool_by_index(
+    ws: Workspace,
+    query: Query,
+    qs: QuerySet,
+    newest: QuerySet,
+    fetch,
+    window: Window,
+    unlabelled: QuerySet | None = None,
+) -> list | None:
     """``fetch``'s rows of the newest matches read through the GIN index (whole, or slice by slice); None where
-    the walk of the time index is the cheap way (see above), or the window holds no tweet."""
+    the walk of the time index is the cheap way (see above), or the window holds no tweet. ``unlabelled`` is ``qs``
+    without its label filter, if it has one: the GIN index knows no label, so reading every
+    match through it reads the rows of every match of the words, labelled or not (a common word filtered by one
+    label at 1M tweets: 108,420 rows for 5,400 matches, 246 ms), while the walk and the slices are sized from the
+    labelled matches."""
     matches = max(_estimate(qs), 1.0)
     tweets = _estimate(Tweet.objects.filter(workspace=ws))
     if (CANDIDATES + 1) * tweets / matches <= WALK_ROWS:
         return None
+    read = matches if unlabelled is None else max(_estimate(unlabelled), 1.0)
     # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for
     # 25,751 at 10M tweets, and reading them all through the GIN index took 160 ms where the slices take 60
     prefix = any(t.kind == "url" and not t.negated for clause in query.clauses for t in clause)
-    if matches <= GIN_ROWS and not prefix:
+    if read <= GIN_ROWS and not prefix:
         with _no_walk():
             return fetch(newest)
     span = Tweet.objects.filter(Q(workspace=ws) & window.filter("created_at__date")).aggregate(
@@ -413,7 +427,13 @@ def _pool_by_index(ws: Workspace, query: Query, qs: QuerySet, newest: QuerySet, 
     # slices back from the newest tweet: the first sized from the estimate (usually the only one: a domain in 1.5 %
     # of 10M tweets reads its newest 7 days, an OR of 41,000 matches its newest 27), each next one from the
     # matches the last held; a slice reaching back past the oldest tweet reads all time
-    days = _first_days(matches, tweets, (span["last"] - span["first"]).total_seconds() / 86_400)
+    span_days = (span["last"] - span["first"]).total_seconds() / 86_400
+    days = _first_days(matches, tweets, span_days)
+    if unlabelled is not None and not prefix and matches * days / max(span_days, SLICE_MIN_DAYS) <= CANDIDATES:
+        # the labelled matches too sparse for the largest slice to hold enough: a second slice would read the
+        # rows of the first again (an excluded word filtered by one label at 1M tweets: 145 ms against 88 whole)
+        with _no_walk():
+            return fetch(newest)
     rows: list = []
     with _no_walk():
         while True:
@@ -461,13 +481,21 @@ PAIRS_SETTINGS = ("jit = off", "max_parallel_workers_per_gather = 0")
 
 
 def _pairs_sql(
-    ws: Workspace, query: Query, window: Window, pairs: Pairs, weeks: range | None, after: dt.datetime | None
+    ws: Workspace,
+    query: Query,
+    window: Window,
+    pairs: Pairs,
+    weeks: range | None,
+    after: dt.datetime | None,
+    labels: list[str] | None = None,
 ) -> tuple[str, str, list]:
     """The documents whose pairs meet ``pairs`` in ``weeks`` (any week when None), tested for ``query``, ``window``
-    and ``after``: (FROM clause, WHERE clause, parameters) over the alias ``d``. The pairs are read in a subquery
-    of their own (``OFFSET 0`` keeps PostgreSQL from merging it): with only the pairs and the workspace to go by,
-    it reads the pairs index, where the whole statement was planned as a bitmap of the newest week's 95,000
-    documents by time with each document's pairs computed (97 ms at 10M, against 8 ms through the index)."""
+    and ``after``, and, given ``labels``, whose tweet has one of those truth labels: (FROM clause, WHERE clause,
+    parameters) over the alias ``d``. The pairs are read in a subquery of their own (``OFFSET 0`` keeps PostgreSQL
+    from merging it): with only the pairs and the workspace to go by, it reads the pairs index, where the whole
+    statement was planned as a bitmap of the newest week's 95,000 documents by time with each document's pairs
+    computed (97 ms at 10M, against 8 ms through the index). The documents carry no label: a candidate's is read
+    from its tweet by key, after the phrase has kept it."""
     cond, params = pairs.condition(weeks)
     sql, query_params = query.tsquery()
     inner = (
@@ -484,12 +512,18 @@ def _pairs_sql(
     if after is not None:
         where.append("d.created_at > %s")
         where_params.append(after)
+    if labels:
+        where.append(f"EXISTS (SELECT 1 FROM {Tweet._meta.db_table} t WHERE t.id = d.tweet_id AND t.label = ANY(%s))")
+        where_params.append(list(labels))
     return inner, " AND ".join(where), [ws.pk, *params, *where_params]
 
 
-def _pairs_count(ws: Workspace, query: Query, window: Window, pairs: Pairs, most: int) -> int:
-    """How many documents ``query`` matches in ``window``, read through the pairs index, counted up to ``most``."""
-    inner, where, params = _pairs_sql(ws, query, window, pairs, None, None)
+def _pairs_count(
+    ws: Workspace, query: Query, window: Window, pairs: Pairs, most: int, labels: list[str] | None = None
+) -> int:
+    """How many documents ``query`` matches in ``window`` (of tweets labelled one of ``labels``, when given), read
+    through the pairs index, counted up to ``most``."""
+    inner, where, params = _pairs_sql(ws, query, window, pairs, None, None, labels)
     with _settings(*PAIRS_SETTINGS), connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {inner} WHERE {where} LIMIT %s) c", [*params, most])
         return int(cur.fetchone()[0])
@@ -499,14 +533,17 @@ def _pairs_count(ws: Workspace, query: Query, window: Window, pairs: Pairs, most
 PAIRS_FIRST_DAYS = 7
 
 
-def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: Pairs) -> list[tuple]:
+def _pairs_pool(
+    ws: Workspace, query: Query, sort: str, window: Window, pairs: Pairs, labels: list[str] | None = None
+) -> list[tuple]:
     """``_walk_documents``'s rows for a query read through the pairs index, in time slices: a phrase of common
     words matches 43,000 tweets at 10M, and fetching every match's row to sort them by time took 250 ms
     (benchmarks/claims.md). Each slice reads the pairs of its weeks only (the index's lexemes carry their
     document's week), so the rows fetched are about the slice's matches. The first slice is the newest
     :data:`PAIRS_FIRST_DAYS` days; the next is sized from the matches it held, a quarter more than it takes to
     reach :data:`CANDIDATES` + 1 at that rate (at least twice as long); a slice reaching back past the oldest
-    tweet reads all time. Usually two statements; their rows are the newest matches, as the walk's."""
+    tweet reads all time. Usually two statements; their rows are the newest matches, as the walk's. Given
+    ``labels``, only the matches whose tweet has one of them count (a rarer label reaches further back)."""
     docs = TweetDocument.objects.filter(workspace_id=ws.pk).filter(window.filter("created_at__date"))
     span = docs.aggregate(first=Min("created_at"), last=Max("created_at"))
     if span["last"] is None:
@@ -519,7 +556,7 @@ def _pairs_pool(ws: Workspace, query: Query, sort: str, window: Window, pairs: P
             if after is not None and after < span["first"]:
                 after = None
             weeks = None if after is None else range(_week(after), _week(span["last"]) + 1)
-            inner, where, params = _pairs_sql(ws, query, window, pairs, weeks, after)
+            inner, where, params = _pairs_sql(ws, query, window, pairs, weeks, after, labels)
             columns = "d.tweet_id, d.created_at" if sort == "reach" else "d.tweet_id, d.search, d.created_at"
             newest = (
                 f"SELECT {columns}, d.status_id FROM {inner} WHERE {where} "

@@ -154,6 +154,48 @@ def test_the_first_time_slice_is_sized_from_the_estimate_and_the_next_from_what_
     assert claims._next_days(10.0, 0) == 160.0
 
 
+@pytest.mark.parametrize(
+    ("labelled", "unlabelled", "sliced"),
+    [
+        (5_000, 100_000, True),  # the label's matches dense enough for a day's slice to hold CANDIDATES + 1
+        (500, 100_000, False),  # too sparse: a second slice would read the first one's rows again
+        (5_000, 10_000, False),  # the words' own matches within GIN_ROWS: every one read at once
+        (None, 100_000, True),  # no label: as before
+    ],
+)
+def test_a_label_filtered_search_reads_the_gin_index_as_its_words_and_its_labels_need(
+    claimed, monkeypatch, labelled, unlabelled, sliced
+):
+    """The GIN index knows no label: reading every match through it reads the rows of every match of the words,
+    so that choice is made on the words' estimate, while the walk and the slices are sized from the labelled
+    matches; a label too sparse for a slice to hold enough is read whole (estimates given here: 10M tweets over the
+    collection's two days)."""
+    from monitor.selectors import claims
+    from monitor.selectors.windows import ALL_TIME
+
+    def estimate(q):
+        sql = str(q.query)
+        if "search" not in sql and "REGEXP" not in sql.upper():
+            return 10_000_000.0  # the workspace's tweets
+        return float(labelled if labelled is not None and '"label" IN' in sql else unlabelled)
+
+    monkeypatch.setattr(claims, "_estimate", estimate)
+    monkeypatch.setattr(claims, "CANDIDATES", 1_000)
+    query = parse_query("towers")
+    words = claims.matching(claimed, query)
+    qs = words.filter(label__in=["false", "true"]) if labelled is not None else words
+    seen: list[str] = []
+
+    def fetch(q):
+        seen.append(str(q.query))
+        return list(q.values_list("pk", "created_at", "created_at", "tweet_id"))
+
+    by_label = words if labelled is not None else None
+    rows = claims._pool_by_index(claimed, query, qs, qs.order_by("-created_at"), fetch, ALL_TIME, by_label)
+    assert [r[0] for r in rows] == list(qs.order_by("-created_at").values_list("pk", flat=True))
+    assert ('"monitor_tweet"."created_at" >' in seen[0]) is sliced
+
+
 def test_a_url_is_read_in_time_slices_whatever_postgresqls_estimate_of_its_matches(claimed, monkeypatch):
     """PostgreSQL estimates a lexeme prefix from its most common lexemes only (8,782 for 25,751 matches at 10M
     tweets): a URL is never read through the GIN index whole, a word within GIN_ROWS is."""

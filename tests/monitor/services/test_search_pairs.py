@@ -169,6 +169,26 @@ def test_a_window_is_searched_through_the_index_as_by_the_walk(claimed, sort):
     assert [t.tweet_id for t in paired.rows] == [t.tweet_id for t in walked.rows]
 
 
+@pytest.mark.parametrize("labels", [["false"], ["true", "unverified"], ["non-rumor"]])
+@pytest.mark.parametrize("sort", ["relevance", "newest", "reach"])
+def test_a_label_filtered_phrase_is_read_through_the_index_and_finds_what_the_walk_finds(claimed, labels, sort):
+    """The API's label filter: the phrases match tweets 1 (false), 3 (true) and 5 (unverified); through the index
+    only the candidates whose tweet has one of the labels count, as in the walk of the tweets."""
+    from django.test.utils import CaptureQueriesContext
+
+    text = '"towers cause" OR "cause towers"'
+    walked = selectors.tweet_search(claimed, text, sort=sort, labels=labels)
+    services.search_pairs_refresh(workspace_id=claimed.pk, **SMALL)
+    with CaptureQueriesContext(connection) as ctx:
+        paired = selectors.tweet_search(claimed, text, sort=sort, labels=labels)
+    assert any("monitor_lexeme_pairs" in q["sql"] for q in ctx.captured_queries)
+    expected = {"false": {1}, "true": {3}, "unverified": {5}, "non-rumor": set()}
+    assert {t.tweet_id for t in paired.rows} == set().union(*(expected[label] for label in labels))
+    assert all(t.label in labels for t in paired.rows)
+    assert [t.tweet_id for t in paired.rows] == [t.tweet_id for t in walked.rows]
+    assert (paired.total, paired.capped) == (walked.total, walked.capped)
+
+
 def test_the_search_reads_the_index_postgresql_built(claimed):
     """The condition is the index's own expression (the same words, in the same order), so the planner reads the
     index instead of computing each document's pairs."""
