@@ -160,3 +160,28 @@ def test_csr_edges_of_a_graph_with_isolated_rows():
     csr = Csr(np.array([5, 6, 9]), np.array([0, 0, 2, 2]), np.array([0, 2], np.int32))
     src, dst = csr.edges()
     assert src.tolist() == [6, 6] and dst.tolist() == [5, 9]
+
+
+def test_the_follows_an_import_keeps_are_the_edges_it_was_given_whatever_their_pks(monkeypatch):
+    """A part's edges are kept as uint32 offsets from its smallest pk where they fit, as int64 pks where they do
+    not; the version written is the CSR of the version before and every part's edges, self-follows and
+    duplicates dropped."""
+    rng = np.random.default_rng(5)
+    before = (rng.integers(10, 60, 300), rng.integers(10, 60, 300))
+    near = (rng.integers(2**40, 2**40 + 90, 400), rng.integers(2**40, 2**40 + 90, 400))  # offsets within uint32
+    far = (np.array([7, 2**33 + 7, 7, 7]), np.array([2**33 + 7, 7, 7, 2**33 + 7]))  # a span over 2**32, a self-follow
+    written = {}
+    monkeypatch.setattr(graph_files, "follows_token", lambda cur, ws: "t")
+    monkeypatch.setattr(graph_files, "save", lambda ws, token, csr: written.setdefault(token, csr))
+    follows = graph_files.ImportedFollows()
+    follows.ws, follows.base = 1, csr_from_edges(*before)
+    for fr, fe in (near, far, near):
+        follows.add(fr, fe)
+    assert [p[1].dtype for p in follows.parts] == [np.uint32, np.int64, np.uint32]
+    follows.finish(None)
+    assert follows.parts == []
+    expected = csr_from_edges(*(np.concatenate([b, n, f, n]) for b, n, f in zip(before, near, far, strict=True)))
+    assert all(np.array_equal(a, b) for a, b in zip(written["t"], expected, strict=True))
+    assert {(int(a), int(b)) for a, b in zip(*written["t"].edges())} == {
+        (a, b) for a, b in zip(*(np.concatenate(c).tolist() for c in zip(before, near, far))) if a != b
+    }
