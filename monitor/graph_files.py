@@ -234,7 +234,9 @@ def follower_csr(ws: int, timings: dict[str, float] | None = None) -> tuple[Csr,
         unchanged = follows_token(cur, ws) == token
     if timings is not None:
         timings["load_follows_s"] = timings.get("load_follows_s", 0.0) + time.perf_counter() - t
-    csr = csr_from_edges(src, dst)
+    edges = [src, dst]
+    del src, dst
+    csr = _csr_from_owned(edges)  # the rows' arrays freed once their positions are known
     if unchanged:
         try:
             csr = save(ws, token, csr)
