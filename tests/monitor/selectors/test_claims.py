@@ -157,8 +157,10 @@ def test_the_first_time_slice_is_sized_from_the_estimate_and_the_next_from_what_
 @pytest.mark.parametrize(
     ("labelled", "unlabelled", "sliced"),
     [
-        (5_000, 100_000, True),  # the label's matches dense enough for a day's slice to hold CANDIDATES + 1
-        (500, 100_000, False),  # too sparse: a second slice would read the first one's rows again
+        (5_000, 100_000, True),  # the labelled matches dense enough for slices
+        (2_003, 100_000, True),
+        (2_002, 100_000, False),  # at most twice CANDIDATES + 1: the slices would reach back over half the time
+        (500, 100_000, False),
         (5_000, 10_000, False),  # the words' own matches within GIN_ROWS: every one read at once
         (None, 100_000, True),  # no label: as before
     ],
@@ -168,7 +170,7 @@ def test_a_label_filtered_search_reads_the_gin_index_as_its_words_and_its_labels
 ):
     """The GIN index knows no label: reading every match through it reads the rows of every match of the words,
     so that choice is made on the words' estimate, while the walk and the slices are sized from the labelled
-    matches; a label too sparse for a slice to hold enough is read whole (estimates given here: 10M tweets over the
+    matches; labelled matches too few for slices to pay are read whole (estimates given here: 10M tweets over the
     collection's two days)."""
     from monitor.selectors import claims
     from monitor.selectors.windows import ALL_TIME
@@ -191,8 +193,9 @@ def test_a_label_filtered_search_reads_the_gin_index_as_its_words_and_its_labels
         return list(q.values_list("pk", "created_at", "created_at", "tweet_id"))
 
     by_label = words if labelled is not None else None
-    rows = claims._pool_by_index(claimed, query, qs, qs.order_by("-created_at"), fetch, ALL_TIME, by_label)
-    assert [r[0] for r in rows] == list(qs.order_by("-created_at").values_list("pk", flat=True))
+    newest = qs.order_by("-created_at", "-tweet_id")
+    rows = claims._pool_by_index(claimed, query, qs, newest, fetch, ALL_TIME, by_label)
+    assert [r[0] for r in rows] == list(newest.values_list("pk", flat=True))
     assert ('"monitor_tweet"."created_at" >' in seen[0]) is sliced
 
 
