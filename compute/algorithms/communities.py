@@ -17,9 +17,9 @@ Meyerhenke 2016), chosen by measurement against igraph's Leiden and leidenalg (`
 
 There is no GPU twin: RAPIDS' cuGraph, the only well-kept GPU Louvain/Leiden, cannot travel to the lent GPU
 machine. ``backend="gpu"`` is refused by name; ``auto`` runs on the CPU. At the ``twitter`` preset's scale 0.1
-the call took 15.5-16.1 s on this session's 2-core host with 16 move iterations (22.7 s with networkit's 32), PLM
-7.1-7.4 s of it; what surrounds the library (its input, the modularity, the community table) is numba loops over
-the view's rows.
+the whole CLI call took 14.6-16.2 s on a 2-core host of this project's kind with 16 move iterations (23.8-24.5 s
+with networkit's 32), PLM 7.1-7.4 s of it; what surrounds the library (its input, the modularity, the community
+table) is numba loops over the view's rows.
 """
 
 from __future__ import annotations
