@@ -156,6 +156,11 @@ def test_a_graph_folder_that_cannot_be_written_costs_speed_not_a_result(
     assert Account.objects.filter(workspace=ws_a).exists()
 
 
+def test_self_follows_alone_give_their_accounts_and_no_edge():
+    csr = csr_from_edges(np.array([4, 2, 4]), np.array([4, 2, 4]))
+    assert csr.ids.tolist() == [2, 4] and csr.indptr.tolist() == [0, 0, 0] and csr.n_edges == 0
+
+
 def test_csr_edges_of_a_graph_with_isolated_rows():
     csr = Csr(np.array([5, 6, 9]), np.array([0, 0, 2, 2]), np.array([0, 2], np.int32))
     src, dst = csr.edges()
