@@ -126,13 +126,7 @@ def _csr_from_owned(edges: list) -> Csr:
     key *= n  # the key of (follower, followee), in place
     key += b
     del b
-    key.sort()  # by (follower, followee)
-    if len(key):  # (none left when every edge was a self-follow)
-        first = np.empty(len(key), dtype=bool)
-        first[0] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
-        key = key[first]  # each edge once
-        del first
+    key = unique(key, overwrite=True)  # sorted by (follower, followee) in place, each edge once
     src = key // n
     indptr = np.zeros(len(ids) + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=len(ids)), out=indptr[1:])

@@ -412,11 +412,14 @@ def _pool_by_index(
     tweets = _estimate(Tweet.objects.filter(workspace=ws))
     if (CANDIDATES + 1) * tweets / matches <= WALK_ROWS:
         return None
-    read = matches if unlabelled is None else max(_estimate(unlabelled), 1.0)
     # a URL is a lexeme prefix, whose matches PostgreSQL estimates from its most common lexemes only: 8,782 for
     # 25,751 at 10M tweets, and reading them all through the GIN index took 160 ms where the slices take 60
     prefix = any(t.kind == "url" and not t.negated for clause in query.clauses for t in clause)
-    if read <= GIN_ROWS and not prefix:
+    # with a label: so few labelled matches that the slices would reach back over half of the time, or all of it,
+    # reading the rows of the first slices again: every match at once (an excluded word filtered by one label at
+    # 1M tweets: 88 ms whole against 145 ms in slices)
+    sparse = unlabelled is not None and matches <= 2 * (CANDIDATES + 1)
+    if not prefix and (sparse or (matches if unlabelled is None else _estimate(unlabelled)) <= GIN_ROWS):
         with _no_walk():
             return fetch(newest)
     span = Tweet.objects.filter(Q(workspace=ws) & window.filter("created_at__date")).aggregate(
@@ -424,12 +427,6 @@ def _pool_by_index(
     )
     if span["last"] is None:
         return None
-    if unlabelled is not None and not prefix and matches <= 2 * (CANDIDATES + 1):
-        # so few labelled matches that the slices would reach back over half of the time, or all of it, reading
-        # the rows of the first slices again: every match at once (an excluded word filtered by one label at 1M
-        # tweets: 88 ms whole against 145 ms in slices)
-        with _no_walk():
-            return fetch(newest)
     # slices back from the newest tweet: the first sized from the estimate (usually the only one: a domain in 1.5 %
     # of 10M tweets reads its newest 7 days, an OR of 41,000 matches its newest 27), each next one from the
     # matches the last held; a slice reaching back past the oldest tweet reads all time
