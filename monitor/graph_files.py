@@ -278,6 +278,29 @@ class ImportedFollows:
             lo = 0
         self.parts.append([lo, fr, fe])
 
+    def stored(self, follower: np.ndarray, followee: np.ndarray) -> np.ndarray | None:
+        """Mask of the edges (account pks) that a part added so far, or None where the parts cannot tell: their
+        follows are not kept (no base on this machine) or a part's pks span 2**32 or more. A part's edges come
+        sorted by (follower, followee) from the merge; a part that is not is sorted here."""
+        if self.base is None or any(p[1].dtype != np.uint32 for p in self.parts):
+            return None
+        fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
+        found = np.zeros(len(fr), bool)
+        for lo, pfr, pfe in self.parts:
+            if not len(pfr):
+                continue
+            at = np.flatnonzero(~found & (fr >= lo) & (fe >= lo) & (fr - lo < 2**32) & (fe - lo < 2**32))
+            if not len(at):
+                continue
+            keys = (pfr.astype(np.uint64) << np.uint64(32)) | pfe
+            if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():
+                keys.sort()
+            want = ((fr[at] - lo).astype(np.uint64) << np.uint64(32)) | (fe[at] - lo).astype(np.uint64)
+            pos = np.searchsorted(keys, want)
+            pos[pos == len(keys)] = 0
+            found[at[keys[pos] == want]] = True
+        return found
+
     @staticmethod
     def _joined(first: np.ndarray, parts: list, end: int) -> np.ndarray:
         """``first`` then each part's ``end`` (1: followers, 2: followees) as int64 pks, each part's array freed

@@ -190,3 +190,28 @@ def test_the_follows_an_import_keeps_are_the_edges_it_was_given_whatever_their_p
     assert {(int(a), int(b)) for a, b in zip(*written["t"].edges())} == {
         (a, b) for a, b in zip(*(np.concatenate(c).tolist() for c in zip(before, near, far))) if a != b
     }
+
+
+def test_the_follows_an_import_kept_answer_which_edges_a_part_added():
+    """A later part of an import into a workspace with no follows asks the kept parts, not the table: the answer is
+    exactly the parts' edges, whatever their offsets and order; a part kept as int64 pks, or no base, cannot
+    answer (None: the table is asked)."""
+    rng = np.random.default_rng(7)
+    follows = graph_files.ImportedFollows()
+    follows.base = Csr(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int32))
+    low = (rng.integers(100, 160, 500), rng.integers(100, 160, 500))
+    high = (rng.integers(2**40, 2**40 + 50, 300), rng.integers(2**40, 2**40 + 50, 300))  # unsorted, a far base
+    for fr, fe in (low, high):
+        follows.add(fr, fe)
+    added = {(int(a), int(b)) for part in (low, high) for a, b in zip(*part)}
+    asked = (
+        np.concatenate([rng.integers(90, 170, 3000), rng.integers(2**40 - 5, 2**40 + 60, 2000), [100, 2**40]]),
+        np.concatenate([rng.integers(90, 170, 3000), rng.integers(2**40 - 5, 2**40 + 60, 2000), [2**40, 100]]),
+    )
+    found = follows.stored(*asked)
+    expected = [(int(a), int(b)) in added for a, b in zip(*asked)]
+    assert found.tolist() == expected and 0 < sum(expected) < len(expected)
+
+    follows.add(np.array([7, 2**33 + 7]), np.array([2**33 + 7, 7]))  # a span over 2**32: int64 pks
+    assert follows.stored(*asked) is None
+    assert graph_files.ImportedFollows().stored(*asked) is None  # not started: nothing kept

@@ -205,6 +205,7 @@ class _Parts:
         else:
             st.on_locked = None
         st.merged_follows = None
+        st.earlier_follows = self.follows.stored
         for key, n in merge(st.cur, st, self.ws, self.coll, progress).items():
             res.counts[key] = res.counts.get(key, 0) + n
         self.affected.update(st.affected)

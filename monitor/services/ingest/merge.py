@@ -43,6 +43,7 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
+from .earlier_parts import snapshot_hashes
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
@@ -587,6 +588,9 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
     # only an old account can have a snapshot stored already
     cand = np.flatnonzero(_in(accounts.old, cols[0]))
+    fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
+    if len(cand) and fresh and m.later_part:  # what no earlier part stored is not checked against the table
+        cand = cand[m.st.snapshots.maybe(snapshot_hashes(cols[0][cand], cols[1][cand]))]
     if len(cand):
         stored, mine = _stored_rows(
             m,
@@ -606,6 +610,8 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
         keep = np.ones(len(cols[0]), bool)
         keep[cand[stored]] = False
         cols = [c[keep] for c in cols]
+    if fresh and not m.st.final:
+        m.st.snapshots.add(snapshot_hashes(cols[0], cols[1]))
     # straight into the table, in its unique key's order (account, time)
     m.counts["follower_counts_new"] = _copy_partitioned(
         m,
@@ -640,7 +646,17 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     new = edges
     # only an edge between two old accounts can be stored already
     cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
-    if len(cand):
+    known = None
+    if len(cand) and m.later_part and m.st.created is not None and m.st.earlier_follows is not None:
+        # a workspace with no account before the import: the stored follows are the earlier parts', kept in memory
+        t = time.perf_counter()
+        known = m.st.earlier_follows(edges.follower[cand], edges.followee[cand])
+        if known is not None:
+            add_timing(m.st.timings, "check earlier parts' follows", t)
+            keep = np.ones(len(edges.follower), bool)
+            keep[cand[known]] = False
+            new = edges.take(keep)
+    if len(cand) and known is None:
         stored, _ = _stored_rows(
             m,
             "folold",

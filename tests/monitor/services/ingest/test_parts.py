@@ -395,3 +395,61 @@ def test_an_import_frees_its_staged_rows_when_it_ends_without_waiting_for_the_co
         assert made and all(ref() is None for ref in made)
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["into-stored-rows", "into-an-empty-workspace"])
+def test_later_parts_into_an_empty_workspace_check_their_follows_and_snapshots_in_memory(
+    ws_a, ws_b, import_files, settings, tmp_path, monkeypatch, before
+):
+    """Into a workspace with no account before the import, the stored follows and snapshots are the earlier parts':
+    a later part stages no follow to check (the follower graph's kept parts answer) and only the snapshots an
+    earlier part stored with the same account and time (the originals' authors', given again); the rows stored
+    are one merge's. Into one with rows, every later part asks the table."""
+    from monitor.graph_files import ImportedFollows
+    from monitor.services.ingest.stager import Stager
+
+    rows = [_row(k, 0, k, T0 + 10 * (k - 1), 100, f"u{k}") for k in (1, 2, 3, 4)]  # first: no retweet carried
+    for i in range(60):
+        if i % 6 == 0:
+            rows.append(_row(1 + i % 4, 0, 1 + i % 4, T0 + 10 * (i % 4), 100, f"u{1 + i % 4}"))  # an original again
+        rows.append(_row(100 + i, 1 + i % 4, 10 + i % 25, T0 + 50 + i, 5 + i % 7, f"n{i % 25}"))
+    files = [tmp_path / f"{name}.csv" for name in ("tweets1", "follows1", "tweets2", "follows2")]
+    files[0].write_text(CSV_HEAD + "".join(rows[:30]))
+    files[2].write_text(CSV_HEAD + "".join(rows[30:]))
+    # follow edges in two files with tweet rows between them: parts apart; the second file repeats most of the first
+    edges = [(10 + i % 25, 1 + i % 4) for i in range(50)] + [(10 + i % 20, 11 + i % 13) for i in range(40)]
+    files[1].write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in edges[:70]))
+    files[3].write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in edges[::-1]))
+    staged: list[tuple[str, int, int]] = []
+    found: list[int] = []
+    real_stage, real_stored = Stager.stage, ImportedFollows.stored
+
+    def stage(self, prefix, cols, arrays):
+        staged.append((prefix, self.part, len(arrays[0])))
+        return real_stage(self, prefix, cols, arrays)
+
+    def stored(self, follower, followee):
+        out = real_stored(self, follower, followee)
+        found.append(int(out.sum()))
+        return out
+
+    if before:
+        for ws in (ws_a, ws_b):
+            _import(import_files, settings, ws, _earlier_upload(tmp_path), "earlier", 0)
+    whole = _import(import_files, settings, ws_a, files, "repeats", 0)
+    monkeypatch.setattr(Stager, "stage", stage)
+    monkeypatch.setattr(ImportedFollows, "stored", stored)
+    parts = _import(import_files, settings, ws_b, files, "repeats", 9)
+
+    assert parts.timings["parts"] >= 5 and parts.counts == whole.counts
+    assert _stored(ws_b) == _stored(ws_a)
+    follows_staged = [n for prefix, part, n in staged if prefix == "folold" and part > 0]
+    snapshots_staged = sum(n for prefix, part, n in staged if prefix == "fcold" and part > 0)
+    repeated = sum(1 for i in range(60) if i % 6 == 0)  # the originals given again, some in the first part
+    if before:
+        assert follows_staged and not found
+        assert snapshots_staged > 4 * repeated  # every snapshot of an account stored before its part
+    else:
+        assert not follows_staged and sum(found) == len(set(edges[:70]))  # the second file's repeats, all found
+        # of the later parts' snapshots, all of accounts an earlier part created, only the originals given again
+        assert 0 < snapshots_staged <= repeated
