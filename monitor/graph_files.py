@@ -281,7 +281,9 @@ class ImportedFollows:
     def stored(self, follower: np.ndarray, followee: np.ndarray) -> np.ndarray | None:
         """Mask of the edges (account pks) that a part added so far, or None where the parts cannot tell: their
         follows are not kept (no base on this machine) or a part's pks span 2**32 or more. A part's edges come
-        sorted by (follower, followee) from the merge; a part that is not is sorted here."""
+        sorted by (follower, followee) from the merge; a part that is not is sorted here. The edges are looked up
+        a million at a time (a part's key and its temporaries: 8 bytes a kept follow, about 40 MB a million
+        asked)."""
         if self.base is None or any(p[1].dtype != np.uint32 for p in self.parts):
             return None
         fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
@@ -289,16 +291,21 @@ class ImportedFollows:
         for lo, pfr, pfe in self.parts:
             if not len(pfr):
                 continue
-            at = np.flatnonzero(~found & (fr >= lo) & (fe >= lo) & (fr - lo < 2**32) & (fe - lo < 2**32))
-            if not len(at):
-                continue
-            keys = (pfr.astype(np.uint64) << np.uint64(32)) | pfe
+            keys = pfr.astype(np.uint64)
+            keys <<= np.uint64(32)
+            keys |= pfe
             if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():
                 keys.sort()
-            want = ((fr[at] - lo).astype(np.uint64) << np.uint64(32)) | (fe[at] - lo).astype(np.uint64)
-            pos = np.searchsorted(keys, want)
-            pos[pos == len(keys)] = 0
-            found[at[keys[pos] == want]] = True
+            for a in range(0, len(fr), 1 << 20):
+                f, e = fr[a : a + (1 << 20)] - lo, fe[a : a + (1 << 20)] - lo
+                at = np.flatnonzero(~found[a : a + len(f)] & (f >= 0) & (e >= 0) & (f < 2**32) & (e < 2**32))
+                want = f[at].astype(np.uint64)
+                want <<= np.uint64(32)
+                want |= e[at].astype(np.uint64)
+                pos = np.searchsorted(keys, want)
+                pos[pos == len(keys)] = 0
+                found[a + at[keys[pos] == want]] = True
+            del keys
         return found
 
     @staticmethod

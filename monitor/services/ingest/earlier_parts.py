@@ -1,18 +1,24 @@
 """What the earlier parts of an import in parts stored, kept in memory so that a later part need not ask the tables.
 
 A later part checks the rows it would write against the rows stored before it (``merge._stored_rows``: the rows
-staged, then a hash join with the workspace's partition). Into a workspace that had no account before the import,
-every stored row on the import's accounts is one an earlier part of this import wrote (the merge lock keeps other
-writers out from the first part to the commit), so the import itself knows them:
+staged, then a hash join that reads the workspace's whole partition, unindexed until the last part). Into a
+workspace that had no account before the import, every stored row on the import's accounts is one an earlier
+part of this import wrote (the merge lock keeps other writers out from the first part to the commit), so the
+import itself knows them:
 
 * the follows: the follower graph's file keeps every part's edges already (``graph_files.ImportedFollows``), and
   answers exactly;
-* the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of each snapshot's key (account, time) that
-  a part wrote, 8 bytes a snapshot. A hash not among them is a snapshot no earlier part stored; the few that are
-  (the snapshots that the parts give again, such as the originals' authors', and any two keys with one hash) are
-  checked against the table as before, so the answer is exact.
+* the retweets and the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of the key ((tweet,
+  retweeter); (account, time)) of each row a part wrote, 8 bytes a row. A row whose hash is not among them is one
+  no earlier part stored. One whose hash is (a row given again; two keys with one hash, about one chance in
+  2**64 / 7M per row at the 10M benchmark's last part) is checked against the table as before, so the answer is
+  exact. The rows given again are mostly the originals' authors' snapshots (a v1.1 retweet embeds its original,
+  so every part gives them again): :class:`KeptSnapshots` keeps those rows whole (key and count, 32 bytes a row,
+  a few hundred thousand), so the table is asked only when a part raises one's count.
 
-On the 10M-retweet benchmark's parts these two checks cost 14-27 s of the merge (``benchmarks/data_layer.md``)."""
+The hashes are dropped once the last part has used them (:meth:`StoredKeys.clear`): its follows and the follower
+graph's file, where the import's memory peaks, do not carry them. On the 10M-retweet benchmark's parts of 4M rows
+these checks took 20-30 s of the merge (``benchmarks/data_layer.md``)."""
 
 from __future__ import annotations
 
@@ -20,18 +26,23 @@ import numpy as np
 
 from ...db import pg_timestamptz
 
-__all__ = ["StoredKeys", "snapshot_hashes"]
+__all__ = ["KeptSnapshots", "StoredKeys", "pair_hashes"]
 
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd constant: account keys that differ give products that differ
+_U = np.uint64
 
 
-def snapshot_hashes(account_pk: np.ndarray, observed_at: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each snapshot's key: the account's key and the time as PostgreSQL stores it (microseconds,
-    :func:`monitor.db.pg_timestamptz`), so two times the table holds as one give one hash."""
-    pk = np.asarray(account_pk, np.int64).astype(np.uint64)
-    us = pg_timestamptz(observed_at).astype(np.uint64)
+def pair_hashes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each pair of 64-bit integers (SplitMix64's finaliser over ``a * odd + b``: keys a bit
+    apart give unrelated hashes)."""
     with np.errstate(over="ignore"):
-        return pk * _MIX + us
+        x = np.asarray(a, np.int64).astype(_U) * _U(0x9E3779B97F4A7C15)
+        x += np.asarray(b, np.int64).astype(_U)
+        x ^= x >> _U(30)
+        x *= _U(0xBF58476D1CE4E5B9)
+        x ^= x >> _U(27)
+        x *= _U(0x94D049BB133111EB)
+        x ^= x >> _U(31)
+    return x
 
 
 class StoredKeys:
@@ -42,11 +53,11 @@ class StoredKeys:
 
     def add(self, hashes: np.ndarray) -> None:
         if len(hashes):
-            self.parts.append(np.sort(np.asarray(hashes, np.uint64)))
+            self.parts.append(np.sort(np.asarray(hashes, _U)))
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
         """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored."""
-        hashes = np.asarray(hashes, np.uint64)
+        hashes = np.asarray(hashes, _U)
         out = np.zeros(len(hashes), bool)
         for part in self.parts:
             pos = np.searchsorted(part, hashes)
@@ -54,6 +65,51 @@ class StoredKeys:
             out |= part[pos] == hashes
         return out
 
+    def clear(self) -> None:
+        self.parts.clear()
+
     @property
     def nbytes(self) -> int:
         return sum(p.nbytes for p in self.parts)
+
+
+class KeptSnapshots:
+    """Whole snapshot rows an earlier part stored (account key, time in PostgreSQL's microseconds, count), by
+    their hash: :meth:`find` answers for a row given again without the table."""
+
+    def __init__(self) -> None:
+        z = np.zeros(0, np.int64)
+        self.hash, self.account, self.us, self.count = np.zeros(0, _U), z, z, z
+
+    def add(self, hashes: np.ndarray, account: np.ndarray, us: np.ndarray, count: np.ndarray) -> None:
+        if not len(hashes):
+            return
+        h = np.concatenate([self.hash, hashes])
+        order = np.argsort(h, kind="stable")
+        self.hash = h[order]
+        self.account = np.concatenate([self.account, account])[order]
+        self.us = np.concatenate([self.us, us])[order]
+        self.count = np.concatenate([self.count, count])[order]
+
+    def find(self, hashes: np.ndarray, account: np.ndarray, us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and a found mask of the rows (account, us) kept here (a hash kept for another key: not
+        found)."""
+        if not len(self.hash):
+            return np.zeros(len(hashes), np.int64), np.zeros(len(hashes), bool)
+        pos = np.searchsorted(self.hash, hashes)
+        pos[pos == len(self.hash)] = 0
+        found = (self.hash[pos] == hashes) & (self.account[pos] == account) & (self.us[pos] == us)
+        return pos, found
+
+    def raise_counts(self, pos: np.ndarray, count: np.ndarray) -> None:
+        np.maximum.at(self.count, pos, count)
+
+    def clear(self) -> None:
+        self.__init__()
+
+
+def snapshot_key(account_pk: np.ndarray, observed_at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A snapshot's time as PostgreSQL stores it (microseconds, :func:`monitor.db.pg_timestamptz`: two times the
+    table holds as one are one here) and the hash of its key."""
+    us = pg_timestamptz(observed_at)
+    return us, pair_hashes(account_pk, us)

@@ -43,7 +43,7 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
-from .earlier_parts import snapshot_hashes
+from .earlier_parts import pair_hashes, snapshot_key
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
@@ -506,6 +506,10 @@ def _retweets(
     # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
     # says happened earlier moves to the upload's time; the others are left as they are
     cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
+    fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
+    if fresh and m.later_part and cand.any():  # what no earlier part stored is not checked against the table
+        at = np.flatnonzero(cand)
+        cand[at[~m.st.retweets.maybe(pair_hashes(rts.tweet_pk[at], rts.account_pk[at]))]] = False
     updated = 0
     if cand.any():
         cr = rts.take(cand)
@@ -537,6 +541,10 @@ def _retweets(
             rts_new = rts
     else:
         rts_new = rts
+    if fresh and not m.st.final:
+        m.st.retweets.add(pair_hashes(rts_new.tweet_pk, rts_new.account_pk))
+    elif fresh:
+        m.st.retweets.clear()  # not carried into the last part's follows, where the import's memory peaks
     picked = tweets.take(rts_new.rows)
     # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
     # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
@@ -578,21 +586,32 @@ def _update_retweets_sql(d, ws: int, upd: str) -> str:
 
 def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
     """Follower-count snapshots: every row with a count is one (the highest count per account and time)."""
+    st = m.st
     has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
     account_pk = accounts.of(tweets.user_id[has])
-    observed_at, count = tweets.created_at[has], tweets.followers[has]
+    observed_at, count, original = tweets.created_at[has], tweets.followers[has], tweets.retweeted_id[has] == NO_TWEET
     order = lexorder((-count, observed_at, account_pk))
-    account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
+    account_pk, observed_at, count, original = account_pk[order], observed_at[order], count[order], original[order]
     first = first_of_runs(account_pk, observed_at)
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
+    original = original[first]
     fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
     # only an old account can have a snapshot stored already
     cand = np.flatnonzero(_in(accounts.old, cols[0]))
-    fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
-    if len(cand) and fresh and m.later_part:  # what no earlier part stored is not checked against the table
-        cand = cand[m.st.snapshots.maybe(snapshot_hashes(cols[0][cand], cols[1][cand]))]
+    stored = np.zeros(len(cols[0]), bool)
+    own = np.zeros(0, np.int64)  # stored snapshots whose count this part raises
+    fresh = st.created is not None  # in parts into a workspace with no account before: only this import's rows
+    if fresh:
+        us, hashes = snapshot_key(cols[0], cols[1])
+        if m.later_part and len(cand):  # what no earlier part stored is not checked against the table
+            cand = cand[st.snapshots.maybe(hashes[cand])]
+            pos, kept = st.kept_snapshots.find(hashes[cand], cols[0][cand], us[cand])
+            known, pos = cand[kept], pos[kept]
+            raised = cols[2][known] > st.kept_snapshots.count[pos]
+            st.kept_snapshots.raise_counts(pos[raised], cols[2][known][raised])
+            stored[known], own, cand = True, known[raised], cand[~kept]
     if len(cand):
-        stored, mine = _stored_rows(
+        found, mine = _stored_rows(
             m,
             "fcold",
             fc_cols,
@@ -605,13 +624,20 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
             # so do the retweets carried from the part before, whose snapshots that part stored)
             mine_if="s.n > f.count",
         )
-        if mine.any():  # a snapshot an earlier part stored: the highest count of its account and time wins
-            m.run(_raise_counts_sql(m.d, m.ws, m.st.stage("fcown", fc_cols, [c[cand[mine]] for c in cols])))
-        keep = np.ones(len(cols[0]), bool)
-        keep[cand[stored]] = False
-        cols = [c[keep] for c in cols]
-    if fresh and not m.st.final:
-        m.st.snapshots.add(snapshot_hashes(cols[0], cols[1]))
+        stored[cand[found]] = True
+        own = np.concatenate([own, cand[mine]])
+    if len(own):  # a snapshot an earlier part stored: the highest count of its account and time wins
+        m.run(_raise_counts_sql(m.d, m.ws, st.stage("fcown", fc_cols, [c[own] for c in cols])))
+    if stored.any():
+        cols = [c[~stored] for c in cols]
+        if fresh:
+            us, hashes, original = us[~stored], hashes[~stored], original[~stored]
+    if fresh and not st.final:  # the next parts' checks: every row's hash, the originals' rows whole
+        st.snapshots.add(hashes)
+        st.kept_snapshots.add(hashes[original], cols[0][original], us[original], cols[2][original])
+    elif fresh:
+        st.snapshots.clear()
+        st.kept_snapshots.clear()
     # straight into the table, in its unique key's order (account, time)
     m.counts["follower_counts_new"] = _copy_partitioned(
         m,
@@ -646,17 +672,13 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     new = edges
     # only an edge between two old accounts can be stored already
     cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
-    known = None
+    stored = None
     if len(cand) and m.later_part and m.st.created is not None and m.st.earlier_follows is not None:
         # a workspace with no account before the import: the stored follows are the earlier parts', kept in memory
         t = time.perf_counter()
-        known = m.st.earlier_follows(edges.follower[cand], edges.followee[cand])
-        if known is not None:
-            add_timing(m.st.timings, "check earlier parts' follows", t)
-            keep = np.ones(len(edges.follower), bool)
-            keep[cand[known]] = False
-            new = edges.take(keep)
-    if len(cand) and known is None:
+        stored = m.st.earlier_follows(edges.follower[cand], edges.followee[cand])
+        add_timing(m.st.timings, "check earlier parts' follows", t)
+    if len(cand) and stored is None:
         stored, _ = _stored_rows(
             m,
             "folold",
@@ -665,6 +687,7 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
             f"monitor_follow f ON f.workspace_id = {int(m.ws)} AND f.follower_id = s.a AND f.followee_id = s.b",
             "f",
         )
+    if stored is not None:
         keep = np.ones(len(edges.follower), bool)
         keep[cand[stored]] = False
         new = edges.take(keep)

@@ -4,28 +4,53 @@ from __future__ import annotations
 
 import numpy as np
 
-from monitor.services.ingest.earlier_parts import StoredKeys, snapshot_hashes
+from monitor.services.ingest.earlier_parts import KeptSnapshots, StoredKeys, pair_hashes, snapshot_key
 
 
-def test_two_times_postgresql_stores_as_one_give_one_snapshot_hash():
-    """The hash keys a snapshot by the time as the table holds it (microseconds): times that differ below half a
-    microsecond are one row there, and one hash here; a microsecond apart, or another account, another hash."""
+def test_two_times_postgresql_stores_as_one_are_one_snapshot_key():
+    """A snapshot is keyed by the time as the table holds it (microseconds): times that differ below half a
+    microsecond are one row there and one key here; a microsecond apart, or another account, another key."""
     t = 1_600_000_000.25
-    same = snapshot_hashes(np.array([5, 5]), np.array([t, t + 1e-7]))
-    assert same[0] == same[1]
-    other = snapshot_hashes(np.array([5, 6, 5]), np.array([t + 1e-6, t, t + 1.0]))
+    us, same = snapshot_key(np.array([5, 5]), np.array([t, t + 1e-7]))
+    assert us[0] == us[1] and same[0] == same[1]
+    _, other = snapshot_key(np.array([5, 6, 5]), np.array([t + 1e-6, t, t + 1.0]))
     assert len(set(other.tolist()) | {int(same[0])}) == 4
 
 
+def test_pair_hashes_spread_near_keys():
+    """Keys one apart in either column (an account's snapshots a second apart, a tweet's next retweeters) give
+    200,000 distinct hashes."""
+    a, b = np.meshgrid(np.arange(1000, 1400), 1_600_000_000 * 10**6 + np.arange(0, 500) * 10**6)
+    assert len(np.unique(pair_hashes(a.ravel(), b.ravel()))) == 200_000
+    assert len(np.unique(pair_hashes(np.arange(100_000) // 7, np.arange(100_000) % 7))) == 100_000
+
+
 def test_stored_keys_miss_nothing_an_earlier_part_added():
-    """No false negative over random keys in three parts; what no part added is mostly answered no."""
+    """No false negative over random keys in three parts; what no part added is answered no; cleared, nothing."""
     rng = np.random.default_rng(3)
     pks, times = rng.integers(1, 10**6, 30_000), rng.integers(1_500_000_000, 1_600_000_000, 30_000).astype(float)
+    hashes = snapshot_key(pks, times)[1]
     keys = StoredKeys()
-    assert not keys.maybe(snapshot_hashes(pks[:5], times[:5])).any()  # nothing kept yet
+    assert not keys.maybe(hashes[:5]).any()  # nothing kept yet
     for part in np.array_split(np.arange(20_000), 3):
-        keys.add(snapshot_hashes(pks[part], times[part]))
+        keys.add(hashes[part])
     assert keys.nbytes == 8 * 20_000
-    assert keys.maybe(snapshot_hashes(pks[:20_000], times[:20_000])).all()
-    fresh = keys.maybe(snapshot_hashes(pks[20_000:] + 10**6, times[20_000:]))
-    assert fresh.sum() == 0
+    assert keys.maybe(hashes[:20_000]).all()
+    assert not keys.maybe(snapshot_key(pks[20_000:] + 10**6, times[20_000:])[1]).any()
+    keys.clear()
+    assert not keys.maybe(hashes[:20_000]).any()
+
+
+def test_kept_snapshots_find_their_own_key_only_and_keep_the_highest_count():
+    """A row is found only with its account and time (not another key with the same hash, made here by hand);
+    a raised count is kept for the next part."""
+    kept = KeptSnapshots()
+    kept.add(np.array([30, 10], np.uint64), np.array([3, 1]), np.array([300, 100]), np.array([7, 5]))
+    kept.add(np.array([20], np.uint64), np.array([2]), np.array([200]), np.array([6]))
+    pos, found = kept.find(np.array([10, 20, 20, 99], np.uint64), np.array([1, 2, 9, 1]), np.array([100, 200, 200, 1]))
+    assert found.tolist() == [True, True, False, False]
+    assert kept.count[pos[:2]].tolist() == [5, 6]
+    kept.raise_counts(pos[:1], np.array([8]))
+    assert kept.count[kept.find(np.array([10], np.uint64), np.array([1]), np.array([100]))[0]].tolist() == [8]
+    kept.clear()
+    assert not kept.find(np.array([10], np.uint64), np.array([1]), np.array([100]))[1].any()

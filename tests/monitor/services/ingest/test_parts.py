@@ -398,13 +398,13 @@ def test_an_import_frees_its_staged_rows_when_it_ends_without_waiting_for_the_co
 
 
 @pytest.mark.parametrize("before", [True, False], ids=["into-stored-rows", "into-an-empty-workspace"])
-def test_later_parts_into_an_empty_workspace_check_their_follows_and_snapshots_in_memory(
+def test_later_parts_into_an_empty_workspace_check_their_rows_against_the_earlier_parts_in_memory(
     ws_a, ws_b, import_files, settings, tmp_path, monkeypatch, before
 ):
-    """Into a workspace with no account before the import, the stored follows and snapshots are the earlier parts':
-    a later part stages no follow to check (the follower graph's kept parts answer) and only the snapshots an
-    earlier part stored with the same account and time (the originals' authors', given again); the rows stored
-    are one merge's. Into one with rows, every later part asks the table."""
+    """Into a workspace with no account before the import, the stored follows, snapshots and retweets are the
+    earlier parts': a later part stages no follow to check (the follower graph's kept parts answer), no snapshot
+    (the originals' authors', given again by every part, are kept whole) and only the retweets given again; the
+    rows stored are one merge's. Into one with rows, every later part asks the table."""
     from monitor.graph_files import ImportedFollows
     from monitor.services.ingest.stager import Stager
 
@@ -415,7 +415,9 @@ def test_later_parts_into_an_empty_workspace_check_their_follows_and_snapshots_i
         rows.append(_row(100 + i, 1 + i % 4, 10 + i % 25, T0 + 50 + i, 5 + i % 7, f"n{i % 25}"))
     files = [tmp_path / f"{name}.csv" for name in ("tweets1", "follows1", "tweets2", "follows2")]
     files[0].write_text(CSV_HEAD + "".join(rows[:30]))
-    files[2].write_text(CSV_HEAD + "".join(rows[30:]))
+    # retweeted again, by accounts that did not retweet the same tweet before the import
+    again = [_row(900 + i, 1 + i % 4, 10 + i % 25, T0 + 900 + i, 5, f"n{i % 25}") for i in range(2, 7)]
+    files[2].write_text(CSV_HEAD + "".join(rows[30:] + again))
     # follow edges in two files with tweet rows between them: parts apart; the second file repeats most of the first
     edges = [(10 + i % 25, 1 + i % 4) for i in range(50)] + [(10 + i % 20, 11 + i % 13) for i in range(40)]
     files[1].write_text("follower_id,followee_id\n" + "".join(f"{a},{b}\n" for a, b in edges[:70]))
@@ -445,11 +447,15 @@ def test_later_parts_into_an_empty_workspace_check_their_follows_and_snapshots_i
     assert _stored(ws_b) == _stored(ws_a)
     follows_staged = [n for prefix, part, n in staged if prefix == "folold" and part > 0]
     snapshots_staged = sum(n for prefix, part, n in staged if prefix == "fcold" and part > 0)
+    retweets_staged = sum(n for prefix, part, n in staged if prefix == "rtold" and part > 0)
     repeated = sum(1 for i in range(60) if i % 6 == 0)  # the originals given again, some in the first part
     if before:
         assert follows_staged and not found
         assert snapshots_staged > 4 * repeated  # every snapshot of an account stored before its part
+        assert retweets_staged > 4 * len(again)
     else:
         assert not follows_staged and sum(found) == len(set(edges[:70]))  # the second file's repeats, all found
-        # of the later parts' snapshots, all of accounts an earlier part created, only the originals given again
-        assert 0 < snapshots_staged <= repeated
+        # the later parts' snapshots are all of accounts an earlier part created; the originals' given again are
+        # found whole in memory, the others' hashes are not among the stored ones: the table is not asked
+        assert snapshots_staged == 0
+        assert retweets_staged == len(again) and whole.counts["duplicate_retweets"] == len(again)
