@@ -8,17 +8,19 @@ import itself knows them:
 
 * the follows: the follower graph's file keeps every part's edges already (``graph_files.ImportedFollows``), and
   answers exactly;
-* the retweets and the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of the key ((tweet,
-  retweeter); (account, time)) of each row a part wrote, 8 bytes a row. A row whose hash is not among them is one
-  no earlier part stored. One whose hash is (a row given again; two keys with one hash, about one chance in
-  2**64 / 7M per row at the 10M benchmark's last part) is checked against the table as before, so the answer is
-  exact. The rows given again are mostly the originals' authors' snapshots (a v1.1 retweet embeds its original,
-  so every part gives them again): :class:`KeptSnapshots` keeps those rows whole (key and count, 32 bytes a row,
-  a few hundred thousand), so the table is asked only when a part raises one's count.
+* the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of the key (account, time) of each
+  snapshot a part wrote, 8 bytes a row. A snapshot whose hash is not among them is one no earlier part stored.
+  One whose hash is (a snapshot given again; two keys with one hash, about one chance in 2**64 / 7M per row at
+  the 10M benchmark's last part) is checked against the table as before, so the answer is exact. The snapshots
+  given again are mostly the originals' authors' (a v1.1 retweet embeds its original, so every part gives them
+  again): :class:`KeptSnapshots` keeps those rows whole (key and count, 32 bytes a row, a few hundred thousand),
+  so the table is asked only for what it does not hold.
 
 The hashes are dropped once the last part has used them (:meth:`StoredKeys.clear`): its follows and the follower
-graph's file, where the import's memory peaks, do not carry them. On the 10M-retweet benchmark's parts of 4M rows
-these checks took 20-30 s of the merge (``benchmarks/data_layer.md``)."""
+graph's file do not carry them. The retweets are still checked against the table: their hashes would add another
+8 bytes a retweet to the parts' merges, where the 10M benchmark's memory peaks, for a check of 4 s there. On that
+benchmark's parts of 4M rows the follows' and snapshots' checks took 25-28 s of the merge
+(``benchmarks/data_layer.md``)."""
 
 from __future__ import annotations
 
@@ -26,22 +28,24 @@ import numpy as np
 
 from ...db import pg_timestamptz
 
-__all__ = ["KeptSnapshots", "StoredKeys", "pair_hashes"]
+__all__ = ["KeptSnapshots", "StoredKeys", "pair_hashes", "snapshot_key"]
 
 _U = np.uint64
 
 
 def pair_hashes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each pair of 64-bit integers (SplitMix64's finaliser over ``a * odd + b``: keys a bit
-    apart give unrelated hashes)."""
+    apart give unrelated hashes), computed in place: 16 bytes a pair while it runs, 8 after."""
+    x = np.asarray(a, np.int64).astype(_U)
+    tmp = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x = np.asarray(a, np.int64).astype(_U) * _U(0x9E3779B97F4A7C15)
-        x += np.asarray(b, np.int64).astype(_U)
-        x ^= x >> _U(30)
-        x *= _U(0xBF58476D1CE4E5B9)
-        x ^= x >> _U(27)
-        x *= _U(0x94D049BB133111EB)
-        x ^= x >> _U(31)
+        x *= _U(0x9E3779B97F4A7C15)
+        x += np.asarray(b, np.int64).view(_U)
+        for shift, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+            np.right_shift(x, _U(shift), out=tmp)
+            x ^= tmp
+            if mul is not None:
+                x *= _U(mul)
     return x
 
 
@@ -52,17 +56,23 @@ class StoredKeys:
         self.parts: list[np.ndarray] = []
 
     def add(self, hashes: np.ndarray) -> None:
+        """Keep a part's ``hashes`` (sorted in place: the array is the caller's no more)."""
         if len(hashes):
-            self.parts.append(np.sort(np.asarray(hashes, _U)))
+            hashes = np.asarray(hashes, _U)
+            hashes.sort()
+            self.parts.append(hashes)
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
-        """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored."""
+        """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored (looked up
+        a million at a time)."""
         hashes = np.asarray(hashes, _U)
         out = np.zeros(len(hashes), bool)
         for part in self.parts:
-            pos = np.searchsorted(part, hashes)
-            pos[pos == len(part)] = 0
-            out |= part[pos] == hashes
+            for a in range(0, len(hashes), 1 << 20):
+                h = hashes[a : a + (1 << 20)]
+                pos = np.searchsorted(part, h)
+                pos[pos == len(part)] = 0
+                out[a : a + len(h)] |= part[pos] == h
         return out
 
     def clear(self) -> None:

@@ -43,7 +43,7 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
-from .earlier_parts import pair_hashes, snapshot_key
+from .earlier_parts import snapshot_key
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
@@ -506,10 +506,6 @@ def _retweets(
     # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
     # says happened earlier moves to the upload's time; the others are left as they are
     cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
-    fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
-    if fresh and m.later_part and cand.any():  # what no earlier part stored is not checked against the table
-        at = np.flatnonzero(cand)
-        cand[at[~m.st.retweets.maybe(pair_hashes(rts.tweet_pk[at], rts.account_pk[at]))]] = False
     updated = 0
     if cand.any():
         cr = rts.take(cand)
@@ -541,10 +537,6 @@ def _retweets(
             rts_new = rts
     else:
         rts_new = rts
-    if fresh and not m.st.final:
-        m.st.retweets.add(pair_hashes(rts_new.tweet_pk, rts_new.account_pk))
-    elif fresh:
-        m.st.retweets.clear()  # not carried into the last part's follows, where the import's memory peaks
     picked = tweets.take(rts_new.rows)
     # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
     # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
@@ -601,11 +593,12 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     stored = np.zeros(len(cols[0]), bool)
     own = np.zeros(0, np.int64)  # stored snapshots whose count this part raises
     fresh = st.created is not None  # in parts into a workspace with no account before: only this import's rows
-    if fresh:
-        us, hashes = snapshot_key(cols[0], cols[1])
-        if m.later_part and len(cand):  # what no earlier part stored is not checked against the table
-            cand = cand[st.snapshots.maybe(hashes[cand])]
-            pos, kept = st.kept_snapshots.find(hashes[cand], cols[0][cand], us[cand])
+    if fresh and m.later_part and len(cand):  # what no earlier part stored is not checked against the table
+        us, hashes = snapshot_key(cols[0][cand], cols[1][cand])
+        maybe = st.snapshots.maybe(hashes)
+        cand, us, hashes = cand[maybe], us[maybe], hashes[maybe]
+        if len(cand):
+            pos, kept = st.kept_snapshots.find(hashes, cols[0][cand], us)
             known, pos = cand[kept], pos[kept]
             raised = cols[2][known] > st.kept_snapshots.count[pos]
             st.kept_snapshots.raise_counts(pos[raised], cols[2][known][raised])
@@ -629,12 +622,12 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     if len(own):  # a snapshot an earlier part stored: the highest count of its account and time wins
         m.run(_raise_counts_sql(m.d, m.ws, st.stage("fcown", fc_cols, [c[own] for c in cols])))
     if stored.any():
-        cols = [c[~stored] for c in cols]
-        if fresh:
-            us, hashes, original = us[~stored], hashes[~stored], original[~stored]
+        cols, original = [c[~stored] for c in cols], original[~stored]
     if fresh and not st.final:  # the next parts' checks: every row's hash, the originals' rows whole
-        st.snapshots.add(hashes)
+        us, hashes = snapshot_key(cols[0], cols[1])
         st.kept_snapshots.add(hashes[original], cols[0][original], us[original], cols[2][original])
+        del us
+        st.snapshots.add(hashes)
     elif fresh:
         st.snapshots.clear()
         st.kept_snapshots.clear()

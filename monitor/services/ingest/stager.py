@@ -83,8 +83,9 @@ class Stager:
         # workspace's every account (merge._accounts); None otherwise
         self.created = None
         # multi-part into such a workspace: what the earlier parts stored, so a later part checks its rows in memory
-        # (earlier_parts): the snapshots' and retweets' hashes, and the follows the follower graph's file keeps
-        self.snapshots, self.retweets, self.kept_snapshots = StoredKeys(), StoredKeys(), KeptSnapshots()
+        # (earlier_parts): the snapshots' hashes and the originals' snapshots, and the follows the follower graph's
+        # file keeps (a callable)
+        self.snapshots, self.kept_snapshots = StoredKeys(), KeptSnapshots()
         self.earlier_follows: Callable[[np.ndarray, np.ndarray], np.ndarray | None] | None = None
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
