@@ -18,6 +18,7 @@ from monitor.services.ingest import load_files
 from monitor.services.ingest.merge import MERGE_LOCK_CLASS
 from tests.webapp import THESIS
 
+merge = importlib.import_module("monitor.services.ingest.merge")  # the package's name ``merge`` is its function
 UTC = dt.UTC
 CSV_HEAD = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name\n"
 
@@ -90,6 +91,47 @@ def test_an_upload_names_accounts_known_from_follows_and_rewrites_no_unchanged_n
     if before is not None:
         after = row_versions()
         assert after[300] == before[300] and after[301] == before[301] and after[302] != before[302]
+
+
+def test_an_original_given_again_is_rewritten_only_when_it_changes_the_stored_row(
+    ws_a, import_files, tmp_path, monkeypatch
+):
+    """An original uploaded again with nothing the stored row lacks is not rewritten (the tweets' upsert touches
+    no row for it); one that brings a label or a follower count is rewritten with it, and keeps the rest."""
+    head = "tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name,text,label\n"
+    first = tmp_path / "first.csv"
+    first.write_text(head + "7000,,70,2020-01-01T00:00:00Z,,p,said once,\n7001,,71,2020-01-01T00:01:00Z,5,q,,false\n"
+                     "7002,,72,2020-01-01T00:02:00Z,6,r,#tag and more,\n")  # fmt: skip
+    assert import_files(ws_a, [first]).status == Collection.Status.DONE
+    written: list[int] = []
+    real = merge._Merge.run
+
+    def run(self, sql, params=()):
+        n = real(self, sql, params)
+        if sql.split()[:3] == ["INSERT", "INTO", "monitor_tweet"]:
+            written.append(n)  # rows inserted or rewritten
+        return n
+
+    monkeypatch.setattr(merge._Merge, "run", run)
+
+    def rows():
+        return {t: r for t, *r in Tweet.objects.filter(workspace=ws_a).values_list(
+            "tweet_id", "text", "label", "author_followers")}  # fmt: skip
+
+    again = tmp_path / "again.csv"  # 7000 and 7001 with nothing new (an empty text, no label); 7002 gains a label
+    again.write_text(head + "7000,,70,2020-01-01T00:00:00Z,,p,,\n7001,,71,2020-01-01T00:01:00Z,9,q,,\n"
+                     "7002,,72,2020-01-01T00:02:00Z,6,r,,true\n")  # fmt: skip
+    assert import_files(ws_a, [again]).status == Collection.Status.DONE
+    assert written == [1]
+    assert rows() == {
+        7000: ["said once", "unknown", None],
+        7001: ["", "false", 5.0],
+        7002: ["#tag and more", "true", 6.0],
+    }
+    gains = tmp_path / "gains.csv"  # 7000 gains the follower count it lacked, and keeps its text
+    gains.write_text(head + "7000,,70,2020-01-01T00:00:00Z,3,p,,\n")
+    assert import_files(ws_a, [gains]).status == Collection.Status.DONE
+    assert written == [1, 1] and rows()[7000] == ["said once", "unknown", 3.0]
 
 
 def test_first_names_with_commas_quotes_braces_and_backslashes_are_stored_as_given(ws_a, import_files, tmp_path):
