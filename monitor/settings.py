@@ -261,9 +261,9 @@ SPREADWATCH_ANALYSIS_QUEUE = env_str("SPREADWATCH_ANALYSIS_QUEUE", "analysis") o
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 # an import merges its upload in parts of this many staged rows (tweets and retweets, follow edges), inside its one
 # transaction, so that its memory is bounded by a part, not by the upload (monitor/services/ingest/stager.py;
-# about 200 bytes per row at the peak; 4M keeps the 10M benchmark under 2 GB, where 5M peaked at 1.94-1.98 GB and
-# 3M made the later parts' checks of the stored rows 19 s slower: benchmarks/data_layer.md); 0 = one part
-SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 4_000_000))
+# about 200 bytes per row at the peak; 3M keeps the 10M benchmark's import under its compute's peak, 1.67 GB, at
+# the speed of 4M (1.83 GB) since the later parts check their rows in memory: benchmarks/data_layer.md); 0 = one part
+SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 3_000_000))
 # the follower graphs as memory-mapped CSR files, one per workspace and follows version, shared by every process of
 # a machine (monitor/graph_files.py); a folder on local disk, or storage shared by the workers
 SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "graphs")))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...db import pg_timestamptz
 
-__all__ = ["KeptSnapshots", "StoredKeys", "pair_hashes", "snapshot_key"]
+__all__ = ["EarlierSnapshots", "KeptSnapshots", "StoredKeys", "pair_hashes", "snapshot_key"]
 
 _U = np.uint64
 
@@ -63,16 +63,21 @@ class StoredKeys:
             self.parts.append(hashes)
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
-        """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored (looked up
-        a million at a time)."""
+        """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored. The hashes
+        are looked up in their sorted order: in the order given, each binary search's reads miss the cache (3.4M
+        hashes among 3.4M: 1.8 s, against 0.4 s sorted first)."""
         hashes = np.asarray(hashes, _U)
         out = np.zeros(len(hashes), bool)
+        if not self.parts or not len(hashes):
+            return out
+        order = np.argsort(hashes)
+        ordered = hashes[order]
+        found = np.zeros(len(hashes), bool)
         for part in self.parts:
-            for a in range(0, len(hashes), 1 << 20):
-                h = hashes[a : a + (1 << 20)]
-                pos = np.searchsorted(part, h)
-                pos[pos == len(part)] = 0
-                out[a : a + len(h)] |= part[pos] == h
+            pos = np.searchsorted(part, ordered)
+            pos[pos == len(part)] = 0
+            found |= part[pos] == ordered
+        out[order] = found
         return out
 
     def clear(self) -> None:
@@ -123,3 +128,40 @@ def snapshot_key(account_pk: np.ndarray, observed_at: np.ndarray) -> tuple[np.nd
     table holds as one are one here) and the hash of its key."""
     us = pg_timestamptz(observed_at)
     return us, pair_hashes(account_pk, us)
+
+
+class EarlierSnapshots:
+    """The follower-count snapshots the earlier parts stored: every one's hash, the originals' whole."""
+
+    def __init__(self) -> None:
+        self.hashes, self.kept = StoredKeys(), KeptSnapshots()
+
+    def check(
+        self, account: np.ndarray, observed_at: np.ndarray, count: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of a later part's snapshots (account keys, epoch seconds, counts): the masks of those to ask the table
+        about (a hash kept without its row), of those stored (found whole), and of those stored whose count is
+        raised (the kept count raised with it)."""
+        us, hashes = snapshot_key(account, observed_at)
+        ask = self.hashes.maybe(hashes)
+        stored, raised = np.zeros(len(ask), bool), np.zeros(len(ask), bool)
+        at = np.flatnonzero(ask)
+        pos, kept = self.kept.find(hashes[at], account[at], us[at])
+        at, pos = at[kept], pos[kept]
+        stored[at] = True
+        up = count[at] > self.kept.count[pos]
+        self.kept.raise_counts(pos[up], count[at][up])
+        raised[at[up]] = True
+        ask[at] = False
+        return ask, stored, raised
+
+    def add(self, account: np.ndarray, observed_at: np.ndarray, count: np.ndarray, original: np.ndarray) -> None:
+        """A part's new snapshots; ``original``: those of an original's row, kept whole."""
+        us, hashes = snapshot_key(account, observed_at)
+        self.kept.add(hashes[original], account[original], us[original], count[original])
+        del us
+        self.hashes.add(hashes)
+
+    def clear(self) -> None:
+        self.hashes.clear()
+        self.kept.clear()

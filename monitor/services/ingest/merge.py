@@ -43,7 +43,6 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
-from .earlier_parts import snapshot_key
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
@@ -602,15 +601,10 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     stored, own = np.zeros(len(cols[0]), bool), np.zeros(0, np.int64)  # own: stored ones whose count this part raises
     fresh = st.created is not None  # in parts into a workspace with no account before: only this import's rows
     if fresh and m.later_part and len(cand):  # what no earlier part stored is not checked against the table
-        us, hashes = snapshot_key(cols[0][cand], cols[1][cand])
-        maybe = st.snapshots.maybe(hashes)
-        cand, us, hashes = cand[maybe], us[maybe], hashes[maybe]
-        if len(cand):
-            pos, kept = st.kept_snapshots.find(hashes, cols[0][cand], us)
-            known, pos = cand[kept], pos[kept]
-            raised = cols[2][known] > st.kept_snapshots.count[pos]
-            st.kept_snapshots.raise_counts(pos[raised], cols[2][known][raised])
-            stored[known], own, cand = True, known[raised], cand[~kept]
+        t = time.perf_counter()
+        ask, known, raised = st.snapshots.check(*(c[cand] for c in cols))
+        stored[cand[known]], own, cand = True, cand[raised], cand[ask]
+        add_timing(st.timings, "check earlier parts' snapshots", t)
     if len(cand):
         found, mine = _stored_rows(
             m,
@@ -631,14 +625,12 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
         m.run(_raise_counts_sql(m.d, m.ws, st.stage("fcown", fc_cols, [c[own] for c in cols])))
     if stored.any():
         cols, original = [c[~stored] for c in cols], original[~stored]
-    if fresh and not st.final:  # the next parts' checks: every row's hash, the originals' rows whole
-        us, hashes = snapshot_key(cols[0], cols[1])
-        st.kept_snapshots.add(hashes[original], cols[0][original], us[original], cols[2][original])
-        del us
-        st.snapshots.add(hashes)
+    if fresh and not st.final:  # for the next parts' checks
+        t = time.perf_counter()
+        st.snapshots.add(*cols, original)
+        add_timing(st.timings, "check earlier parts' snapshots", t)
     elif fresh:
         st.snapshots.clear()
-        st.kept_snapshots.clear()
     # straight into the table, in its unique key's order (account, time)
     m.counts["follower_counts_new"] = _copy_partitioned(
         m,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from monitor.services.ingest.earlier_parts import KeptSnapshots, StoredKeys, pair_hashes, snapshot_key
+from monitor.services.ingest.earlier_parts import EarlierSnapshots, KeptSnapshots, StoredKeys, pair_hashes, snapshot_key
 
 
 def test_two_times_postgresql_stores_as_one_are_one_snapshot_key():
@@ -54,3 +54,22 @@ def test_kept_snapshots_find_their_own_key_only_and_keep_the_highest_count():
     assert kept.count[kept.find(np.array([10], np.uint64), np.array([1]), np.array([100]))[0]].tolist() == [8]
     kept.clear()
     assert not kept.find(np.array([10], np.uint64), np.array([1]), np.array([100]))[1].any()
+
+
+def test_earlier_snapshots_answer_the_originals_given_again_and_send_only_the_others_to_the_table():
+    """A later part's snapshots: one no part stored is neither stored nor asked; an original's snapshot given
+    again is stored (raised when its count is higher, the raise kept); a retweet's snapshot given again is asked."""
+    t0 = 1_600_000_000.0
+    snaps = EarlierSnapshots()
+    snaps.add(
+        np.array([1, 2, 3]), np.array([t0, t0 + 1, t0 + 2]), np.array([10, 20, 30]), np.array([True, True, False])
+    )
+    account, times = np.array([1, 2, 3, 4, 2]), np.array([t0, t0 + 1, t0 + 2, t0, t0 + 9])
+    ask, stored, raised = snaps.check(account, times, np.array([10, 25, 30, 5, 1]))
+    assert ask.tolist() == [False, False, True, False, False]
+    assert stored.tolist() == [True, True, False, False, False]
+    assert raised.tolist() == [False, True, False, False, False]
+    ask, stored, raised = snaps.check(account[:2], times[:2], np.array([10, 24]))  # 25 is kept: 24 raises nothing
+    assert stored.tolist() == [True, True] and not raised.any() and not ask.any()
+    snaps.clear()
+    assert not snaps.check(account, times, np.array([10, 25, 30, 5, 1]))[0].any()
