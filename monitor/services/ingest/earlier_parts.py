@@ -8,19 +8,18 @@ import itself knows them:
 
 * the follows: the follower graph's file keeps every part's edges already (``graph_files.ImportedFollows``), and
   answers exactly;
-* the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of the key (account, time) of each
-  snapshot a part wrote, 8 bytes a row. A snapshot whose hash is not among them is one no earlier part stored.
-  One whose hash is (a snapshot given again; two keys with one hash, about one chance in 2**64 / 7M per row at
-  the 10M benchmark's last part) is checked against the table as before, so the answer is exact. The snapshots
-  given again are mostly the originals' authors' (a v1.1 retweet embeds its original, so every part gives them
-  again): :class:`KeptSnapshots` keeps those rows whole (key and count, 32 bytes a row, a few hundred thousand),
-  so the table is asked only for what it does not hold.
+* the retweets and the follower-count snapshots: :class:`StoredKeys` keeps a 64-bit hash of the key ((tweet,
+  retweeter); (account, time)) of each row a part wrote, 8 bytes a row. A row whose hash is not among them is one
+  no earlier part stored. One whose hash is (a row given again; two keys with one hash, about one chance in
+  2**64 / 7M per row at the 10M benchmark's last part) is checked against the table as before, so the answer is
+  exact. The snapshots given again are mostly the originals' authors' (a v1.1 retweet embeds its original, so
+  every part gives them again): :class:`KeptSnapshots` keeps those rows whole (key and count, 32 bytes a row, a
+  few hundred thousand), so the table is asked only for what it does not hold.
 
-The hashes are dropped once the last part has used them (:meth:`StoredKeys.clear`): its follows and the follower
-graph's file do not carry them. The retweets are still checked against the table: their hashes would add another
-8 bytes a retweet to the parts' merges, where the 10M benchmark's memory peaks, for a check of 4 s there. On that
-benchmark's parts of 4M rows the follows' and snapshots' checks took 25-28 s of the merge
-(``benchmarks/data_layer.md``)."""
+The hashes are dropped once the last part has used them: its follows and the follower graph's file do not carry
+them. With parts of 3M rows (``SPREADWATCH_IMPORT_PART_ROWS``) the 10M benchmark's import stays under its
+compute's peak memory with them. There, on parts of 4M rows, the follows', snapshots' and retweets' checks took
+31-32 s of the merge against the tables (``benchmarks/data_layer.md``, 2026-12-02 (fifth))."""
 
 from __future__ import annotations
 

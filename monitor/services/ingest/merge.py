@@ -43,6 +43,7 @@ from ... import partitions
 from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
+from .earlier_parts import pair_hashes
 from .stager import Stager, add_timing
 
 __all__ = ["lock_workspace", "merge"]
@@ -515,6 +516,11 @@ def _retweets(
     # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
     # says happened earlier moves to the upload's time; the others are left as they are
     cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
+    fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
+    if fresh and m.later_part and cand.any():  # what no earlier part stored is not asked of the table
+        t, at = time.perf_counter(), np.flatnonzero(cand)
+        cand[at[~m.st.retweets.maybe(pair_hashes(rts.tweet_pk[at], rts.account_pk[at]))]] = False
+        add_timing(m.st.timings, "check earlier parts' retweets", t)
     updated = 0
     if cand.any():
         cr = rts.take(cand)
@@ -546,6 +552,8 @@ def _retweets(
             rts_new = rts
     else:
         rts_new = rts
+    if fresh and not m.st.final:  # for the next parts' checks (the last part drops them with the snapshots')
+        m.st.retweets.add(pair_hashes(rts_new.tweet_pk, rts_new.account_pk))
     picked = tweets.take(rts_new.rows)
     # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
     # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
@@ -562,8 +570,7 @@ def _retweets(
         [rts_new.tweet_pk, rts_new.account_pk, picked.tweet_id, picked.created_at, picked.followers],
         {"retweet_id": picked.tweet_id <= 0, "followers_count": np.isnan(picked.followers)},
     )
-    # retweets inserted, plus stored ones this upload moved earlier in time
-    c["retweets_stored"] = inserted + updated
+    c["retweets_stored"] = inserted + updated  # retweets inserted, plus stored ones this upload moved earlier in time
     return rts.tweet_pk
 
 
@@ -629,8 +636,9 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
         t = time.perf_counter()
         st.snapshots.add(*cols, original)
         add_timing(st.timings, "check earlier parts' snapshots", t)
-    elif fresh:
+    elif fresh:  # the last part: no later part checks against them
         st.snapshots.clear()
+        st.retweets.clear()
     # straight into the table, in its unique key's order (account, time)
     m.counts["follower_counts_new"] = _copy_partitioned(
         m,

@@ -24,7 +24,7 @@ from compute.tables import NO_TWEET, FollowTable, TweetTable
 from ...db import copy_in, copy_text, create_temp, dialect, empty_table, temp_table_name
 from ...models import Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
-from .earlier_parts import EarlierSnapshots
+from .earlier_parts import EarlierSnapshots, StoredKeys
 
 __all__ = ["LABELS", "GivenNames", "Stager", "add_timing", "text_rows"]
 
@@ -83,8 +83,8 @@ class Stager:
         # workspace's every account (merge._accounts); None otherwise
         self.created = None
         # multi-part into such a workspace: what the earlier parts stored, so a later part checks its rows in memory
-        # (earlier_parts): the snapshots, and the follows the follower graph's file keeps (a callable)
-        self.snapshots = EarlierSnapshots()
+        # (earlier_parts): the snapshots, the retweets' hashes, and the follows the follower graph's file keeps
+        self.snapshots, self.retweets = EarlierSnapshots(), StoredKeys()
         self.earlier_follows: Callable[[np.ndarray, np.ndarray], np.ndarray | None] | None = None
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)

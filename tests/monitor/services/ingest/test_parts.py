@@ -402,11 +402,11 @@ def test_an_import_frees_its_staged_rows_when_it_ends_without_waiting_for_the_co
 def test_later_parts_into_an_empty_workspace_check_their_rows_against_the_earlier_parts_in_memory(
     ws_a, ws_b, import_files, settings, tmp_path, monkeypatch, before
 ):
-    """Into a workspace with no account before the import, the stored follows, snapshots and tweets are the
-    earlier parts': a later part stages no follow to check (the follower graph's kept parts answer), no snapshot
-    (the hashes of the earlier parts' keys; the originals' authors', given again by every part, are kept whole),
-    and for conflicts only the ids of the earlier parts' originals; the rows stored are one merge's (the
-    retweets given again among them). Into one with rows, every part asks the table."""
+    """Into a workspace with no account before the import, the stored rows are the earlier parts': a later part
+    stages no follow to check (the follower graph's kept parts answer), no snapshot (the hashes of the earlier
+    parts' keys; the originals' authors', given again by every part, are kept whole), only the retweets given
+    again, and for conflicts only the ids of the earlier parts' originals; the rows stored are one merge's.
+    Into one with rows, every part asks the table."""
     from monitor.graph_files import ImportedFollows
     from monitor.services.ingest.stager import Stager
 
@@ -450,17 +450,19 @@ def test_later_parts_into_an_empty_workspace_check_their_rows_against_the_earlie
     assert _stored(ws_b) == _stored(ws_a)
     follows_staged = [n for prefix, part, n in staged if prefix == "folold" and part > 0]
     snapshots_staged = sum(n for prefix, part, n in staged if prefix == "fcold" and part > 0)
+    retweets_staged = sum(n for prefix, part, n in staged if prefix == "rtold" and part > 0)
     tweets_checked = [(part, n) for prefix, part, n in staged if prefix == "chk"]  # ids checked for conflicts
     repeated = sum(1 for i in range(60) if i % 6 == 0)  # the originals given again, some in the first part
     if before:
         assert follows_staged and not found
         assert snapshots_staged > 4 * repeated  # every snapshot of an account stored before its part
+        assert retweets_staged > 4 * len(again)
         assert tweets_checked[0][0] == 0 and sum(n for _, n in tweets_checked) > 60
     else:
         assert not follows_staged and sum(found) == len(set(edges[:70]))  # the second file's repeats, all found
         # the later parts' snapshots are all of accounts an earlier part created; the originals' given again are
         # found whole in memory, the others' hashes are not among the stored ones: the table is not asked
         assert snapshots_staged == 0
-        assert whole.counts["duplicate_retweets"] == len(again)
+        assert retweets_staged == len(again) == whole.counts["duplicate_retweets"]  # only those given again
         # a first upload has no stored tweet to conflict with; the later parts, only the earlier parts' originals
         assert tweets_checked and all(part > 0 and n <= 4 for part, n in tweets_checked)
