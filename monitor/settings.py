@@ -261,7 +261,7 @@ SPREADWATCH_ANALYSIS_QUEUE = env_str("SPREADWATCH_ANALYSIS_QUEUE", "analysis") o
 SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 # an import merges its upload in parts of this many staged rows (tweets and retweets, follow edges), inside its one
 # transaction, so that its memory is bounded by a part, not by the upload (monitor/services/ingest/stager.py;
-# about 200 bytes per row at the peak; 3M keeps the 10M benchmark's import under its compute's peak (1,666-1,727
+# about 200 bytes per row at the peak; 3M keeps the 10M benchmark's import under its compute's peak (1,666-1,731
 # MiB), where 4M reached 1,832-1,928 MiB; smaller parts cost no checks since a later part checks in memory:
 # benchmarks/data_layer.md); 0 = one part
 SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 3_000_000))
