@@ -18,8 +18,8 @@ import itself knows them:
 
 The hashes are dropped once the last part has used them: its follows and the follower graph's file do not carry
 them. With parts of 3M rows (``SPREADWATCH_IMPORT_PART_ROWS``) the 10M benchmark's import stays under its
-compute's peak memory with them. There, on parts of 4M rows, the follows', snapshots' and retweets' checks took
-31-33 s of the merge against the tables, 2.7 s in memory (``benchmarks/data_layer.md``, 2026-12-02 (fifth))."""
+compute's peak memory with them. There the follows', snapshots' and retweets' checks took 31-33 s of the merge
+against the tables (parts of 4M), 2.7 s in memory (parts of 3M; ``benchmarks/data_layer.md``, 2026-12-02 (fifth))."""
 
 from __future__ import annotations
 
