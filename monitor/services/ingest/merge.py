@@ -45,6 +45,7 @@ from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, fi
 from .conflicts import stored_conflicts
 from .earlier_parts import pair_hashes
 from .stager import Stager, add_timing
+from .stored_retweets import move_stored_earlier, update_retweets_sql
 
 __all__ = ["lock_workspace", "merge"]
 
@@ -211,7 +212,9 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     remember = m.in_parts and not st.final  # a later part compares the names it is given with these
     if remember:
         st.names_given.add(new_users, new_names)
-    # known accounts take the name the upload gives them, where it gives one
+    # known accounts take the name the upload gives them, where it gives one (counted, 0 where none changed,
+    # whichever path below: an upload's counts have the same keys whatever its size or parts)
+    m.counts["accounts_renamed"] = 0
     renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
     if renamed and m.later_part:  # not again the name an earlier part of this import stored
         same = st.names_given.unchanged(np.array([u for u, _ in renamed], np.int64), [n for _, n in renamed])
@@ -539,12 +542,12 @@ def _retweets(
             # a retweet an earlier part stored is this upload's own: a repeat, which may still move it earlier
             c["duplicate_retweets"] += int(np.count_nonzero(mine))
             if mine.any():
-                m.run(_update_retweets_sql(d, m.ws, m.st.stage("rtown", rt_cols, [col[mine] for col in cols])))
+                m.run(update_retweets_sql(d, m.ws, m.st.stage("rtown", rt_cols, [col[mine] for col in cols])))
             other = stored & ~mine
-            if other.any():
-                updated = m.run(
-                    _update_retweets_sql(d, m.ws, m.st.stage("rtupd", rt_cols, [col[other] for col in cols]))
-                )
+            if other.any():  # stored before the import (or before this merge): a part may give it again
+                upd = m.st.stage("rtupd", rt_cols, [col[other] for col in cols])
+                updated, again = move_stored_earlier(m, upd, cr.tweet_pk[other], cr.account_pk[other])
+                c["duplicate_retweets"] += again
             keep = np.ones(len(rts.rows), bool)
             keep[np.flatnonzero(cand)[stored]] = False
             rts_new = rts.take(keep)
@@ -555,7 +558,7 @@ def _retweets(
     if fresh and not m.st.final:  # for the next parts' checks (the last part drops them with the snapshots')
         m.st.retweets.add(pair_hashes(rts_new.tweet_pk, rts_new.account_pk))
     picked = tweets.take(rts_new.rows)
-    # straight into the table, in its unique key's order (tweet, retweeter): as _update_retweets_sql stores them,
+    # straight into the table, in its unique key's order (tweet, retweeter): as update_retweets_sql stores them,
     # a retweet id of 0 (none given) is NULL and so is an unknown (NaN) follower count
     inserted = _copy_partitioned(
         m,
@@ -572,24 +575,6 @@ def _retweets(
     )
     c["retweets_stored"] = inserted + updated  # retweets inserted, plus stored ones this upload moved earlier in time
     return rts.tweet_pk
-
-
-def _update_retweets_sql(d, ws: int, upd: str) -> str:
-    """Stored retweets that ``upd`` (a staging table of retweets) says happened earlier take its time, count
-    and id. On SQLite too as UPDATE ... FROM (3.33+), a join its planner drives from the staging table through
-    the retweets' (tweet, retweeter) key: correlated subqueries instead scanned the staging table once per stored
-    retweet, and a re-upload of the 818 Twitter16 trees (347K retweets) did not finish in ten minutes."""
-    if d.postgres:
-        return f"""UPDATE monitor_retweet r SET created_at = to_timestamp(u.created_at),
-                       followers_count = NULLIF(u.followers, 'NaN'::double precision),
-                       retweet_id = CASE WHEN u.rid > 0 THEN u.rid END
-                   FROM {upd} u WHERE r.workspace_id = {int(ws)} AND r.tweet_id = u.tweet AND r.retweeter_id = u.account
-                       AND to_timestamp(u.created_at) < r.created_at"""
-    ts = d.epoch_to_ts("u.created_at")
-    return f"""UPDATE monitor_retweet SET created_at = {ts}, followers_count = u.followers,
-                   retweet_id = CASE WHEN u.rid > 0 THEN u.rid END
-               FROM {upd} u WHERE u.tweet = monitor_retweet.tweet_id AND u.account = monitor_retweet.retweeter_id
-                   AND {ts} < monitor_retweet.created_at"""
 
 
 def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> None:
@@ -650,7 +635,7 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
 
 def _raise_counts_sql(d, ws: int, own: str) -> str:
     """Stored snapshots that ``own`` (staged snapshots of the same account and time) gives a higher count
-    (UPDATE ... FROM on SQLite too: see :func:`_update_retweets_sql`)."""
+    (UPDATE ... FROM on SQLite too: see ``stored_retweets.update_retweets_sql``)."""
     if d.postgres:
         return f"""UPDATE monitor_followercount f SET count = o.n FROM {own} o
                    WHERE f.workspace_id = {int(ws)} AND f.account_id = o.account AND f.observed_at = to_timestamp(o.t)

@@ -25,6 +25,7 @@ from ...db import copy_in, copy_text, create_temp, dialect, empty_table, temp_ta
 from ...models import Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
 from .earlier_parts import EarlierSnapshots, StoredKeys
+from .stored_retweets import StoredBefore
 
 __all__ = ["LABELS", "GivenNames", "Stager", "add_timing", "text_rows"]
 
@@ -85,6 +86,8 @@ class Stager:
         # multi-part into such a workspace: what the earlier parts stored, so a later part checks its rows in memory
         # (earlier_parts): the snapshots, the retweets' hashes, and the follows the follower graph's file keeps
         self.snapshots, self.retweets = EarlierSnapshots(), StoredKeys()
+        # multi-part: the retweets stored before the import that the earlier parts gave and moved (stored_retweets)
+        self.stored_before = StoredBefore()
         self.earlier_follows: Callable[[np.ndarray, np.ndarray], np.ndarray | None] | None = None
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)

@@ -209,6 +209,35 @@ def test_a_snapshot_an_earlier_part_stored_is_rewritten_only_when_a_later_part_r
     assert FollowerCount.objects.get(workspace=ws_c, account__twitter_id=1).count == 150
 
 
+@pytest.mark.parametrize(
+    "times",
+    [(300, 200), (200, 300), (600, 200), (600, 700), (300, 300)],
+    ids=["both-earlier-the-later-part-earliest", "both-earlier", "only-the-later-part-earlier", "neither", "same"],
+)
+def test_a_retweet_stored_before_the_import_given_in_two_parts_counts_as_in_one_merge(
+    ws_a, ws_b, import_files, settings, tmp_path, times
+):
+    """A retweet stored before the import (at T0 + 500) that the upload gives twice, parts apart: one merge counts
+    the second as a repeat and the retweet as stored once when the earliest time moves it earlier; the parts
+    count the same and store the same time."""
+    earlier = tmp_path / "earlier.csv"
+    earlier.write_text(CSV_HEAD + _row(1, 0, 1, T0, 100, "u1") + _row(5001, 1, 10, T0 + 500, 7, "old10"))
+    for ws in (ws_a, ws_b):
+        _import(import_files, settings, ws, [earlier], "earlier", 0)
+    filler = [_row(200 + i, 1, 40 + i, T0 + 50 + i, 5, f"n{i}") for i in range(30)]
+    rows = [_row(1, 0, 1, T0, 100, "u1"), _row(6001, 1, 10, T0 + times[0], 7, "old10"), *filler]
+    rows.append(_row(6002, 1, 10, T0 + times[1], 7, "old10"))
+    path = tmp_path / "again.csv"
+    path.write_text(CSV_HEAD + "".join(rows))
+    whole = _import(import_files, settings, ws_a, [path], "again", 0)
+    parts = _import(import_files, settings, ws_b, [path], "again", 9)
+    assert parts.timings["parts"] >= 3
+    assert whole.counts["duplicate_retweets"] == 1
+    assert whole.counts["retweets_stored"] == 30 + (min(times) < 500)
+    assert parts.counts == whole.counts
+    assert _stored(ws_b) == _stored(ws_a)
+
+
 def _whole_then_in_parts(import_files, settings, workspaces, path, rows) -> None:
     """``rows`` as one CSV at ``path``, merged whole into the first workspace and in parts into the second: the
     same rows and counts, and no stored snapshot rewritten."""

@@ -11,7 +11,8 @@ import sqlite3
 import pytest
 
 from monitor.db import Dialect
-from monitor.services.ingest.merge import _raise_counts_sql, _update_retweets_sql
+from monitor.services.ingest.merge import _raise_counts_sql
+from monitor.services.ingest.stored_retweets import update_retweets_sql
 
 SQLITE = Dialect(postgres=False)
 N = 20_000
@@ -62,14 +63,14 @@ def _plan(con, sql: str) -> str:
 
 
 def test_it_reaches_stored_retweets_through_their_key(db):
-    sql = _sql(_update_retweets_sql(SQLITE, 1, "upd"))
+    sql = _sql(update_retweets_sql(SQLITE, 1, "upd"))
     plan = _plan(db, sql)
     assert "CORRELATED" not in plan, plan
     assert "retweet_one_per_user" in plan, plan
 
 
 def test_it_moves_a_stored_retweet_earlier_and_only_earlier(db):
-    db.execute(_sql(_update_retweets_sql(SQLITE, 1, "upd")))
+    db.execute(_sql(update_retweets_sql(SQLITE, 1, "upd")))
     rows = db.execute("SELECT retweeter_id, retweet_id, followers_count FROM monitor_retweet ORDER BY id").fetchall()
     moved = [r for r in rows if r[1] is not None]
     assert len(moved) == N // 2
