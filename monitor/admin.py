@@ -10,7 +10,9 @@ Several tables hold millions of rows (follows, retweets, follower counts, given 
   ``COUNT(*)`` when the list is unfiltered;
 * their list filters need no query to list their choices (choices, booleans, workspaces, date ranges) and
   they have no date hierarchy (it scans the table for its years and months); their searches match ids and
-  screen names exactly; only the id column sorts (ordering by another column sorts the whole table);
+  screen names exactly; only the id column sorts (ordering by another column sorts the whole table), but
+  for the per-cascade and daily rows, whose ``id`` has no index (migration 0044): they list in their unique
+  key's order, backwards, and no column sorts;
 * rows the engine writes (batches, influence, daily aggregates) are view-only: they are replaced by the next
   computation, so an edit would be silently lost or leave the aggregates inconsistent.
 
@@ -541,6 +543,8 @@ class CascadeInfluenceAdmin(EngineRowsAdmin):
     list_select_related = ("tweet", "account", "publisher")
     search_fields = ("=tweet__tweet_id", "=account__twitter_id", "=account__screen_name")
     raw_id_fields = ("tweet", "account", "publisher")
+    ordering = ("-tweet_id", "-account_id")  # the unique key's index, read backwards: newest tweets first
+    sortable_by = ()
 
     def get_search_results(self, request, queryset, search_term):
         """The fields above, searched by their indexes: a tweet's rows by its status id, an account's (Twitter id
@@ -551,10 +555,10 @@ class CascadeInfluenceAdmin(EngineRowsAdmin):
             return queryset, False
         numeric = term.isascii() and term.isdigit() and int(term) < 2**63
         match = Q(screen_name=term) | Q(twitter_id=int(term)) if numeric else Q(screen_name=term)
-        rows = CascadeInfluence.objects.of_accounts(Account.objects.filter(match).values("pk")).values("pk")
-        if numeric:
-            rows = rows.union(CascadeInfluence.objects.filter(tweet__tweet_id=int(term)).values("pk"))
-        return queryset.filter(pk__in=rows), False
+        rows = CascadeInfluence.objects.of_accounts(Account.objects.filter(match).values("pk"))
+        if numeric:  # either, each by the (tweet, account) key: the rows' ``id`` has no index (migration 0044)
+            rows = rows | CascadeInfluence.objects.filter(tweet_id__in=Tweet.objects.filter(tweet_id=int(term)))
+        return queryset & rows, False
 
 
 @admin.register(CascadeGraph)
@@ -579,6 +583,9 @@ class DailyInfluenceAdmin(EngineRowsAdmin):
     list_select_related = ("workspace", "publisher", "account")
     search_fields = ("=account__twitter_id", "=account__screen_name", "=publisher__twitter_id")
     raw_id_fields = ("publisher", "account")
+    # the unique key's index, read backwards (the rows' ``id`` has none, migration 0044)
+    ordering = ("-workspace_id", "-publisher_id", "-day", "-label", "-account_id")
+    sortable_by = ()
 
 
 @admin.register(PublisherDay)

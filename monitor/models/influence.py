@@ -76,7 +76,8 @@ class CascadeInfluence(models.Model):
     class Meta:
         # the unique key is the only index: every compute run and stream micro-batch writes these rows, and each
         # index more costs every write (migration 0023). An account's rows are read through the cascades it took
-        # part in (``CascadeInfluenceQuerySet.of_accounts``), a publisher's and a day's through its tweets
+        # part in (``CascadeInfluenceQuerySet.of_accounts``), a publisher's and a day's through its tweets. On
+        # PostgreSQL not even ``id`` has one (migration 0044): rows are found by this key, never by ``id``
         constraints = [models.UniqueConstraint(fields=["tweet", "account"], name="cascadeinfluence_unique")]
 
 
@@ -119,7 +120,8 @@ class DailyInfluence(models.Model):
             models.UniqueConstraint(fields=["workspace", "publisher", "day", "label", "account"], name="daily_unique"),
         ]
         # no index leading with the account: an account's page reads its per-cascade rows (``of_accounts``);
-        # one here cost a third of every aggregate refresh (random inserts into a 1M-entry B-tree, issue 20)
+        # one here cost a third of every aggregate refresh (random inserts into a 1M-entry B-tree, issue 20). On
+        # PostgreSQL ``id`` has no index (migration 0044): rows are found by the unique key, never by ``id``
         indexes = [models.Index(fields=["workspace", "day"], name="daily_for_workspace_ranking")]
 
 

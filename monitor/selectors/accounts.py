@@ -22,7 +22,7 @@ def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIM
     rows = list(
         CascadeInfluence.objects.of_accounts(account)
         .filter(window.filter())
-        .values_list("pk", "publisher_id", "day", "influence", "tweet__tweet_id")
+        .values_list("tweet_id", "publisher_id", "day", "influence", "tweet__tweet_id")
     )
     per_publisher: dict[int, list] = {}
     per_day: dict = {}
@@ -34,7 +34,13 @@ def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIM
     names = Account.objects.in_bulk(sorted(per_publisher))
     top = sorted(per_publisher.items(), key=lambda kv: (-kv[1][0], names[kv[0]].twitter_id))[:50]
     best = sorted(rows, key=lambda r: (-r[3], r[4]))[:50]
-    cascades = CascadeInfluence.objects.select_related("tweet", "publisher").in_bulk([r[0] for r in best])
+    # by the (tweet, account) key, one row per cascade: the rows' ``id`` has no index (migration 0044)
+    cascades = {
+        c.tweet_id: c
+        for c in CascadeInfluence.objects.select_related("tweet", "publisher").filter(
+            account_id=account.pk, tweet_id__in=[r[0] for r in best]
+        )
+    }
     published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))
     counts = list(
         FollowerCount.objects.filter(workspace_id=account.workspace_id, account=account).order_by("-observed_at")[:20]

@@ -192,6 +192,27 @@ def test_it_finds_an_accounts_cascade_rows_by_its_name_or_id(admin_client, thesi
     assert r.status_code == 200 and r.context["cl"].result_count == 0
 
 
+def test_it_finds_a_tweets_cascade_rows_by_its_status_id_and_lists_engine_rows_by_their_unique_key(
+    admin_client, thesis
+):
+    """The per-cascade and daily rows' ``id`` has no index (migration 0044): their lists read the unique key's
+    index backwards, never sorted by ``id``, and a search reads the (tweet, account) key."""
+    tweet = m.Tweet.objects.filter(workspace=thesis, influence__isnull=False).distinct().first()
+    want = set(m.CascadeInfluence.objects.filter(tweet=tweet).values_list("pk", flat=True))
+    want |= set(m.CascadeInfluence.objects.filter(account__twitter_id=tweet.tweet_id).values_list("pk", flat=True))
+    assert len(want) > 1
+    r = admin_client.get(url(m.CascadeInfluence, "changelist"), {"q": str(tweet.tweet_id)})
+    assert {row.pk for row in r.context["cl"].result_list} == want
+    for model, key in (
+        (m.CascadeInfluence, ("-tweet_id", "-account_id")),
+        (m.DailyInfluence, ("-workspace_id", "-publisher_id", "-day", "-label", "-account_id")),
+    ):
+        r = admin_client.get(url(model, "changelist"))
+        assert r.status_code == 200 and r.context["cl"].result_count > 0
+        order = tuple(r.context["cl"].queryset.query.order_by)  # the admin's ordering, then the queryset's: the same
+        assert order[: len(key)] == key and set(order) == set(key), (model, order)
+
+
 def test_it_never_renders_a_select_of_accounts_or_tweets(admin_client, thesis):
     for model in (m.Retweet, m.Follow, m.FollowerCount, m.GivenEdge, m.Tweet, m.Publisher):
         html = admin_client.get(url(model, "change", model.objects.order_by("pk").first().pk)).content.decode()

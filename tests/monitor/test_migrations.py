@@ -236,3 +236,45 @@ def test_upgrading_makes_the_engines_results_unlogged_keeping_their_rows_and_wri
         assert apps.get_model("monitor", "DailyInfluence").objects.count() == 1
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the index is dropped on PostgreSQL only")
+def test_upgrading_drops_the_derived_rows_id_index_keeping_their_unique_keys_and_back():
+    """Migration 0044 (issue 42): the per-cascade and daily rows lose the index on ``id``, not their unique keys
+    nor their rows; the way back builds it again."""
+    tables = ("monitor_cascadeinfluence", "monitor_dailyinfluence")
+
+    def indexes() -> dict[str, set[str]]:
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i
+                   JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname = ANY(%s)""",
+                [list(tables)],
+            )
+            got: dict[str, set[str]] = {t: set() for t in tables}
+            for table, definition in cur.fetchall():
+                got[table].add(definition.split(" USING btree ")[1])
+            return got
+
+    apps = _migrate(("monitor", "0043_derived_rows_unlogged"))
+    try:
+        Workspace, Account, DailyInfluence = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
+                                                                                     "DailyInfluence"))  # fmt: skip
+        ws = Workspace.objects.create(name="desk", slug="desk")
+        a = Account.objects.create(workspace=ws, twitter_id=1)
+        DailyInfluence.objects.create(
+            workspace=ws, publisher=a, account=a, day=dt.date(2020, 1, 1), influence=2.5, cascades=1
+        )
+        assert all("(id)" in found for found in indexes().values())
+
+        apps = _migrate(("monitor", "0044_derived_rows_without_id_index"))
+        after = indexes()
+        assert not any("(id)" in found for found in after.values())
+        assert "(tweet_id, account_id)" in after["monitor_cascadeinfluence"]
+        assert "(workspace_id, publisher_id, day, label, account_id)" in after["monitor_dailyinfluence"]
+        assert list(apps.get_model("monitor", "DailyInfluence").objects.values_list("influence", flat=True)) == [2.5]
+
+        _migrate(("monitor", "0043_derived_rows_unlogged"))  # back: the primary key again
+        assert all("(id)" in found for found in indexes().values())
+    finally:
+        _migrate_latest()

@@ -217,6 +217,7 @@ class _DailyInput(NamedTuple):
     influence: np.ndarray
 
 
+_LABEL_ARRAY = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"  # code + 1 -> the label
 _LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
 _ROLE_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {k}" for k, v in ROLE_CODES.items()) + " ELSE -1 END"
 _DAY_NUMBER = "(({col}) - DATE '2000-01-01')::bigint"  # the binary COPY's date: days since 2000-01-01
@@ -252,17 +253,20 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
         cur,
         f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                 ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
-                ({_ROLE_CASE.format(col="ci.role")})::bigint, ci.id
+                ({_ROLE_CASE.format(col="ci.role")})::bigint
             FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({int_array(tweet_pks)})""",
         [],
         [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
-         ("f", "float"), ("r", "bigint"), ("id", "bigint")],
+         ("f", "float"), ("r", "bigint")],
     )  # fmt: skip
-    old_ids = old_cols.pop()
     new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
     write, gone = changed_rows(old_cols, new_cols)
-    if gone.any():
-        cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE id = ANY({int_array(old_ids[gone])})")
+    if gone.any():  # by the unique key: ``id`` has no index (migration 0044)
+        cur.execute(
+            f"""DELETE FROM monitor_cascadeinfluence ci
+                USING unnest({int_array(old_cols[0][gone])}, {int_array(old_cols[1][gone])}) AS g(tweet, account)
+                WHERE ci.tweet_id = g.tweet AND ci.account_id = g.account"""
+        )
     if write.any():
         _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
     # the daily keys (publisher, account, day, label) of every row deleted or written
@@ -270,7 +274,7 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
     new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
     keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
     old_rows, _ = _per_key(keys, old_keys, old_cols[5])
-    grown = max(len(rows.tweet) - len(old_ids), 0)
+    grown = max(len(rows.tweet) - len(old_cols[0]), 0)
     return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence), grown=grown)
 
 
@@ -628,23 +632,30 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
     if not len(ch.keys):
         return AllTimeDelta.empty()
     pub, acc, day, lab = ch.keys.T
-    sid, spub, sacc, sday, slab, scount, sinf = copy_out(
+    spub, sacc, sday, slab, scount, sinf = copy_out(
         cur,
-        f"""SELECT x.id, x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
+        f"""SELECT x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
                 ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint, x.influence
             FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({int_array(unique(pub))})
                 AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({int_array(unique(day))}) d))
                 AND x.account_id = ANY({int_array(unique(acc))})""",
         [ws],
-        [("id", "bigint"), ("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint"),
-         ("i", "float")],
-    )  # fmt: skip
+        [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint"), ("i", "float")],
+    )
     # the stored rows of the changed keys (the read is a superset)
     pos, hit = _key_positions(ch.keys, np.stack([spub, sacc, sday, slab], axis=1))
     stored = np.zeros(len(ch.keys), np.int64)
     stored[pos[hit]] = scount[hit]
-    if len(hit):
-        cur.execute(f"DELETE FROM monitor_dailyinfluence WHERE id = ANY({int_array(sid[hit])})")
+    if len(hit):  # by the unique key, one probe a row: ``id`` has no index (migration 0044)
+        gone = [int_array(c[hit]) for c in (spub, sday, slab, sacc)]
+        cur.execute(
+            f"""DELETE FROM monitor_dailyinfluence x
+                USING unnest({", ".join(gone)}) AS g(publisher, day, label, account)
+                WHERE x.workspace_id = %s AND x.publisher_id = g.publisher
+                    AND x.day = DATE '2000-01-01' + g.day::integer AND x.label = ({_LABEL_ARRAY})[g.label + 1]
+                    AND x.account_id = g.account""",
+            [ws],
+        )
     own = stored == ch.old_rows  # every row of the key is in the batch's cascades
     influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
     rest = np.flatnonzero(~own)
@@ -686,11 +697,10 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
         return delta
     order = put[lexorder((acc[put], lab[put], day[put], pub[put]))]  # the unique key's order
     vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*ch.keys[order].T, influence[order], cascades[order]))
-    labels = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"
     cur.execute(
         f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
                 cascades)
-            SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({labels})[v.label + 1],
+            SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({_LABEL_ARRAY})[v.label + 1],
                 v.influence, v.cascades
             FROM {vals} v""",
         [ws],
