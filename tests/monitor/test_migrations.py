@@ -206,6 +206,17 @@ def test_upgrading_gives_each_snapshot_its_accounts_workspace_and_partitions_the
         _migrate_latest()
 
 
+def _one_daily_row(apps) -> None:
+    """A workspace, an account and one daily row of it (influence 2.5), by the models of ``apps``."""
+    Workspace, Account, DailyInfluence = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
+                                                                                 "DailyInfluence"))  # fmt: skip
+    ws = Workspace.objects.create(name="desk", slug="desk")
+    a = Account.objects.create(workspace=ws, twitter_id=1)
+    DailyInfluence.objects.create(
+        workspace=ws, publisher=a, account=a, day=dt.date(2020, 1, 1), influence=2.5, cascades=1
+    )
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="unlogged tables are PostgreSQL's")
 def test_upgrading_makes_the_engines_results_unlogged_keeping_their_rows_and_writes_the_mark():
     """Migration 0043 (issue 42): the derived tables become unlogged with their rows, the mark is written; and back."""
@@ -217,13 +228,7 @@ def test_upgrading_makes_the_engines_results_unlogged_keeping_their_rows_and_wri
 
     apps = _migrate(("monitor", "0042_follower_counts_partitioned"))
     try:
-        Workspace, Account, DailyInfluence = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
-                                                                                     "DailyInfluence"))  # fmt: skip
-        ws = Workspace.objects.create(name="desk", slug="desk")
-        a = Account.objects.create(workspace=ws, twitter_id=1)
-        DailyInfluence.objects.create(
-            workspace=ws, publisher=a, account=a, day=dt.date(2020, 1, 1), influence=2.5, cascades=1
-        )
+        _one_daily_row(apps)
         assert persistence() == {"p"}
 
         apps = _migrate(("monitor", "0043_derived_rows_unlogged"))
@@ -258,13 +263,7 @@ def test_upgrading_drops_the_derived_rows_id_index_keeping_their_unique_keys_and
 
     apps = _migrate(("monitor", "0043_derived_rows_unlogged"))
     try:
-        Workspace, Account, DailyInfluence = (apps.get_model("monitor", m) for m in ("Workspace", "Account",
-                                                                                     "DailyInfluence"))  # fmt: skip
-        ws = Workspace.objects.create(name="desk", slug="desk")
-        a = Account.objects.create(workspace=ws, twitter_id=1)
-        DailyInfluence.objects.create(
-            workspace=ws, publisher=a, account=a, day=dt.date(2020, 1, 1), influence=2.5, cascades=1
-        )
+        _one_daily_row(apps)
         assert all("(id)" in found for found in indexes().values())
 
         apps = _migrate(("monitor", "0044_derived_rows_without_id_index"))
