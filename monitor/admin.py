@@ -11,8 +11,9 @@ Several tables hold millions of rows (follows, retweets, follower counts, given 
 * their list filters need no query to list their choices (choices, booleans, workspaces, date ranges) and
   they have no date hierarchy (it scans the table for its years and months); their searches match ids and
   screen names exactly; only the id column sorts (ordering by another column sorts the whole table), but
-  for the per-cascade and daily rows, whose ``id`` has no index (migration 0044): they list in their unique
-  key's order, backwards, and no column sorts;
+  for the tables whose ``id`` has no index: the follows, retweets and snapshots (migration 0045) and the
+  per-cascade and daily rows (migration 0044) list in their unique key's order, backwards, and no column sorts
+  (a row opened by its ``id`` is found by a scan);
 * rows the engine writes (batches, influence, daily aggregates) are view-only: they are replaced by the next
   computation, so an edit would be silently lost or leave the aggregates inconsistent.
 
@@ -251,6 +252,8 @@ class FollowerCountAdmin(BigTableAdmin):
     list_select_related = ("account", "collection")
     search_fields = ("=account__twitter_id", "=account__screen_name")
     raw_id_fields = ("account", "collection")
+    ordering = ("-account_id", "-observed_at")  # the partitions' unique key, read backwards (no index on id)
+    sortable_by = ()
 
 
 @admin.register(Follow)
@@ -265,6 +268,8 @@ class FollowAdmin(BigTableAdmin):
         "=followee__screen_name",
     )
     raw_id_fields = ("follower", "followee", "collection")
+    ordering = ("-follower_id", "-followee_id")  # the partitions' unique key, read backwards (no index on id)
+    sortable_by = ()
 
 
 @admin.register(Publisher)
@@ -342,6 +347,8 @@ class RetweetAdmin(BigTableAdmin):
     list_select_related = ("tweet", "retweeter")
     search_fields = ("=tweet__tweet_id", "=retweet_id", "=retweeter__twitter_id", "=retweeter__screen_name")
     raw_id_fields = ("tweet", "retweeter", "collection")
+    ordering = ("-tweet_id", "-retweeter_id")  # the partitions' unique key, read backwards: newest tweets first
+    sortable_by = ()
 
 
 @admin.register(GivenEdge)

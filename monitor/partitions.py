@@ -4,7 +4,7 @@ the follower-count snapshots.
 ``monitor_follow``, ``monitor_retweet`` and ``monitor_followercount`` (migrations 0040-0042) are partitioned by
 ``workspace_id``
 (``PARTITION BY LIST``) and the parents have no index: each workspace's partition ``<table>_w<id>`` carries its own
-indexes (:data:`TABLES`: the model's unique key, its other indexes and a unique index on ``id``). So the first
+indexes (:data:`TABLES`: the model's unique key and its other indexes; none on ``id``, below). So the first
 import into a workspace, the bulk of its rows, creates the partition without indexes, attaches it while it is
 empty, writes the rows through the parent and builds the indexes once, in the import's transaction: building a
 B-tree from sorted rows costs about a third of keeping it up row by row (``benchmarks/bulk_layout_bench.py``: 2.3M
@@ -25,9 +25,15 @@ Why this shape (``docs/data-layer.md``, "Follows, retweets and snapshots partiti
   the merge's keys ((follower, followee), (tweet, retweeter)) are unique within a workspace; the ``id`` values come
   from the parent's one identity sequence, so they stay unique across partitions without an index spanning them.
 * Reads name the workspace (``workspace_id = <constant>``), so the planner opens one partition.
+* **No index on ``id``** (migration 0045): the merge, the compute, the pages and the exports find these rows by
+  their natural keys and the workspace, never by ``id``, and the identity sequence keeps ``id`` unique on its own.
+  Its unique index took 4.9-7.9 s to build per table at the 10M benchmark (``benchmarks/data_layer.md``,
+  2026-12-03 (second)) and its upkeep in every later import. The admin lists these rows in their unique key's
+  order; a row opened there by its ``id`` is found by a scan of the table's partitions.
 
 The models' state still says their unique constraints, indexes and a primary key on ``id``; in the database they
-are these per-partition indexes. A later migration that alters them must be written for this layout.
+are these per-partition indexes, and ``id`` has none. A later migration that alters them must be written for this
+layout.
 """
 
 from __future__ import annotations
@@ -53,13 +59,12 @@ log = logging.getLogger(__name__)
 
 #: each partitioned table's per-partition indexes: (suffix, unique, columns)
 TABLES: dict[str, tuple[tuple[str, bool, str], ...]] = {
-    "monitor_follow": (("pair", True, "follower_id, followee_id"), ("id", True, "id")),
+    "monitor_follow": (("pair", True, "follower_id, followee_id"),),
     "monitor_retweet": (
         ("pair", True, "tweet_id, retweeter_id"),
         ("by_account", False, "retweeter_id"),
-        ("id", True, "id"),
     ),
-    "monitor_followercount": (("snapshot", True, "account_id, observed_at"), ("id", True, "id")),
+    "monitor_followercount": (("snapshot", True, "account_id, observed_at"),),
 }
 
 

@@ -188,10 +188,10 @@ class FollowerCount(models.Model):
 
 class Follow(models.Model):
     """``follower`` follows ``followee``: tweets flow followee -> follower. ``collection`` is where the edge
-    was first seen. On PostgreSQL the table is partitioned by workspace and each partition holds the two indexes
-    (``monitor/partitions.py``): the import's merge creates a workspace's partition before its first
-    follows; code that writes rows another way into a workspace without follows calls ``partitions.create``
-    first."""
+    was first seen. On PostgreSQL the table is partitioned by workspace and each partition holds the pair's
+    unique index, none on ``id`` (``monitor/partitions.py``): the import's merge creates a workspace's partition
+    before its first follows; code that writes rows another way into a workspace without follows calls
+    ``partitions.create`` first."""
 
     workspace = bulk_fk(Workspace, related_name="+")
     follower = bulk_fk(Account, related_name="+")

@@ -213,6 +213,31 @@ def test_it_finds_a_tweets_cascade_rows_by_its_status_id_and_lists_engine_rows_b
         assert order[: len(key)] == key and set(order) == set(key), (model, order)
 
 
+@pytest.mark.parametrize(
+    ("model", "key"),
+    [
+        (m.Retweet, ("tweet_id", "retweeter_id")),
+        (m.Follow, ("follower_id", "followee_id")),
+        (m.FollowerCount, ("account_id", "observed_at")),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_it_lists_follows_retweets_and_snapshots_by_their_unique_key_and_opens_a_row_by_its_id(
+    admin_client, thesis, model, key
+):
+    """Their partitions have no index on ``id`` (migration 0045): the list reads the unique key's index backwards,
+    never sorted by ``id``, and a row's change page still opens by its ``id``."""
+    r = admin_client.get(url(model, "changelist"))
+    assert r.status_code == 200
+    order = tuple(r.context["cl"].queryset.query.order_by)  # the admin's ordering, then the queryset's: the same
+    assert order[:2] == tuple(f"-{k}" for k in key) and set(order) == set(order[:2]), order
+    rows = [tuple(getattr(row, k) for k in key) for row in r.context["cl"].result_list]
+    assert len(rows) == model.objects.count() > 1 and rows == sorted(rows, reverse=True)
+    last = r.context["cl"].result_list[len(rows) - 1]
+    page = admin_client.get(url(model, "change", last.pk))
+    assert page.status_code == 200 and page.context["original"] == last
+
+
 def test_it_never_renders_a_select_of_accounts_or_tweets(admin_client, thesis):
     for model in (m.Retweet, m.Follow, m.FollowerCount, m.GivenEdge, m.Tweet, m.Publisher):
         html = admin_client.get(url(model, "change", model.objects.order_by("pk").first().pk)).content.decode()

@@ -277,3 +277,53 @@ def test_upgrading_drops_the_derived_rows_id_index_keeping_their_unique_keys_and
         assert all("(id)" in found for found in indexes().values())
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
+def test_upgrading_drops_the_bulk_partitions_id_index_keeping_their_keys_and_rows_and_back():
+    """Migration 0045 (issue 42): every workspace's partition of the follows, retweets and snapshots loses its
+    index on ``id``, not its unique key nor its rows; the way back builds it again."""
+    tables = ("monitor_follow", "monitor_retweet", "monitor_followercount")
+    keys = {  # the partitions' indexes before 0045, as monitor/partitions.py built them then: (unique, columns)
+        "monitor_follow": {"pair": (True, "(follower_id, followee_id)"), "id": (True, "(id)")},
+        "monitor_retweet": {
+            "pair": (True, "(tweet_id, retweeter_id)"),
+            "by_account": (False, "(retweeter_id)"),
+            "id": (True, "(id)"),
+        },
+        "monitor_followercount": {"snapshot": (True, "(account_id, observed_at)"), "id": (True, "(id)")},
+    }
+
+    def indexes(part: str) -> set[str]:
+        with connection.cursor() as cur:
+            cur.execute("SELECT indexdef FROM pg_indexes WHERE tablename = %s", [part])
+            return {d.split(" USING btree ")[1] for (d,) in cur.fetchall()}
+
+    apps = _migrate(("monitor", "0044_derived_rows_without_id_index"))
+    try:
+        Workspace, Account, Follow = (apps.get_model("monitor", n) for n in ("Workspace", "Account", "Follow"))
+        parts = []
+        with connection.cursor() as cur:
+            for slug in ("desk", "wire"):
+                ws = Workspace.objects.create(name=slug, slug=slug)
+                for table in tables:
+                    part = f"{table}_w{ws.pk}"
+                    parts.append(part)
+                    cur.execute(f"CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+                    cur.execute(f"ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({ws.pk})")
+                    for suffix, (unique, columns) in keys[table].items():
+                        cur.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX {part}_{suffix} ON {part} {columns}")
+                a, b = (Account.objects.create(workspace=ws, twitter_id=i) for i in (1, 2))
+                Follow.objects.create(workspace=ws, follower=a, followee=b)
+        assert all("(id)" in indexes(p) for p in parts)
+
+        _migrate(("monitor", "0045_bulk_partitions_without_id_index"))
+        for part in parts:
+            table = part.rsplit("_w", 1)[0]
+            assert indexes(part) == {columns for suffix, (_, columns) in keys[table].items() if suffix != "id"}
+        assert Follow.objects.count() == 2
+
+        _migrate(("monitor", "0044_derived_rows_without_id_index"))  # back: the id index again
+        assert all("(id)" in indexes(p) for p in parts)
+    finally:
+        _migrate_latest()
