@@ -13,29 +13,26 @@ from django.db import migrations
 TABLES = ("monitor_follow", "monitor_retweet", "monitor_followercount")
 
 
-def _partitions(cursor) -> list[str]:
-    cursor.execute(
-        """SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-           WHERE i.inhparent = ANY(%s::regclass[]) ORDER BY c.relname""",
-        [list(TABLES)],
-    )
-    return [r[0] for r in cursor.fetchall()]
+def _each_partition(schema_editor, statement: str) -> None:
+    """Run ``statement`` (``{part}`` filled in) on every partition of the three tables; PostgreSQL only."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    with schema_editor.connection.cursor() as cur:
+        cur.execute(
+            """SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE i.inhparent = ANY(%s::regclass[]) ORDER BY c.relname""",
+            [list(TABLES)],
+        )
+        for (part,) in cur.fetchall():
+            cur.execute(statement.format(part=part))
 
 
 def _drop(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cur:
-        for part in _partitions(cur):
-            cur.execute(f'DROP INDEX IF EXISTS "{part}_id"')
+    _each_partition(schema_editor, 'DROP INDEX IF EXISTS "{part}_id"')
 
 
 def _restore(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cur:
-        for part in _partitions(cur):
-            cur.execute(f'CREATE UNIQUE INDEX IF NOT EXISTS "{part}_id" ON "{part}" (id)')
+    _each_partition(schema_editor, 'CREATE UNIQUE INDEX IF NOT EXISTS "{part}_id" ON "{part}" (id)')
 
 
 class Migration(migrations.Migration):
