@@ -60,7 +60,7 @@ from ..uploads import Upload, UploadError, expand_uploads
 from .conflicts import stored_conflicts
 from .merge import merge
 from .reading import detect, input_size, read_into
-from .seen import DatabaseSeenTweets
+from .seen import SpilledSeenTweets
 from .stager import LABELS, Stager
 from .unit import UnitGuard
 
@@ -112,7 +112,8 @@ def load_files(
         inputs = _typed_inputs(files, Path(tmp), mode, res.report)
         res.formats = sorted({f for _, _, f in inputs})
         st = Stager(cur, mode=mode, report=res.report, part_rows=settings.SPREADWATCH_IMPORT_PART_ROWS)
-        parts = _Parts(res, st, workspace_id, collection_id, store, progress, DatabaseSeenTweets(cur))
+        seen = SpilledSeenTweets(Path(tmp) / "seen")  # the earlier parts' references, in files of the folder
+        parts = _Parts(res, st, workspace_id, collection_id, store, progress, seen)
         st.on_full = parts.flush
         try:
             parts.unit = UnitGuard(workspace_id, store=store, formats={shown: fmt for _, shown, fmt in inputs})
@@ -150,10 +151,10 @@ class _Parts:
         coll: int,
         store: bool,
         progress: ProgressFn,
-        seen: DatabaseSeenTweets,
+        seen: SpilledSeenTweets,
     ):
         self.res, self.st, self.ws, self.coll, self.store, self.progress = res, st, ws, coll, store, progress
-        self.seen = seen  # the upload-wide duplicate check: one part's references in memory, the rest spilled
+        self.seen = seen  # the upload-wide duplicate check: one part's references in memory, the rest in files
         self.read_frac = 0.0  # how far reading is, for the progress of a part merged while reading
         self.affected: set[int] = set()
         self.unit: UnitGuard | None = None
@@ -176,7 +177,7 @@ class _Parts:
     def last(self) -> None:
         self.st.final = True
         self._merge(self.progress)
-        self._seen_timing()  # again: the last part's chunks asked the spilled table too
+        self._seen_timing()  # again: the last part's chunks looked in the spilled runs too
         if self.store:
             self.st.timings["follower graph file"] = round(self.follows.finish(self.st.cur), 3)
             self.res.tweet_pks = sorted(self.affected)

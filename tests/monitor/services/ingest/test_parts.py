@@ -281,7 +281,7 @@ def test_a_part_merged_then_a_bad_record_in_strict_mode_leaves_nothing_stored(ws
 def test_a_conflict_with_a_row_of_an_earlier_part_is_found_and_named_as_in_one_merge(
     ws_a, ws_b, import_files, settings, tmp_path, mode
 ):
-    """The earlier parts' references wait in the database (``DatabaseSeenTweets``), not in memory."""
+    """The earlier parts' references wait in files (``SpilledSeenTweets``), not in memory."""
     big = _big_upload(tmp_path, 5)[0]
     lines = big.read_text().splitlines(keepends=True)
     # tweet 3 again near the end, by another author: the first row of tweet 3 is parts back
@@ -313,7 +313,7 @@ def test_a_conflict_with_a_row_of_an_earlier_part_is_found_and_named_as_in_one_m
 def test_the_spilled_duplicate_checks_timing_counts_the_last_parts_lookups_too(
     ws_b, import_files, settings, tmp_path, monkeypatch
 ):
-    """The chunks read after the last flush ask the spilled table as well; their seconds are in the timing."""
+    """The chunks read after the last flush look in the spilled runs as well; their seconds are in the timing."""
     from monitor.services import ingest
     from monitor.services.ingest import seen
 
@@ -337,7 +337,7 @@ def test_the_spilled_duplicate_checks_timing_counts_the_last_parts_lookups_too(
     monkeypatch.setattr(seen, "time", Clock)
     settings.SPREADWATCH_READ_CHUNK_ROWS = 4
     settings.SPREADWATCH_IMPORT_PART_ROWS = 9
-    coll = import_files(ws_b, _big_upload(tmp_path, 3)[:1], name="big")  # tweets only: the last chunks ask
+    coll = import_files(ws_b, _big_upload(tmp_path, 3)[:1], name="big")  # tweets only: the last chunks look
     assert coll.status == Collection.Status.DONE and coll.timings["parts"] > 5
     assert coll.timings["merge_steps_s"]["duplicate check, spilled"] == final["seconds"] > 0
 
