@@ -14,9 +14,9 @@ Most ids a chunk brings are new (every retweet has its own), so a fixed 32 MB Bl
 at 10M retweets a few percent of the ids are looked for in the runs.
 
 The runs were a temporary table with a unique index before: moving each part's references into it took about
-2 s a part of 1.5M ids and grew with the import (the index, in the session's few MB of temporary buffers, went
-to disk), 12.6 of 13.3 s of the check at 10M retweets against about 1 s of files
-(``benchmarks/data_layer.md``). Memory still holds the part being read; what a run costs it is its fence (an
+2 s a part of 1.5M ids (the index outgrew the session's few MB of temporary buffers), and the spills and lookups
+of a synthetic 10M-retweet upload 11.6-13.3 s against 3.3-3.5 s with files (``benchmarks/seen_spill_bench.py``,
+``benchmarks/data_layer.md``). Memory still holds the part being read; what a run costs it is its fence (an
 id in 1,024: 8 bytes per 1,024 references) and the blocks a chunk reads, freed after the chunk.
 """
 
