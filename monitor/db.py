@@ -386,11 +386,13 @@ def copy_out(
 def analyze_after_bulk_write(
     cursor,
     tables: Sequence[str],
-    rows: int,
+    rows: int | None,
     *,
     committed: bool = False,
     changed: bool = False,
     columns: Sequence[str] = (),
+    grown: float = 0.1,
+    floor: int | None = None,
 ) -> bool:
     """Refresh the planner's statistics of those of ``tables`` that have grown past them, counting the ``rows``
     this transaction adds; PostgreSQL only; returns whether any was analysed. A write that added no rows checks
@@ -416,31 +418,49 @@ def analyze_after_bulk_write(
     Left stale, the statistics of the 10M benchmark's tweets said almost none was computed, and a join filtered
     on it took 113 s instead of 0.2 s (``benchmarks/data_layer.md``).
 
+    ``rows=None``: each table's rows inserted (``changed``: updated) so far by this transaction, as the server
+    counts them (``pg_stat_get_xact_tuples_inserted``; a rolled-back savepoint's rows too, which can only bring an
+    ANALYZE forward), instead of one count for every table.
+
+    ``grown``: the growth, as a fraction of what the last ANALYZE saw, that makes a table stale (a tenth by
+    default). A compute run's batches pass 1.0, so that its result tables are analysed when they have doubled,
+    not after every batch (the 10M benchmark's eleven batches analysed them eleven times, 5.0-5.5 s of the run),
+    and the run's end checks them once more at a tenth (``monitor.algorithms.influence.Influence.finish``), before
+    the warm-up and the pages read them.
+
+    ``floor``: the fewest rows that count as growth (default ``SPREADWATCH_ANALYZE_MIN_ROWS``); the run's end
+    passes 1, so that a result table smaller than that (the per-day totals of a 1M-retweet run, 25K rows) is
+    analysed once its run has written it.
+
     ``columns``: only those columns' statistics are refreshed (the row and page counts always are), the columns
     the write changed. A compute batch's tweets change their outcome, not their text: ANALYZE of the whole
     tweets table also rebuilds the search column's statistics, whose target of 2,000 samples every row, 150 ms
     for the 1M benchmark's 27K tweets against 53 ms for the outcome columns."""
     from django.conf import settings
 
-    floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
-    if connection.vendor != "postgresql" or (rows <= 0 and not committed):
+    if floor is None:
+        floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
+    if connection.vendor != "postgresql" or (rows is not None and rows <= 0 and not committed):
         return False
+    # this transaction's own writes, where the server counts them (``rows=None``): its updates for ``changed``
+    own = "0" if rows is not None else f"pg_stat_get_xact_tuples_{'updated' if changed else 'inserted'}(c.oid)"
+    added = 0 if rows is None else rows
     if changed:
         cursor.execute(
-            """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_mod_since_analyze(c.oid)
+            f"""SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_mod_since_analyze(c.oid) + {own}
                FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
             [list(tables)],
         )
-        stale = [name for name, seen, mods in cursor.fetchall() if mods + rows >= max(floor / 10, 0.1 * seen)]
+        stale = [name for name, seen, mods in cursor.fetchall() if mods + added >= max(floor / 10, grown * seen)]
     else:
         cursor.execute(
             # the statistics function, not the pg_stat_user_tables view (0.6 ms against 7 ms: the view sums over
             # every table's indexes)
-            """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid)
+            f"""SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid) + {own}
                FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
             [list(tables)],
         )
-        stale = [name for name, seen, live in cursor.fetchall() if live + rows - seen >= max(floor, 0.1 * seen)]
+        stale = [name for name, seen, live in cursor.fetchall() if live + added - seen >= max(floor, grown * seen)]
     if stale:
         cols = f" ({', '.join(columns)})" if columns else ""
         cursor.execute("ANALYZE " + ", ".join(name + cols for name in sorted(stale)))

@@ -87,3 +87,61 @@ def test_a_compute_refreshes_its_tweets_outcome_statistics_not_their_texts(ws_a,
     assert {"compute_status", "reach", "compute_run_id"} <= analysed
     assert not analysed & {"text", "search", "created_at"}
     assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def _publisher_days(folder) -> list:
+    """3 publishers x 4 days x 5 tweets, each retweeted by 5-14 of 60 accounts, without follows: a run of many
+    batches when they hold 60 participants each."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    lines, tid = ["tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name"], 10
+    for pub in range(3):
+        for day in range(4):
+            for _ in range(5):
+                root, tid = tid, tid + 1
+                lines.append(f"{root},,{pub},2020-03-0{day + 1}T10:00:00Z,{10 + pub},p{pub}")
+                for k, acc in enumerate(rng.choice(60, rng.integers(5, 15), replace=False)):
+                    lines.append(f"{tid},{root},{100 + acc},2020-03-0{day + 1}T10:{k + 1:02d}:00Z,{acc + 1},a{acc}")
+                    tid += 1
+    (folder / "tweets.csv").write_text("\n".join(lines) + "\n")
+    return [folder / "tweets.csv"]
+
+
+def test_a_runs_batches_analyse_their_results_as_they_double_and_its_end_once_more(
+    ws_a, import_files, settings, tmp_path
+):
+    """The 10M benchmark's eleven batches each analysed the result tables (5.0-5.5 s of the run): now a batch
+    analyses a table once it has doubled since its last ANALYZE, and the run's end once it has grown by a tenth,
+    so the pages and the warm-up plan with statistics of every row."""
+    from django.test.utils import CaptureQueriesContext
+
+    from monitor.models import CascadeInfluence, ComputeRun
+
+    settings.SPREADWATCH_ANALYZE_MIN_ROWS = 1
+    settings.SPREADWATCH_BATCH_NODES = 60  # of about 600 participants; a publisher's day has about 50
+    with connection.cursor() as cur:  # statistics of the empty tables first (as after a migration)
+        cur.execute("ANALYZE monitor_cascadeinfluence, monitor_dailyinfluence")
+    with CaptureQueriesContext(connection) as queries:
+        c = import_files(ws_a, _publisher_days(tmp_path))
+    assert c.status == c.Status.DONE, c.error
+    run = ComputeRun.objects.get(workspace=ws_a)
+    batches = run.batches.count()
+    assert run.status == "done" and batches >= 8
+    analyses = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("ANALYZE monitor_cascadeinfluence")]
+    assert 2 <= len(analyses) <= batches // 2 + 1, (len(analyses), batches)
+    rows = CascadeInfluence.objects.filter(tweet__workspace=ws_a).count()
+    assert _reltuples("monitor_cascadeinfluence") == rows  # the last batches' rows too
+
+
+def test_a_small_runs_result_tables_are_analysed_at_its_end_whatever_the_floor(ws_a, import_files, tmp_path):
+    """The floor (``SPREADWATCH_ANALYZE_MIN_ROWS``, 50,000 by default) keeps small writes from analysing big
+    tables; a run's end analyses what the run grew by a tenth however few its rows (the per-day totals of a
+    1M-retweet run are 25K rows, and a server may run without autovacuum)."""
+    from monitor.models import PublisherDay
+
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE monitor_publisherday, monitor_cascadeinfluence")
+    c = import_files(ws_a, _publisher_days(tmp_path))
+    assert c.status == c.Status.DONE, c.error
+    assert _reltuples("monitor_publisherday") == PublisherDay.objects.filter(workspace=ws_a).count() > 0

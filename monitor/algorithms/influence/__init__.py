@@ -33,9 +33,11 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import connection
 
 from compute.batching import plan_batches
 
+from ...db import analyze_after_bulk_write
 from ...models import ComputeBatch, ComputeRun
 from ..base import Algorithm, BatchOutcome, PlannedBatch, Stop, register
 from .batch import (  # noqa: F401
@@ -94,6 +96,7 @@ from .store import (  # noqa: F401
     _LABEL_CASE,
     _LABELS,
     _ROLE_CASE,
+    RESULT_TABLES,
     AllTimeDelta,
     _copy_cascade_influence,
     _DailyChanges,
@@ -148,6 +151,13 @@ class Influence(Algorithm):
 
     def store(self, *, run: ComputeRun, batch: ComputeBatch, result: BatchOutcome) -> None:
         _store(run, batch, result)
+
+    def finish(self, *, run: ComputeRun) -> None:
+        # the batches analysed the result tables once they had doubled: grown by a tenth since (by any number of
+        # rows: once a run, and small tables sample whole), they are analysed here, in the last batch's
+        # transaction, before the warm-up and the pages plan their reads with them
+        with connection.cursor() as cur:
+            analyze_after_bulk_write(cur, RESULT_TABLES, None, floor=1)
 
 
 INFLUENCE = register(Influence())

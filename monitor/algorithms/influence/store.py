@@ -45,6 +45,9 @@ from .rows import (
 log = logging.getLogger(__name__)
 
 #: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
+#: the tables a batch's store writes in bulk, whose planner statistics it keeps fresh
+RESULT_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday")
+
 TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
 
 # --- one batch: storing ------------------------------------------------------------------------------------------
@@ -112,17 +115,20 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
         # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
         added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
-        tables = ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"]
+        tables = list(RESULT_TABLES)
         later = getattr(run, "analyze_later", None)  # not a field: a stream consumer refreshes them beside its work
         if later is not None:
             later(tables, added)
-        else:
+        elif changes:
             analyze_after_bulk_write(cur, tables, added)
-            # a compute batch: its tweets' statuses went from pending to computed, which pages filter on
-            if not changes:
-                analyze_after_bulk_write(
-                    cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True, columns=TWEET_OUTCOME_COLUMNS
-                )
+        else:
+            # a compute batch: each table's rows as the server counts them, and analysed once it has doubled (the
+            # run's end checks them again at a tenth: ``Influence.finish``)
+            analyze_after_bulk_write(cur, tables, None, grown=1.0)
+            # its tweets' statuses went from pending to computed, which pages filter on
+            analyze_after_bulk_write(
+                cur, ["monitor_tweet"], len(batch.tweet_pks), changed=True, columns=TWEET_OUTCOME_COLUMNS
+            )
         t = res.tick("store_analyze_s", t)
         for tmp in (batch_table, touched, influence_table, outcomes_table):
             if tmp:
