@@ -170,7 +170,7 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         return f"""SELECT a.twitter_id, a.id FROM {staged} s {d.join} monitor_account a
                    ON a.workspace_id = %s AND a.twitter_id = s.twitter_id ORDER BY a.twitter_id"""
 
-    names = st.names_seen
+    names = st.names_seen()
     stored_names = None  # twitter id -> the name stored, where read with the keys
     if m.later_part and st.created is not None:
         # every account of the workspace is one an earlier part of this import created (it had none before, and
@@ -184,7 +184,7 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         by_array = f"""FROM monitor_account a WHERE a.workspace_id = %s AND a.twitter_id = ANY({int_array(users)})
                        ORDER BY a.twitter_id"""
         old_sql = f"SELECT a.twitter_id, a.id {by_array}"
-        if names and not m.in_parts:
+        if len(names) and not m.in_parts:
             old, stored_names = _keys_and_names(m, f"SELECT a.twitter_id, a.id, a.screen_name {by_array}")
         else:
             old = AccountKeys(*copy_out(m.cur, old_sql, [m.ws], key_cols))
@@ -201,7 +201,7 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     # straight into the table by one COPY, as the retweets (:func:`_copy`); the key comes from its sequence
     t = time.perf_counter()
     above = m.count("SELECT max(id) FROM monitor_account", []) if len(new_users) else 0
-    new_names = [names.get(u, "")[:64] for u in new_users.tolist()]
+    new_names = names.of(new_users)[0]
     m.counts["accounts_new"] = copy_in(
         m.cur,
         "monitor_account",
@@ -215,10 +215,14 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     # known accounts take the name the upload gives them, where it gives one (counted, 0 where none changed,
     # whichever path below: an upload's counts have the same keys whatever its size or parts)
     m.counts["accounts_renamed"] = 0
-    renamed = [(u, names[u][:64]) for u in users[is_old].tolist() if names.get(u)]
-    if renamed and m.later_part:  # not again the name an earlier part of this import stored
-        same = st.names_given.unchanged(np.array([u for u, _ in renamed], np.int64), [n for _, n in renamed])
-        renamed = [r for r, s in zip(renamed, same.tolist(), strict=True) if not s]
+    known = users[is_old]
+    given, named = names.of(known)
+    named &= given != ""  # an empty name renames nobody
+    known, given = known[named], given[named]
+    if len(known) and m.later_part:  # not again the name an earlier part of this import stored
+        again = ~st.names_given.unchanged(known, given)
+        known, given = known[again], given[again]
+    renamed = list(zip(known.tolist(), given.tolist()))
     if stored_names is not None:  # only the names that differ from the stored ones go to the database
         renamed = [(u, n) for u, n in renamed if stored_names.get(u) != n]
     if renamed and stored_names is not None:

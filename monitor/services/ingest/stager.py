@@ -56,7 +56,8 @@ class Stager:
         self.n_follows = 0
         self.missing_times = 0
         self.unknown_labels = 0
-        self.names_seen: dict[int, str] = {}
+        # (Twitter ids, screen names) of the rows that named their user, in reading order (:meth:`names_seen`)
+        self.name_parts: list[tuple[np.ndarray, np.ndarray]] = []
         # per original: text, label, hashtags, urls, domains (the first row seen with any of them wins)
         self.texts_seen: dict[int, tuple[str, str, str, str, str]] = {}
         self.affected: list[int] = []  # Tweet pks, set by the merge
@@ -134,8 +135,11 @@ class Stager:
         if t.screen_name is not None:
             names = t.screen_name
             has = np.flatnonzero(names != None)  # noqa: E711  (object array: elementwise test)
-            # the last name seen wins (accounts rename; uploads are roughly in time order)
-            self.names_seen.update(zip(t.user_id[has].tolist(), names[has].tolist()))
+            if len(has):
+                # every row's name until the part's merge (a string object each, ~60 bytes: the 1M-retweet
+                # upload's import peaked 75 MB higher than with one name per account in a dict, whose updates and
+                # lookups took 15 s of the 10M upload's main process; benchmarks/data_layer.md)
+                self.name_parts.append((t.user_id[has], names[has]))
         self._add_texts(t, labels)
 
     def _add_texts(self, t: TweetTable, labels: dict[int, str] | None) -> None:
@@ -254,13 +258,18 @@ class Stager:
         if self.part_rows and self.on_full is not None and self.staged >= self.part_rows:
             self.on_full()
 
+    def names_seen(self) -> NamesSeen:
+        """Each user this part named, with the last name seen (accounts rename; uploads are roughly in time
+        order)."""
+        return NamesSeen(*_last_names(self.name_parts))
+
     def next_part(self) -> None:
         """After a part's merge: start the next part empty, but for the retweets the merge carried (``carry``)."""
         carry = self.carry if self.carry is not None else np.zeros(0, np.int64)
         tweets, (src, line) = self.tweets(), self.where()
         self.texts_taken.update(self.texts_seen)
         self.tweet_parts, self.where_parts, self.follow_parts, self.edge_parts = [], [], [], []
-        self.given, self.names_seen, self.texts_seen = {}, {}, {}
+        self.given, self.texts_seen, self.name_parts = {}, {}, []
         self.carry, self.carried = None, len(carry)
         if len(carry):
             self.tweet_parts.append(tweets.take(carry))
@@ -271,6 +280,51 @@ class Stager:
 def add_timing(timings: dict[str, float], key: str, t0: float) -> None:
     """Add the seconds since ``t0`` to the merge step ``key``: summed over the parts of an import in parts."""
     timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t0, 3)
+
+
+#: the longest screen name an account keeps (``Account.screen_name``)
+NAME_MAX = 64
+
+
+def _last_names(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The users of ``parts`` (Twitter ids, names; in reading order), sorted, with the last name given to each."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, object)
+    ids = np.concatenate([i for i, _ in parts])
+    names = np.concatenate([n for _, n in parts])
+    ids, last = np.unique(ids[::-1], return_index=True)  # the first of each id in reverse order is its last row
+    return ids, names[::-1][last]
+
+
+class NamesSeen:
+    """The screen names a part gives its users: ``ids`` sorted, ``names[i]`` (an object array of ``str``, each cut
+    to :data:`NAME_MAX`) the last one given to ``ids[i]``.
+
+    Arrays, not a dict: at the 10M-retweet benchmark the dict's updates and the merge's lookups of 4.2M new
+    accounts and 2-3M known ones a part, one Python call each, took 15 s of the import's main process
+    (``benchmarks/data_layer.md``)."""
+
+    def __init__(self, ids: np.ndarray, names: np.ndarray) -> None:
+        self.ids = ids
+        # a name longer than the column is cut: measured in one pass, cut only where it is
+        lengths = np.fromiter(map(len, names), np.int64, len(names))
+        long = np.flatnonzero(lengths > NAME_MAX)
+        if len(long):
+            names = names.copy()
+            names[long] = [n[:NAME_MAX] for n in names[long].tolist()]
+        self.names = names
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The names of ``ids`` (an object array; ``""`` where this part named none) and whether it named each."""
+        if not len(self.ids):
+            return np.full(len(ids), "", object), np.zeros(len(ids), bool)
+        pos, found = sorted_positions(self.ids, np.asarray(ids, np.int64))
+        names = self.names[pos]
+        names[~found] = ""
+        return names, found
 
 
 class GivenNames:
@@ -287,10 +341,10 @@ class GivenNames:
         self.hashes = np.zeros(0, np.int64)
 
     @staticmethod
-    def _hashes(names: list[str]) -> np.ndarray:
-        return np.fromiter((hash(n) for n in names), np.int64, len(names))
+    def _hashes(names) -> np.ndarray:
+        return np.fromiter(map(hash, names), np.int64, len(names))
 
-    def add(self, ids: np.ndarray, names: list[str]) -> None:
+    def add(self, ids: np.ndarray, names) -> None:
         """``names[i]`` is now the stored name of account ``ids[i]`` (the ids unique)."""
         if not len(ids):
             return
@@ -299,7 +353,7 @@ class GivenNames:
         self.ids, first = np.unique(ids, return_index=True)
         self.hashes = hashes[first]
 
-    def unchanged(self, ids: np.ndarray, names: list[str]) -> np.ndarray:
+    def unchanged(self, ids: np.ndarray, names) -> np.ndarray:
         """Mask of the accounts whose stored name this import gave, and gave as ``names[i]``."""
         if not len(self.ids) or not len(ids):
             return np.zeros(len(ids), bool)
