@@ -251,3 +251,20 @@ def token_client(user):
 def api(alice):
     """alice's API client (token authentication)."""
     return token_client(alice)
+
+
+def publisher_day_lines(rng, *, publishers: int, days: int, tweets: int, accounts: int, retweets: tuple[int, int]):
+    """A CSV upload's lines, its header first: ``publishers`` x ``days`` (from 2020-03-01) x ``tweets`` originals,
+    each retweeted by ``retweets[0]`` to ``retweets[1] - 1`` of ``accounts`` accounts (Twitter ids from 100), drawn
+    from the NumPy generator ``rng``; for tests whose runs need many cascades over several (publisher, day)
+    pairs."""
+    lines, tid = ["tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name"], 10
+    for pub in range(publishers):
+        for day in range(days):
+            for _ in range(tweets):
+                root, tid = tid, tid + 1
+                lines.append(f"{root},,{pub},2020-03-0{day + 1}T10:00:00Z,{10 + pub},p{pub}")
+                for k, acc in enumerate(rng.choice(accounts, rng.integers(*retweets), replace=False)):
+                    lines.append(f"{tid},{root},{100 + acc},2020-03-0{day + 1}T10:{k + 1:02d}:00Z,{acc + 1},a{acc}")
+                    tid += 1
+    return lines

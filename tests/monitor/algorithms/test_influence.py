@@ -15,7 +15,7 @@ from monitor.algorithms import influence
 from monitor.algorithms.influence import plan_batches
 from monitor.models import CascadeInfluence, ComputeRun, DailyInfluence, PublisherDay, Tweet
 from monitor.services import runs
-from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, total_by_name
+from tests.webapp import DATA, EXPECTED_TOTAL, THESIS, publisher_day_lines, total_by_name
 
 
 def test_it_plans_batches_largest_first_under_the_budget():
@@ -47,15 +47,7 @@ def _daily(ws) -> dict:
 def _collection(tmp_path) -> list:
     """4 publishers x 3 days x 6 tweets, each retweeted by 0-19 of 40 accounts, and random follows among them."""
     rng = np.random.default_rng(7)
-    lines, follows, tid = ["tweet_id,retweeted_tweet_id,user_id,created_at,followers_count,screen_name"], set(), 10
-    for pub in range(4):
-        for day in range(3):
-            for _ in range(6):
-                root, tid = tid, tid + 1
-                lines.append(f"{root},,{pub},2020-03-0{day + 1}T10:00:00Z,{10 + pub},p{pub}")
-                for k, acc in enumerate(rng.choice(40, rng.integers(0, 20), replace=False)):
-                    lines.append(f"{tid},{root},{100 + acc},2020-03-0{day + 1}T10:{k + 1:02d}:00Z,{acc + 1},a{acc}")
-                    tid += 1
+    lines, follows = publisher_day_lines(rng, publishers=4, days=3, tweets=6, accounts=40, retweets=(0, 20)), set()
     for a, b in rng.integers(0, 44, (300, 2)):
         ids = [100 + x if x < 40 else x - 40 for x in (a, b)]
         if ids[0] != ids[1]:
