@@ -418,7 +418,7 @@ def analyze_after_bulk_write(
     Left stale, the statistics of the 10M benchmark's tweets said almost none was computed, and a join filtered
     on it took 113 s instead of 0.2 s (``benchmarks/data_layer.md``).
 
-    ``rows=None``: each table's rows inserted (``changed``: updated) so far by this transaction, as the server
+    ``rows=None`` (not with ``changed``): each table's rows inserted so far by this transaction, as the server
     counts them (``pg_stat_get_xact_tuples_inserted``; a rolled-back savepoint's rows too, which can only bring an
     ANALYZE forward), instead of one count for every table.
 
@@ -438,29 +438,30 @@ def analyze_after_bulk_write(
     for the 1M benchmark's 27K tweets against 53 ms for the outcome columns."""
     from django.conf import settings
 
+    if changed and rows is None:
+        raise ValueError("analyze_after_bulk_write: rows=None counts inserted rows, not changed ones")
     if floor is None:
         floor = getattr(settings, "SPREADWATCH_ANALYZE_MIN_ROWS", 50_000)
     if connection.vendor != "postgresql" or (rows is not None and rows <= 0 and not committed):
         return False
-    # this transaction's own writes, where the server counts them (``rows=None``): its updates for ``changed``
-    own = "0" if rows is not None else f"pg_stat_get_xact_tuples_{'updated' if changed else 'inserted'}(c.oid)"
-    added = 0 if rows is None else rows
     if changed:
         cursor.execute(
-            f"""SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_mod_since_analyze(c.oid) + {own}
+            """SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_mod_since_analyze(c.oid)
                FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
             [list(tables)],
         )
-        stale = [name for name, seen, mods in cursor.fetchall() if mods + added >= max(floor / 10, grown * seen)]
+        stale = [name for name, seen, mods in cursor.fetchall() if mods + rows >= max(floor / 10, grown * seen)]
     else:
         cursor.execute(
             # the statistics function, not the pg_stat_user_tables view (0.6 ms against 7 ms: the view sums over
             # every table's indexes)
-            f"""SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid) + {own}
+            # this transaction's own inserts, as the server counts them (``rows=None``)
+            f"""SELECT c.relname, greatest(c.reltuples, 0), pg_stat_get_live_tuples(c.oid)
+                   + {"pg_stat_get_xact_tuples_inserted(c.oid)" if rows is None else int(rows)}
                FROM pg_class c WHERE c.oid = ANY(%s::regclass[])""",
             [list(tables)],
         )
-        stale = [name for name, seen, live in cursor.fetchall() if live + added - seen >= max(floor, grown * seen)]
+        stale = [name for name, seen, live in cursor.fetchall() if live - seen >= max(floor, grown * seen)]
     if stale:
         cols = f" ({', '.join(columns)})" if columns else ""
         cursor.execute("ANALYZE " + ", ".join(name + cols for name in sorted(stale)))

@@ -44,10 +44,10 @@ from .rows import (
 
 log = logging.getLogger(__name__)
 
-#: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
 #: the tables a batch's store writes in bulk, whose planner statistics it keeps fresh
 RESULT_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday")
 
+#: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
 TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
 
 # --- one batch: storing ------------------------------------------------------------------------------------------
@@ -112,15 +112,16 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
             record_all_time_delta(ws, version, delta)
         t = res.tick("store_aggregates_s", t)
-        # the rows added: a compute batch's cascades' rows (stored for the first time, or again after a delete);
-        # a stream micro-batch's cascades are stored already, and it adds only its new participants' rows
-        added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
         tables = list(RESULT_TABLES)
         later = getattr(run, "analyze_later", None)  # not a field: a stream consumer refreshes them beside its work
-        if later is not None:
-            later(tables, added)
-        elif changes:
-            analyze_after_bulk_write(cur, tables, added)
+        if later is not None or changes:
+            # the rows added: a stream micro-batch's cascades are stored already, and it adds only its new
+            # participants' rows; else the cascades' rows
+            added = daily.grown if daily is not None else int(batch.n_nodes or 0) + len(batch.tweet_pks)
+            if later is not None:
+                later(tables, added)
+            else:
+                analyze_after_bulk_write(cur, tables, added)
         else:
             # a compute batch: each table's rows as the server counts them, and analysed once it has doubled (the
             # run's end checks them again at a tenth: ``Influence.finish``)

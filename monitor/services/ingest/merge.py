@@ -260,11 +260,11 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
             # an account renamed by two parts, or created by an earlier part, is not renamed twice
             m.timed(sql + " RETURNING id", [m.ws])
             st.renamed.update(pk for (pk,) in m.cur.fetchall() if pk <= st.accounts_before)
-            renamed_ids = np.array([u for u, _ in renamed], np.int64)
-            given = old.pk[_in(renamed_ids, old.twitter_id)]
-            st.renames_given |= bool((given <= st.accounts_before).any())
+            # ``renamed`` is ``known`` with ``given`` here: a part's keys are never read with their names
+            renamed_pks = old.pk[_in(known, old.twitter_id)]
+            st.renames_given |= bool((renamed_pks <= st.accounts_before).any())
             if remember:
-                st.names_given.add(renamed_ids, [n for _, n in renamed])
+                st.names_given.add(known, given)
         else:
             m.counts["accounts_renamed"] = m.run(sql, [m.ws])
     if m.in_parts and st.final and st.renames_given:  # one merge counts where it gave names to stored accounts

@@ -22,7 +22,7 @@ from compute.structures import SpreadingGraphs
 from compute.tables import NO_TWEET, FollowTable, TweetTable
 
 from ...db import copy_in, copy_text, create_temp, dialect, empty_table, temp_table_name
-from ...models import Label
+from ...models import Account, Label
 from .columns import EdgeRows, FollowRows, TweetRows, cat
 from .earlier_parts import EarlierSnapshots, StoredKeys
 from .stored_retweets import StoredBefore
@@ -282,8 +282,8 @@ def add_timing(timings: dict[str, float], key: str, t0: float) -> None:
     timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - t0, 3)
 
 
-#: the longest screen name an account keeps (``Account.screen_name``)
-NAME_MAX = 64
+#: the longest screen name an account keeps
+NAME_MAX = Account._meta.get_field("screen_name").max_length
 
 
 def _last_names(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
