@@ -99,4 +99,10 @@ if __name__ == "__main__":
 
     keys = np.arange(0, 2 * _HASH_MIN, 2, dtype=np.int64)
     assert sorted_positions(keys, keys[::-1].copy())[1].all()
-    print(f"compute.precompile: {len(values)} kernel runs, a layout and a lookup in {time.perf_counter() - t:.1f} s")
+    # and the radix sorts of the import's and the store's sorts (compute.arrays.sort_ints, argsort_ints)
+    from .arrays import _RADIX_MIN, argsort_ints, sort_ints
+
+    falling = np.arange(_RADIX_MIN, 0, -1, dtype=np.int64)
+    assert (sort_ints(falling) == falling[::-1]).all() and (argsort_ints(falling) == falling - 1).all()
+    took = time.perf_counter() - t
+    print(f"compute.precompile: {len(values)} kernel runs, a layout, a lookup and the sorts in {took:.1f} s")

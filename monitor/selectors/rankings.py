@@ -171,18 +171,20 @@ class _AllTime:
         grouped by the database, in no order, still takes once)."""
         import numpy as np
 
+        from compute.arrays import unique_inverse
+
         pair = _pair_codes(self.account, self.label, _own_of(self))
         none = np.zeros(0, np.int64)
         d_pair = np.concatenate([none, *(_pair_codes(d.account, d.label, _own_of(d)) for d in deltas)])
         d_inf = np.concatenate([none.astype(np.float64), *(np.asarray(d.influence, np.float64) for d in deltas)])
         d_tv = np.concatenate([none, *(np.asarray(d.cascades, np.int64) for d in deltas)])
         if len(pair) > 1 and not (pair[1:] > pair[:-1]).all():  # in no order (read from the database): regroup
-            pair, inv = np.unique(np.concatenate([pair, d_pair]), return_inverse=True)
+            pair, inv = unique_inverse(np.concatenate([pair, d_pair]))
             total = np.bincount(inv, weights=np.concatenate([self.influence, d_inf]), minlength=len(pair))
             t_v = np.bincount(inv, weights=np.concatenate([self.cascades, d_tv]), minlength=len(pair))
             t_v = t_v.astype(np.int64)  # exact: whole counts
         else:
-            changed, inv = np.unique(d_pair, return_inverse=True)
+            changed, inv = unique_inverse(d_pair)
             add_inf = np.bincount(inv, weights=d_inf, minlength=len(changed))
             add_tv = np.bincount(inv, weights=d_tv, minlength=len(changed)).astype(np.int64)
             at = np.searchsorted(pair, changed)
@@ -305,6 +307,8 @@ def _sums_per_account(acc: np.ndarray, inf: np.ndarray, tv: np.ndarray) -> tuple
     (workspaces whose imports interleaved) are sorted."""
     import numpy as np
 
+    from compute.arrays import unique_inverse
+
     if len(acc) == 0:
         return acc.astype(np.int64), np.zeros(0), np.zeros(0, np.int64)
     lo, hi = int(acc.min()), int(acc.max())
@@ -315,7 +319,7 @@ def _sums_per_account(acc: np.ndarray, inf: np.ndarray, tv: np.ndarray) -> tuple
         total = np.bincount(pos, weights=inf, minlength=hi - lo + 1)[ids]
         t_v = np.bincount(pos, weights=tv, minlength=hi - lo + 1)[ids].astype(np.int64)
         return ids + lo, total, t_v
-    ids, inv = np.unique(acc, return_inverse=True)
+    ids, inv = unique_inverse(acc)
     total = np.bincount(inv, weights=inf, minlength=len(ids))
     t_v = np.bincount(inv, weights=tv, minlength=len(ids)).astype(np.int64)
     return ids, total, t_v

@@ -1,8 +1,11 @@
 """``compute.arrays``: ``unique`` returns what ``np.unique`` returns, whatever the dtype and shape;
 ``sorted_positions`` what ``np.searchsorted`` and an equality test give, through its hash table or not;
-``lexorder`` the permutation ``np.lexsort`` gives, packed or not."""
+``lexorder`` the permutation ``np.lexsort`` gives, packed or not; ``sort_ints`` what ``np.sort`` gives, by radix or
+not."""
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import pytest
@@ -12,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compute import arrays
-from compute.arrays import lexorder, sorted_positions, unique
+from compute.arrays import argsort_ints, lexorder, sort_ints, sorted_positions, unique, unique_first, unique_inverse
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int8, np.bool_])
@@ -81,7 +84,19 @@ def test_the_hash_table_finds_what_a_search_finds_with_colliding_keys():
     assert got.tolist() == list(range(63, -1, -1)) + [-1] * 64
 
 
-_KEY = st.sampled_from(["small ints", "wide ints", "negative ints", "floats", "int8", "uint64 high", "bools"])
+_KEY = st.sampled_from(
+    [
+        "small ints",
+        "wide ints",
+        "negative ints",
+        "floats",
+        "whole floats",
+        "huge whole floats",
+        "int8",
+        "uint64 high",
+        "bools",
+    ]
+)
 
 
 def _key(kind: str, n: int, rng) -> np.ndarray:
@@ -93,6 +108,10 @@ def _key(kind: str, n: int, rng) -> np.ndarray:
         return rng.integers(-50, -40, n)
     if kind == "floats":
         return rng.choice([-0.0, 0.0, 1.5, -3.25, np.inf, 1e300], n)
+    if kind == "whole floats":  # times in epoch seconds, counts: packed by their span, not ranked
+        return rng.choice([-0.0, 0.0, -3.0, 1474796800.0, 1474796801.0, 2.0**40], n)
+    if kind == "huge whole floats":  # whole, but beyond an int64's offsets: ranked
+        return rng.choice([2.0**62, -(2.0**63), 1e300, 5.0], n)
     if kind == "int8":
         return rng.integers(-128, 127, n).astype(np.int8)
     if kind == "uint64 high":
@@ -120,7 +139,21 @@ def test_lexorder_packs_the_rows_positions_or_sorts_stably_or_leaves_it_to_lexso
     rising = np.arange(n) * 3 - 7  # the rows' own order: left to the tie-break
     steps = np.sort(rng.integers(0, 50, n))  # never decreasing, with ties: the same
     falls = steps[::-1].copy()
-    keys_sets = ([b, a], [wide, a], [spread, b], [wide, wide, a], [nan, a], [rising, b, a], [steps, b], [falls, b])
+    epoch = 1.5e9 + rng.integers(0, 2_600_000, n).astype(np.float64)  # whole seconds: 22 bits by their span
+    count = rng.integers(0, 10**7, n).astype(np.float64)  # with both spans too wide together: ranked after all
+    keys_sets = (
+        [b, a],
+        [wide, a],
+        [spread, b],
+        [wide, wide, a],
+        [nan, a],
+        [rising, b, a],
+        [steps, b],
+        [falls, b],
+        [epoch, a],
+        [-count, epoch, a],
+        [epoch + 0.5, a],
+    )
     for keys in keys_sets:
         assert lexorder(keys).tolist() == np.lexsort(keys).tolist()
 
@@ -136,3 +169,70 @@ def test_sorted_positions_each_builds_the_keys_table_once_and_answers_as_one_cal
     each = arrays.sorted_positions_each(keys, wants)
     assert [(p.tolist(), f.tolist()) for p, f in each] == [(p.tolist(), f.tolist()) for p, f in alone]
     assert len(builds) == (1 if arrays.HAVE_NUMBA else 0)
+
+
+def test_lexorder_packs_whole_number_floats_by_their_span_without_ranking_them(monkeypatch):
+    rng = np.random.default_rng(3)
+    n = 50_000
+    epoch = 1.5e9 + rng.integers(0, 2_600_000, n).astype(np.float64)
+    account = rng.integers(0, 4_000_000, n)
+    ranked = []
+    real = np.unique
+    monkeypatch.setattr(arrays.np, "unique", lambda *a, **k: ranked.append(1) or real(*a, **k))
+    assert lexorder([epoch, account]).tolist() == np.lexsort([epoch, account]).tolist()
+    assert ranked == []
+    assert lexorder([epoch + 0.25, account]).tolist() == np.lexsort([epoch, account]).tolist()
+    assert ranked == [1]  # a fraction: ranked as before
+
+
+_SPAN = st.sampled_from([0, 1, 7, 8, 11, 12, 23, 33, 62, 63, 64])
+
+
+@settings(max_examples=120, deadline=None)
+@given(span_bits=_SPAN, lo=st.integers(-(2**40), 2**40), n=st.integers(0, 3000), seed=st.integers(0, 2**32 - 1))
+def test_sort_ints_sorts_as_np_sort_does_over_any_span(span_bits, lo, n, seed):
+    with _radix_from_two_values():
+        _sorts_as_np_sort(span_bits, lo, n, seed)
+
+
+def _sorts_as_np_sort(span_bits: int, lo: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    if span_bits >= 63:  # offsets near or past an int64's: the whole range
+        a = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+    else:
+        a = lo + rng.integers(0, 2**span_bits, n, dtype=np.int64, endpoint=True)
+    want = np.sort(a)
+    assert sort_ints(a).tolist() == want.tolist()
+    own = a.copy()
+    assert sort_ints(own, overwrite=True) is own and own.tolist() == want.tolist()
+    assert unique(a).tolist() == np.unique(a).tolist()
+    assert argsort_ints(a).tolist() == np.argsort(a, kind="stable").tolist()
+    for got, want in zip(unique_first(a), np.unique(a, return_index=True), strict=True):
+        assert got.tolist() == want.tolist()
+    for got, want in zip(unique_inverse(a), np.unique(a, return_inverse=True), strict=True):
+        assert got.tolist() == want.tolist()
+
+
+@contextlib.contextmanager
+def _radix_from_two_values():
+    """The radix sort from 2 values on (its threshold is 65,536), restored after."""
+    before = arrays._RADIX_MIN
+    arrays._RADIX_MIN = 2
+    try:
+        yield
+    finally:
+        arrays._RADIX_MIN = before
+
+
+def test_sort_ints_takes_the_radix_sort_from_its_threshold_with_numba(monkeypatch):
+    calls = []
+    real = arrays._radix_sort
+    monkeypatch.setattr(arrays, "_radix_sort", lambda *a: calls.append(a[4:]) or real(*a))
+    rng = np.random.default_rng(1)
+    big = rng.integers(10**9, 10**9 + 2**23, arrays._RADIX_MIN)
+    assert sort_ints(big).tolist() == np.sort(big).tolist()
+    assert calls == ([(23, 8)] if arrays.HAVE_NUMBA else [])  # 23 bits: three passes of 8
+    packed = rng.integers(0, 2**40, arrays._RADIX_MIN)
+    assert sort_ints(packed, bits=40).tolist() == np.sort(packed).tolist()
+    assert sort_ints(big[:100]).tolist() == np.sort(big[:100]).tolist()  # below it: np.sort
+    assert len(calls) == (2 if arrays.HAVE_NUMBA else 0)

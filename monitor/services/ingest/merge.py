@@ -587,11 +587,16 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     has = np.flatnonzero((tweets.followers >= 0) & (tweets.followers < 9.2e18))
     account_pk = accounts.of(tweets.user_id[has])
     observed_at, count, original = tweets.created_at[has], tweets.followers[has], tweets.retweeted_id[has] == NO_TWEET
-    order = lexorder((-count, observed_at, account_pk))
-    account_pk, observed_at, count, original = account_pk[order], observed_at[order], count[order], original[order]
-    first = first_of_runs(account_pk, observed_at)
+    # by (account, time), each run's rows in upload order; of each run the row with the highest count, the first
+    # of equals (sorting by the count too took a 10M import 7.4 s: three keys over 64 bits, each float ranked)
+    order = lexorder((observed_at, account_pk))
+    account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
+    starts = np.flatnonzero(first_of_runs(account_pk, observed_at))
+    run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(order))))
+    best = np.flatnonzero(count == np.maximum.reduceat(count, starts)[run]) if len(starts) else starts
+    first = best[first_of_runs(run[best])]
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
-    original = original[first]
+    original = original[order[first]]
     fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
     cand = np.flatnonzero(_in(accounts.old, cols[0]))  # only an old account can have a snapshot stored already
     stored, own = np.zeros(len(cols[0]), bool), np.zeros(0, np.int64)  # own: stored ones whose count this part raises

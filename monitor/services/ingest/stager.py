@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from compute.arrays import sorted_positions
+from compute.arrays import sorted_positions, unique_first
 from compute.entities import domains_of
 from compute.formats import ReadReport, snowflake_time
 from compute.structures import SpreadingGraphs
@@ -292,7 +292,7 @@ def _last_names(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
         return np.zeros(0, np.int64), np.zeros(0, object)
     ids = np.concatenate([i for i, _ in parts])
     names = np.concatenate([n for _, n in parts])
-    ids, last = np.unique(ids[::-1], return_index=True)  # the first of each id in reverse order is its last row
+    ids, last = unique_first(ids[::-1])  # the first of each id in reverse order is its last row
     return ids, names[::-1][last]
 
 
@@ -350,7 +350,7 @@ class GivenNames:
             return
         ids = np.concatenate([np.asarray(ids, np.int64), self.ids])  # the new names first: ``unique`` keeps them
         hashes = np.concatenate([self._hashes(names), self.hashes])
-        self.ids, first = np.unique(ids, return_index=True)
+        self.ids, first = unique_first(ids)
         self.hashes = hashes[first]
 
     def unchanged(self, ids: np.ndarray, names) -> np.ndarray:

@@ -321,3 +321,29 @@ def test_new_accounts_keys_not_found_above_the_key_before_the_copy_are_read_by_t
     assert got.twitter_id.tolist() == new_users.tolist()
     assert got.pk.tolist() == [stored[u] for u in new_users.tolist()]
     assert "read by Twitter id" in caplog.text
+
+
+def test_an_accounts_rows_at_one_time_store_one_snapshot_with_their_highest_count(ws_a, import_files, tmp_path):
+    """Several rows of one account at one time (an original's author embedded in each of its retweets, say) are one
+    snapshot with the highest count they give, in whatever row it comes; other times and accounts are their own."""
+    tweets = tmp_path / "counts.csv"
+    tweets.write_text(
+        CSV_HEAD
+        + "7000,,700,2020-01-01T00:00:00Z,40,p\n"
+        + "7001,,700,2020-01-01T00:00:00Z,90,p\n"  # the same author and time: the highest count wins
+        + "7002,,700,2020-01-01T00:00:00Z,60,p\n"
+        + "7003,,700,2020-01-01T00:00:01Z,5,p\n"  # a second later: a snapshot of its own
+        + "7004,7000,701,2020-01-01T00:01:00Z,3,q\n"
+        + "7005,7001,701,2020-01-01T00:01:00Z,3,q\n"  # equal counts at one time: one snapshot
+        + "7006,7002,702,2020-01-01T00:02:00Z,12,r\n"
+        + "7007,7003,702,2020-01-01T00:02:00Z,17,r\n"
+    )
+    c = import_files(ws_a, [tweets])
+    assert c.status == Collection.Status.DONE, c.error
+    got = sorted(
+        FollowerCount.objects.filter(account__workspace=ws_a).values_list("account__twitter_id", "observed_at", "count")
+    )
+    t0 = dt.datetime(2020, 1, 1, tzinfo=UTC)
+    s = dt.timedelta(seconds=1)
+    assert got == [(700, t0, 90), (700, t0 + s, 5), (701, t0 + 60 * s, 3), (702, t0 + 120 * s, 17)]
+    assert c.counts["follower_counts_new"] == 4
