@@ -70,3 +70,30 @@ def test_it_builds_nothing_from_nothing():
     c, _ = build_cascades(TweetTable.empty())
     assert c.n_cascades == 0 and c.n_nodes == 0
     assert np.array_equal(c.node_offsets, [0])
+
+
+def test_many_retweets_with_wide_user_ids_keep_each_users_earliest_in_time_then_id_order():
+    """Enough retweets for the packed, radix-sorted order (compute.arrays: from 65,536 values), Twitter-sized user
+    ids, repeated retweets and equal times: each cascade is its publisher, then each user's earliest retweet
+    (the first row of equal times), by time then user id."""
+    rng = np.random.default_rng(7)
+    n_tweets, n_rt = 300, 80_000
+    users = rng.integers(10**17, 2 * 10**18, 5_000)
+    rows = [(t + 1, None, int(users[t]), 0.0, 1) for t in range(n_tweets)]
+    tweet = rng.integers(1, n_tweets + 1, n_rt)
+    user = users[rng.integers(0, len(users), n_rt)]
+    when = rng.integers(0, 500, n_rt).astype(float)  # whole seconds, many ties
+    rows += [(0, int(t), int(u), float(w), int(k)) for k, (t, u, w) in enumerate(zip(tweet, user, when), 10)]
+    c, rep = _build(rows)
+    earliest: dict[tuple[int, int], tuple[float, int]] = {}  # (tweet, user) -> (time, count) of the first earliest
+    for _, t, u, w, k in rows[n_tweets:]:
+        if u != users[t - 1] and ((t, u) not in earliest or w < earliest[(t, u)][0]):
+            earliest[(t, u)] = (w, k)
+    for i in range(c.n_cascades):
+        lo, hi = c.node_offsets[i], c.node_offsets[i + 1]
+        tid = i + 1  # the originals sort by tweet id
+        want = sorted((w, u, k) for (t, u), (w, k) in earliest.items() if t == tid)
+        got = list(zip(c.times[lo + 1 : hi].tolist(), c.user_ids[lo + 1 : hi].tolist(), c.followers[lo + 1 : hi]))
+        assert c.user_ids[lo] == users[i]
+        assert [(w, u, int(k)) for w, u, k in got] == want, tid
+    assert rep.duplicate_retweets == n_rt - rep.self_retweets - len(earliest)
