@@ -11,6 +11,8 @@
 * **a part's last screen name per user** (``np.unique(..., return_index=True)`` against ``unique_first``) over 3M
   Twitter ids, and **the all-time sums' pairs** (``np.unique(..., return_inverse=True)`` against
   ``unique_inverse``) over 10M (account, label, own) codes of 28 bits, as the warm-up adds a 10M run's changes.
+* **a compute batch's cascade order** (``compute.build.build_cascades``): its 1M retweets by (cascade, user, time,
+  row) and by (cascade, time, user), by ``np.lexsort`` over Twitter ids against ``lexorder`` over the users' ranks.
 
 Each case runs both ways on the same arrays, checks they agree and keeps the best of ``--rounds`` wall times.
 
@@ -105,6 +107,19 @@ def main() -> None:
     cases["all-time pairs, 10M codes of 28 bits"] = (
         lambda: np.unique(pairs, return_inverse=True),
         lambda: unique_inverse(pairs),
+    )
+    casc = np.sort(rng.integers(0, 25_000, 1_000_000))
+    rt_user = rng.integers(10**15, 2 * 10**18, 400_000)[rng.integers(0, 400_000, 1_000_000)]
+    rt_time = 1.5e9 + rng.integers(0, 30 * 86400, 1_000_000).astype(np.float64)
+    rt_rows = np.arange(1_000_000) * 3
+
+    def batch_ranked():
+        rank = unique_inverse(rt_user)[1]
+        return lexorder((rt_rows, rt_time, rank, casc)), lexorder((rank, rt_time, casc))
+
+    cases["a batch's cascade order, 1M retweets"] = (
+        lambda: (np.lexsort((rt_rows, rt_time, rt_user, casc)), np.lexsort((rt_user, rt_time, casc))),
+        batch_ranked,
     )
     out = {}
     print("| case | before | now |\n| --- | ---: | ---: |")
