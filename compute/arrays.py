@@ -30,10 +30,15 @@ def unique(a, *, overwrite: bool = False) -> np.ndarray:
     if a.dtype.kind not in "iub" or a.size < 2:
         return np.unique(a)
     s = sort_ints(a, overwrite=overwrite)
-    keep = np.empty(s.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
+    return s[_run_starts(s)]
+
+
+def _run_starts(s: np.ndarray) -> np.ndarray:
+    """Mask of the first value of each run of equal values in the sorted ``s`` (at least one value)."""
+    first = np.empty(s.size, dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    return first
 
 
 #: from this many values on, ``sort_ints`` sorts an int64 array by radix (numba) rather than by ``np.sort``
@@ -50,30 +55,36 @@ def sort_ints(a: np.ndarray, *, overwrite: bool = False, bits: int | None = None
     (``benchmarks/data_layer.md``, 2026-12-04 (third)). ``bits``: the caller knows the values are non-negative
     and below ``2**bits`` (``lexorder``'s packed keys); else the span is measured. It takes one scratch array of
     ``a``'s size beside the result. Without numba, or for another dtype, it is ``np.sort``."""
-    out = a if overwrite else None
-    if not HAVE_NUMBA or a.dtype != np.int64 or a.ndim != 1 or len(a) < _RADIX_MIN:
-        if out is None:
+    span = _radix_span(a, bits)
+    if span is None:
+        if not overwrite:
             return np.sort(a)
-        out.sort()
-        return out
-    lo = 0
-    if bits is None:
-        lo, hi = int(a.min()), int(a.max())
-        if hi - lo >= 2**63:  # the offsets would not fit an int64
-            if out is None:
-                return np.sort(a)
-            out.sort()
-            return out
-        bits = (hi - lo).bit_length()
-    out = a.copy() if out is None else out
+        a.sort()
+        return a
+    lo, bits = span
+    out = a if overwrite else a.copy()
     if lo:
         out -= lo
-    if bits:
-        passes = -(-bits // _DIGIT_BITS)
-        _radix_sort(out, np.empty_like(out), _NO_POSITIONS, _NO_POSITIONS, bits, -(-bits // passes))
+    _radix_sort(out, np.empty_like(out), _NO_POSITIONS, _NO_POSITIONS, bits, _digit_bits(bits))
     if lo:
         out += lo
     return out
+
+
+def _radix_span(a: np.ndarray, bits: int | None) -> tuple[int, int] | None:
+    """For the radix sorts: the offset to subtract from ``a``'s values and the bits of what is left, or None where
+    NumPy's sort is taken (no numba, another dtype, fewer than ``_RADIX_MIN`` values, offsets over an int64)."""
+    if not HAVE_NUMBA or a.dtype != np.int64 or a.ndim != 1 or len(a) < _RADIX_MIN:
+        return None
+    if bits is not None:
+        return 0, bits
+    lo, hi = int(a.min()), int(a.max())
+    return None if hi - lo >= 2**63 else (lo, (hi - lo).bit_length())
+
+
+def _digit_bits(bits: int) -> int:
+    """A pass's digit: ``bits`` in as few passes of at most ``_DIGIT_BITS`` as can be, shared evenly."""
+    return -(-bits // -(-bits // _DIGIT_BITS)) if bits else 1
 
 
 @njit
@@ -125,19 +136,13 @@ def argsort_ints(a: np.ndarray, *, bits: int | None = None) -> np.ndarray:
     stable radix sort that carries each value's position along (``sort_ints``'s passes; 10M values of 62 bits in
     about half ``np.argsort``'s time), else NumPy's. ``bits`` as for :func:`sort_ints`. It holds the values' offsets,
     the positions and a scratch array of each beside ``a``."""
-    if not HAVE_NUMBA or a.dtype != np.int64 or a.ndim != 1 or len(a) < _RADIX_MIN:
+    span = _radix_span(a, bits)
+    if span is None:
         return np.argsort(a, kind="stable")
-    lo = 0
-    if bits is None:
-        lo, hi = int(a.min()), int(a.max())
-        if hi - lo >= 2**63:
-            return np.argsort(a, kind="stable")
-        bits = (hi - lo).bit_length()
+    lo, bits = span
     order = np.arange(len(a), dtype=np.int64)
-    if bits:
-        v = a - lo if lo else a.copy()
-        passes = -(-bits // _DIGIT_BITS)
-        _radix_sort(v, np.empty_like(v), order, np.empty_like(order), bits, -(-bits // passes))
+    v = a - lo if lo else a.copy()
+    _radix_sort(v, np.empty_like(v), order, np.empty_like(order), bits, _digit_bits(bits))
     return order
 
 
@@ -168,10 +173,7 @@ def _runs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``a``'s stable sorting permutation, ``a`` sorted by it, and the mask of each run's first value."""
     order = lexorder([a])
     s = a[order]
-    first = np.empty(s.size, bool)
-    first[0] = True
-    np.not_equal(s[1:], s[:-1], out=first[1:])
-    return order, s, first
+    return order, s, _run_starts(s)
 
 
 #: below this many values ``sorted_positions`` searches: the hash table is not worth building

@@ -591,8 +591,8 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     # of equals (sorting by the count too took a 10M import 7.4 s: three keys over 64 bits, each float ranked)
     order = lexorder((observed_at, account_pk))
     account_pk, observed_at, count = account_pk[order], observed_at[order], count[order]
-    starts = np.flatnonzero(first_of_runs(account_pk, observed_at))
-    run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(order))))
+    first_row = first_of_runs(account_pk, observed_at)
+    starts, run = np.flatnonzero(first_row), np.cumsum(first_row) - 1
     best = np.flatnonzero(count == np.maximum.reduceat(count, starts)[run]) if len(starts) else starts
     first = best[first_of_runs(run[best])]
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
