@@ -3,11 +3,16 @@ of a large cascade and its retweet timeline."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 from django.db import connection
 
 from ..cache import cached
 from ..db import int_array_param
 from ..models import Account, CascadeGraph, CascadeInfluence, Retweet, Tweet, Workspace
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluence]:
@@ -43,7 +48,14 @@ def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
     """What the cascade explorer draws: the publisher and the ``limit`` - 1 most influential other participants
     (chosen in SQL: a cascade may have tens of thousands), the spreading edges among them, the drawn retweeters'
     delays after the tweet, the cumulative retweet timeline (every retweet, sampled to at most
-    ``TIMELINE_POINTS`` points), and how much was left out. Cached under the workspace's data version."""
+    ``TIMELINE_POINTS`` points), and how much was left out. Cached under the workspace's data version.
+
+    Columns, not one object per node: ``nodes`` holds one list per field (``id``, ``tid``, ``name``, ``inf``,
+    ``n``, ``role``: an index into ``roles``, ``delay``: None where unknown, ``x``, ``y``), the publisher first,
+    then by influence; ``edges`` holds ``src`` and ``dst``, positions in those lists (``src`` could have seen the
+    tweet from ``dst``). For a 17,000-account cascade of the 1M-retweet benchmark, building one dict per node
+    and one list per edge (92,000) took about 150 ms of the explorer's 250 ms, most of it the garbage
+    collector's passes over the new objects; the page's script makes the objects it draws from the columns."""
     import numpy as np
 
     pub = tweet.author_id
@@ -51,77 +63,137 @@ def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
     n_nodes = (
         CascadeInfluence.objects.filter(tweet=tweet).count() if tweet.n_participants == 0 else tweet.n_participants
     )
-    kept = np.array([n["account_id"] for n in keep], dtype=np.int64)
     g = CascadeGraph.objects.filter(tweet=tweet).first()
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    mask = np.isin(src, kept) & np.isin(dst, kept)
+    s, d = _positions_in(keep.account, src, dst)
+    drawn = (s >= 0) & (d >= 0)
+    s, d = s[drawn], d[drawn]
     # every retweet's delay (one query: the timeline needs them all, the drawn nodes theirs)
     retweeters, seconds = _retweet_delays(tweet)
-    delays = dict(zip(retweeters.tolist(), seconds.tolist(), strict=True))
-    x, y = _positions(keep, kept, src[mask], dst[mask], pub)
+    delay = _delays_of(keep.account, retweeters, seconds)
+    delay[keep.account == pub] = 0.0
+    x, y = _positions(keep, s, d, pub)
     return {
         "tweet": str(tweet.tweet_id),
         "label": tweet.label,
         "unit": tweet.unit,
-        "nodes": [
-            {
-                "id": n["account_id"],
-                "tid": str(n["account__twitter_id"]),
-                "name": n["account__screen_name"],
-                "inf": n["influence"],
-                "n": n["followers"],
-                "role": n["role"],
-                "delay": 0.0 if n["account_id"] == pub else delays.get(n["account_id"]),
-                "x": x[i],
-                "y": y[i],
-            }
-            for i, n in enumerate(keep)
-        ],
-        "edges": np.stack([src[mask], dst[mask]], axis=1).tolist(),
-        "hidden": {"nodes": max(n_nodes - len(keep), 0), "edges": int(len(src) - mask.sum())},
+        "roles": list(_ROLES),
+        "nodes": {
+            "id": keep.account.tolist(),
+            "tid": [str(t) for t in keep.twitter_id.tolist()],
+            "name": keep.name,
+            "inf": keep.influence.tolist(),
+            "n": keep.followers.tolist(),
+            "role": keep.role.tolist(),
+            "delay": [None if v != v else v for v in delay.tolist()],  # NaN: the retweet is not stored
+            "x": x,
+            "y": y,
+        },
+        "edges": {"src": s.tolist(), "dst": d.tolist()},
+        "hidden": {"nodes": max(n_nodes - len(keep.account), 0), "edges": int(len(src) - len(s))},
         "timeline": _timeline(seconds),
     }
 
 
-_NODE_COLUMNS = ("account_id", "account__twitter_id", "account__screen_name", "influence", "followers", "role")
+#: the participants' roles, in the order of the codes the explorer sends (``nodes.role`` indexes ``roles``)
+_ROLES = tuple(CascadeInfluence.Role.values)
 
 
-def _drawn_participants(tweet: Tweet, limit: int) -> list[dict]:
-    """The publisher and the ``limit`` - 1 most influential other participants (ties by account), as dicts of
-    :data:`_NODE_COLUMNS`: rows as tuples (building 20,000 model dicts cost more than the query). On PostgreSQL the
-    participants are chosen first and their accounts read by key after: joined in one query, PostgreSQL hashed the
-    whole account table for a large cascade (4.3M accounts at the 10M-retweet benchmark: 307-356 ms of the
-    explorer's 338-421 ms for a 60,001-account cascade, against 117-202 ms for the two queries)."""
+class _Drawn(NamedTuple):
+    """The drawn participants as columns, the publisher first, then by influence (ties by account key)."""
+
+    account: np.ndarray  # int64 Account pks
+    twitter_id: np.ndarray  # int64
+    name: list[str]
+    influence: np.ndarray  # float64
+    followers: np.ndarray  # float64
+    role: np.ndarray  # int64 positions in _ROLES
+
+
+def _drawn_participants(tweet: Tweet, limit: int) -> _Drawn:
+    """The publisher and the ``limit`` - 1 most influential other participants. On PostgreSQL the participants
+    are read as arrays (``copy_out``) and their accounts looked up by key one at a time after (a nested loop over
+    the accounts' primary key, so the cost grows with the cascade, not the workspace): joined in one query,
+    PostgreSQL hashed the whole account table for a large cascade (4.3M accounts at the 10M-retweet benchmark:
+    307-356 ms of the explorer's 338-421 ms for a 60,001-account cascade), and ``id = ANY`` of 17,000 keys
+    scanned every account of the 1M-retweet benchmark (44 ms against 40 for the lookups)."""
+    import numpy as np
+
     pub = tweet.author_id
+    n = max(limit, 1)
     if connection.vendor != "postgresql":
         select = """SELECT ci.account_id, a.twitter_id, a.screen_name, ci.influence, ci.followers, ci.role
                     FROM monitor_cascadeinfluence ci JOIN monitor_account a ON a.id = ci.account_id
-                    WHERE ci.tweet_id = %s AND ci.account_id """
+                    WHERE ci.tweet_id = %s ORDER BY ci.account_id <> %s, ci.influence DESC, ci.account_id LIMIT %s"""
         with connection.cursor() as cur:
-            cur.execute(select + "= %s", [tweet.pk, pub])
+            cur.execute(select, [tweet.pk, pub, n])
             rows = cur.fetchall()
-            others = select + "<> %s ORDER BY ci.influence DESC, ci.account_id LIMIT %s"
-            cur.execute(others, [tweet.pk, pub, max(limit - 1, 0)])
-            rows += cur.fetchall()
-        return [dict(zip(_NODE_COLUMNS, r, strict=True)) for r in rows]
-    select = """SELECT account_id, influence, followers, role FROM monitor_cascadeinfluence
-                WHERE tweet_id = %s AND account_id """
-    with connection.cursor() as cur:
-        cur.execute(select + "= %s", [tweet.pk, pub])
-        rows = cur.fetchall()
-        cur.execute(select + "<> %s ORDER BY influence DESC, account_id LIMIT %s", [tweet.pk, pub, max(limit - 1, 0)])
-        rows += cur.fetchall()
-        # the ids as one array's text: a Python list is quoted element by element (1.3 s of a 1M run's warm-up
-        # under the profiler, its ten explorers' 20,000 ids each)
-        cur.execute(
-            "SELECT id, twitter_id, screen_name FROM monitor_account WHERE id = ANY(%s::bigint[])",
-            [int_array_param([r[0] for r in rows])],
+        return _Drawn(
+            np.array([r[0] for r in rows], np.int64),
+            np.array([r[1] for r in rows], np.int64),
+            [r[2] for r in rows],
+            np.array([r[3] for r in rows], np.float64),
+            np.array([r[4] for r in rows], np.float64),
+            np.array([_ROLES.index(r[5]) for r in rows], np.int64),
         )
-        names = {pk: (tid, name) for pk, tid, name in cur.fetchall()}
-    return [
-        dict(zip(_NODE_COLUMNS, (pk, *names.get(pk, (None, "")), inf, followers, role), strict=True))
-        for pk, inf, followers, role in rows
-    ]
+    import psycopg
+
+    from ..db import copy_out
+
+    roles = ", ".join(f"'{r}'" for r in _ROLES)  # the model's choices: no quote in them
+    with connection.cursor() as cur:
+        # array_position is NULL for a role outside the choices: copy_out refuses a NULL
+        acc, inf, followers, role = copy_out(
+            cur,
+            f"""SELECT account_id, influence, followers, array_position(ARRAY[{roles}]::text[], role::text) - 1
+                FROM monitor_cascadeinfluence WHERE tweet_id = %s
+                ORDER BY account_id <> %s, influence DESC, account_id LIMIT %s""",
+            [tweet.pk, pub, n],
+            [("a", "bigint"), ("i", "float"), ("f", "float"), ("r", "bigint")],
+        )
+        raw = cur.cursor if hasattr(cur, "cursor") else cur
+        with psycopg.Cursor(raw.connection) as bc:  # binary: the ids as one int8 array, the names as one text[]
+            bc.execute(
+                """SELECT array_agg(a.twitter_id ORDER BY u.k), array_agg(a.screen_name ORDER BY u.k)
+                   FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(id, k),
+                       LATERAL (SELECT twitter_id, screen_name FROM monitor_account WHERE id = u.id LIMIT 1) a""",
+                [int_array_param(acc)],
+                binary=True,
+            )
+            tids, names = bc.fetchone()
+    if len(tids or ()) != len(acc):
+        raise LookupError(f"cascade explorer: a participant of tweet {tweet.tweet_id} has no account row")
+    return _Drawn(acc, np.array(tids, np.int64), list(names), inf, followers, role)
+
+
+def _positions_in(kept, src, dst):
+    """Each edge end's position in ``kept`` (distinct account keys), -1 where it is not drawn."""
+    import numpy as np
+
+    if not len(kept):
+        return np.full(len(src), -1, np.int64), np.full(len(dst), -1, np.int64)
+    order = np.argsort(kept, kind="stable")
+    ks = kept[order]
+
+    def at(v):
+        i = np.minimum(np.searchsorted(ks, v), len(ks) - 1)
+        return np.where(ks[i] == v, order[i], -1).astype(np.int64)
+
+    return at(src), at(dst)
+
+
+def _delays_of(kept, retweeters, seconds):
+    """The delay of each of ``kept``'s retweets (NaN where it has none), from the arrays of every retweet."""
+    import numpy as np
+
+    out = np.full(len(kept), np.nan)
+    if len(retweeters) and len(kept):
+        order = np.argsort(retweeters, kind="stable")
+        rs = retweeters[order]
+        i = np.minimum(np.searchsorted(rs, kept), len(rs) - 1)
+        hit = rs[i] == kept
+        out[hit] = seconds[order[i[hit]]]
+    return out
 
 
 def _retweet_delays(tweet: Tweet):
@@ -168,30 +240,26 @@ def cascade_explorer_page(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
 
     data = cascade_explorer_data.__wrapped__(ws, tweet, limit=limit)  # built here: only the text is kept
     return {
-        "nodes": len(data["nodes"]),
+        "nodes": len(data["nodes"]["id"]),
         "hidden": data["hidden"],
         "timeline_n": data["timeline"]["n"],
         "json": msgspec.json.encode(data).decode().translate(_SCRIPT_SAFE),
     }
 
 
-def _positions(keep: list[dict], kept, src, dst, pub: int) -> tuple[list[float], list[float]]:
+def _positions(keep: _Drawn, s, d, pub: int) -> tuple[list[float], list[float]]:
     """Where the explorer draws each kept node: :func:`compute.drawing.radial_layout` (the publisher in the
-    centre, each level a band around it), rounded to what a screen shows."""
+    centre, each level a band around it), rounded to what a screen shows. ``s``, ``d``: the drawn edges as
+    positions in ``keep``."""
     import numpy as np
 
     from compute.drawing import radial_layout
 
-    if not keep:
+    if not len(keep.account):
         return [], []
-    # each node's position in ``kept`` (its accounts are distinct), found by one sorted search
-    order = np.argsort(kept, kind="stable")
-    at = np.searchsorted(kept, pub, sorter=order)
-    root = int(order[at]) if at < len(kept) and kept[order[at]] == pub else 0
-    s = order[np.searchsorted(kept, src, sorter=order)].astype(np.int64)
-    d = order[np.searchsorted(kept, dst, sorter=order)].astype(np.int64)
-    weight = np.array([n["influence"] or 0.0 for n in keep], dtype=np.float64)
-    x, y = radial_layout(len(keep), s, d, root, weight=weight)
+    at = np.flatnonzero(keep.account == pub)
+    root = int(at[0]) if len(at) else 0
+    x, y = radial_layout(len(keep.account), s, d, root, weight=keep.influence)
     return np.round(x, 2).tolist(), np.round(y, 2).tolist()
 
 

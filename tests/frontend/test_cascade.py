@@ -14,7 +14,19 @@ from tests.webapp import THESIS
 def _data(html: str) -> dict:
     m = re.search(r'<script id="cascade-data" type="application/json">(.*?)</script>', html, re.S)
     assert m, "no graph data on the page"
-    return json.loads(m.group(1))
+    return _rows(json.loads(m.group(1)))
+
+
+def _rows(data: dict) -> dict:
+    """The explorer's columns as one dict per node and an (src id, dst id) pair per edge, as its script makes
+    them (frontend/static/frontend/cascade.js)."""
+    cols, ends = data["nodes"], data["edges"]
+    assert len({len(v) for v in cols.values()}) <= 1, "the node columns differ in length"
+    nodes = [dict(zip(cols, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+    for n in nodes:
+        n["role"] = data["roles"][n["role"]]
+    edges = [(cols["id"][s], cols["id"][d]) for s, d in zip(ends["src"], ends["dst"], strict=True)]
+    return {**data, "nodes": nodes, "edges": edges}
 
 
 def test_it_draws_the_worked_examples_cascade(client, alice, ws_a, import_files):
@@ -54,7 +66,7 @@ def test_it_cuts_a_large_cascade_and_says_what_is_hidden(client, alice, ws_a, im
     from monitor import selectors
 
     t = ws_a.tweets.get(tweet_id=1000)
-    data = selectors.cascade_explorer_data(ws_a, t, limit=3)
+    data = _rows(selectors.cascade_explorer_data(ws_a, t, limit=3))
     assert [n["name"] for n in data["nodes"]] == ["b", "e", "f"]  # the publisher, then by influence
     assert data["hidden"] == {"nodes": 3, "edges": 5}
     b, e, f = (n["id"] for n in data["nodes"])

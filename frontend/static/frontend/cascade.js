@@ -1,15 +1,23 @@
 /* The cascade explorer: draws the spreading graph with WebGL (sigma.js on graphology, vendored) and the retweet
-   timeline. Data comes from the page (json_script "cascade-data"): nodes {id, tid, name, inf, n, role, delay, x, y}
-   with x, y from the server's radial layout (compute/drawing.py: the publisher in the centre, each level a band
-   around it), edges [src, dst] (src could have seen the tweet from dst), hidden counts, timeline {n, points}.
-   Every node is drawn (tens of thousands stay smooth); the top accounts by influence always carry a label, the
-   others show theirs when zoomed in or hovered. */
+   timeline. Data comes from the page (json_script "cascade-data") in columns (monitor/selectors/explorer.py): nodes
+   {id, tid, name, inf, n, role, delay, x, y}, one list per field, the role an index into roles, x and y from the
+   server's radial layout (compute/drawing.py: the publisher in the centre, each level a band around it); edges
+   {src, dst}, positions in the node lists (src could have seen the tweet from dst); hidden counts; timeline
+   {n, points}. Every node is drawn (tens of thousands stay smooth); the top accounts by influence always carry a
+   label, the others show theirs when zoomed in or hovered. */
 (function () {
   "use strict";
   var el = document.getElementById("cascade-data");
   var container = document.getElementById("cy");
   if (!el || !container || !window.Sigma || !window.graphology) return;
   var data = JSON.parse(el.textContent);
+  // the columns as one object per node and one [src id, dst id] pair per edge, as the drawing uses them
+  var cols = data.nodes, ends = data.edges;
+  data.nodes = cols.id.map(function (id, i) {
+    return { id: id, tid: cols.tid[i], name: cols.name[i], inf: cols.inf[i], n: cols.n[i],
+      role: data.roles[cols.role[i]], delay: cols.delay[i], x: cols.x[i], y: cols.y[i] };
+  });
+  data.edges = ends.src.map(function (s, i) { return [cols.id[s], cols.id[ends.dst[i]]]; });
   var colours = { publisher: "#c0392b", spreader: "#e67e22", leaf: "#2e86c1", orphan: "#95a5a6" };
   var labelColours = { "false": "#c62828", "true": "#2e7d32", unverified: "#b26a00", "non-rumor": "#1769aa",
     unknown: "#6c757d" };
