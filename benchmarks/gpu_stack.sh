@@ -17,7 +17,8 @@
 #     --implementation cp 'django>=5.2,<6' 'psycopg[binary]>=3.2' dj-database-url 'celery[redis]>=5.4' redis \
 #     djangorestframework drf-spectacular drf-spectacular-sidecar whitenoise msgspec tqdm
 #
-# The checkout and both folders must fit in the device tool's 64 MiB: psql (postgresql-client-15) is not needed,
+# The checkout and both folders must fit in the device tool's 64 MiB (benchmarks/gpu_stack_pack.sh packs .debs/ into
+# one smaller file when they do not): psql (postgresql-client-15) is not needed,
 # and libgcrypt20, libxml2 and libsystemd0 are on the GPU machine's image already. Add pytest-django to the pip
 # line to run the Django tests there (the machine has pytest). Every wheel in .whl/ is installed.
 #
@@ -26,7 +27,11 @@
 set -eu
 SW=${SPREADWATCH_STACK_DIR:-/opt/spreadwatch-stack}
 mkdir -p "$SW/missing"
-for f in .debs/*.deb; do dpkg -x "$f" "$SW"; done
+if [ -f .debs/stack.tar.xz ]; then  # packed by benchmarks/gpu_stack_pack.sh: the packages, smaller
+  tar -C "$SW" -xJf .debs/stack.tar.xz
+else
+  for f in .debs/*.deb; do dpkg -x "$f" "$SW"; done
+fi
 PGBIN=$(ls -d "$SW"/usr/lib/postgresql/*/bin | sort -V | tail -1)
 # no JIT: its provider needs LLVM (22 MB more to carry); PostgreSQL skips JIT when llvmjit.so is not there
 rm -f "$SW"/usr/lib/postgresql/*/lib/llvmjit*.so
