@@ -152,18 +152,26 @@ def _drawn_participants(tweet: Tweet, limit: int) -> _Drawn:
             [("a", "bigint"), ("i", "float"), ("f", "float"), ("r", "bigint")],
         )
         raw = cur.cursor if hasattr(cur, "cursor") else cur
-        with psycopg.Cursor(raw.connection) as bc:  # binary: the ids as one int8 array, the names as one text[]
+        # the keys in ascending order: the lookups walk the index and the table in their order (at the 10M
+        # benchmark, 20,000 accounts of 4.3M: 58-126 ms against 155-229 ms in the participants' order)
+        with psycopg.Cursor(raw.connection) as bc:  # binary: the ids as int8 arrays, the names as one text[]
             bc.execute(
-                """SELECT array_agg(a.twitter_id ORDER BY u.k), array_agg(a.screen_name ORDER BY u.k)
-                   FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(id, k),
+                """SELECT array_agg(u.id), array_agg(a.twitter_id), array_agg(a.screen_name)
+                   FROM unnest(%s::bigint[]) AS u(id),
                        LATERAL (SELECT twitter_id, screen_name FROM monitor_account WHERE id = u.id LIMIT 1) a""",
-                [int_array_param(acc)],
+                [int_array_param(np.sort(acc))],
                 binary=True,
             )
-            tids, names = bc.fetchone()
-    if len(tids or ()) != len(acc):
+            found, tids, names = bc.fetchone()
+    found = np.array(found or (), np.int64)
+    if len(found) != len(acc):
         raise LookupError(f"cascade explorer: a participant of tweet {tweet.tweet_id} has no account row")
-    return _Drawn(acc, np.array(tids, np.int64), list(names), inf, followers, role)
+    # each participant's row among those found (the three aggregates read the rows in one order)
+    order = np.argsort(found, kind="stable")
+    at = order[np.searchsorted(found[order], acc)]
+    tids = np.array(tids, np.int64)[at]
+    names = [names[i] for i in at.tolist()]
+    return _Drawn(acc, tids, names, inf, followers, role)
 
 
 def _positions_in(kept, src, dst):
