@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Max, Min, Sum
-
 from ..cache import cached
-from ..models import Account, Publisher, PublisherDay, Retweet, Tweet, Workspace
+from ..models import Account, Publisher, Retweet, Tweet, Workspace
 from .history import publishers_reach_weeks
 from .rankings import ranking
-from .windows import data_span
+from .topn import top_named
+from .windows import as_date, data_span
 
 
 @cached
@@ -24,24 +23,33 @@ def workspace_counts(ws: Workspace) -> dict:
 
 @cached
 def publishers_summary(ws: Workspace, *, limit: int = 100, offset: int = 0) -> list[dict]:
-    """Publishers with their computed tweets and reach, busiest first (one query)."""
-    rows = (
-        PublisherDay.objects.filter(workspace=ws)
-        .values("publisher", "publisher__twitter_id", "publisher__screen_name")
-        .annotate(tweets=Sum("tweets"), reach=Sum("reach"), first=Min("day"), last=Max("day"))
-        .order_by("-tweets", "-reach", "publisher__twitter_id")[offset : offset + limit]
+    """Publishers with their computed tweets and reach, busiest first (ties by Twitter id).
+
+    The day totals are summed per publisher first, and only the publishers up to the page's last (with any tied
+    with it) are joined to their accounts, by key: joined before the sums, PostgreSQL hashed the whole account
+    table to name every publisher (at the 10M-retweet benchmark 4.3M accounts for 159,495 publishers: about 1 s
+    of the overview)."""
+    n = max(int(offset), 0) + max(int(limit), 0)
+    if n == 0:
+        return []
+    rows = top_named(
+        """SELECT publisher_id, SUM(tweets) AS k1, SUM(reach) AS k2, MIN(day), MAX(day)
+           FROM monitor_publisherday WHERE workspace_id = %s GROUP BY publisher_id""",
+        [ws.pk],
+        n,
     )
-    return [
+    out = [
         {
-            "twitter_id": r["publisher__twitter_id"],
-            "screen_name": r["publisher__screen_name"],
-            "tweets": r["tweets"],
-            "reach": r["reach"],
-            "first": r["first"],
-            "last": r["last"],
+            "twitter_id": tid,
+            "screen_name": name,
+            "tweets": tweets,
+            "reach": reach,
+            "first": as_date(f),
+            "last": as_date(la),
         }
-        for r in rows
+        for (_pk, tweets, reach, f, la), (tid, name) in rows
     ]
+    return out[offset : offset + limit]
 
 
 def overview_page(ws: Workspace) -> dict:
