@@ -12,7 +12,7 @@ from ..cache import cached
 from ..models import Account, Workspace
 from .rankings import AGGREGATES, without_publisher
 from .topn import top_named
-from .windows import ALL_TIME, Window, as_date, daily_where, data_span, period_sql
+from .windows import ALL_TIME, Window, as_date, covers_all_time, daily_where, data_span, period_sql
 
 
 class _HistoryRow(NamedTuple):
@@ -128,6 +128,27 @@ def _series(
 
 
 @cached
+def _history_found(
+    ws: Workspace,
+    *,
+    publisher: Account | None,
+    window: Window,
+    labels: list[str] | None,
+    top: int,
+    bucket: str,
+    spreaders_only: bool,
+    order: str,
+) -> list[_HistoryRow]:
+    """:func:`rank_history`'s query, its rows named: ranked by ``order`` (``total`` or ``participation``)."""
+    where, params = daily_where(ws, publisher, window, labels)
+    if spreaders_only:
+        where, params = without_publisher(where, params, publisher)
+    with connection.cursor() as cur:
+        cur.execute(_history_sql(period_sql(bucket), " AND ".join(where), order), [*params, *params, int(top)])
+        return _named(cur.fetchall())
+
+
+@cached
 def rank_history(
     ws: Workspace,
     *,
@@ -157,14 +178,19 @@ def rank_history(
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
     period = period_sql(bucket)
     where, params = daily_where(ws, publisher, window, labels)
-    where_sql = " AND ".join(where)
-    di_where, di_params = without_publisher(where, params, publisher) if spreaders_only else (where, params)
-    di_sql = " AND ".join(di_where)
-    with connection.cursor() as cur:
-        cur.execute(_history_sql(period, di_sql, aggregate), [*di_params, *di_params, int(top)])
-        found = _named(cur.fetchall())
+    # ``mean`` ranks like ``total`` (T is the same for everyone in a period): one query serves both
+    found = _history_found(
+        ws,
+        publisher=publisher,
+        window=ALL_TIME if covers_all_time(ws, window) else window,  # the same rows: the same query
+        labels=labels,
+        top=top,
+        bucket=bucket,
+        spreaders_only=spreaders_only,
+        order="participation" if aggregate == "participation" else "total",
+    )
     periods, ranked, pos = _periods(found)
-    tweets_per_period = _tweets_per_period(period, where_sql, params) if aggregate == "mean" and found else {}
+    tweets_per_period = _tweets_per_period(period, " AND ".join(where), params) if aggregate == "mean" and found else {}
     return {
         "bucket": bucket,
         "aggregate": aggregate,

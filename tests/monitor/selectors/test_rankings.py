@@ -422,3 +422,74 @@ def _warmed_sums(ws, row_passes: list, monkeypatch) -> tuple:
     assert pairs(warmed) == pairs(whole)
     assert [c.dtype for c in warmed[:-1]] == [c.dtype for c in whole[:-1]]
     return warmed
+
+
+def _assert_publisher_pages(ws) -> list:
+    """Every publisher page of ``ws`` from the grouped sums against the page's own query; its publishers."""
+    lo, hi = selectors.data_span(ws)
+    pubs = [selectors.account_get(ws, p["twitter_id"]) for p in selectors.publishers_summary(ws, limit=3)]
+    labels_seen = sorted(set(DailyInfluence.objects.filter(workspace=ws).values_list("label", flat=True)))
+    late = selectors.Window(lo + (hi - lo) / 2, None)
+    for pub, window, labels, sort, spreaders in itertools.product(
+        pubs, [selectors.Window(), late], [None, labels_seen[:1]], selectors.SORTS, (False, True)
+    ):
+        where, params = windows.daily_where(ws, pub, window, labels)
+        if spreaders:
+            where, params = rankings.without_publisher(where, params, pub)
+        grouped = rankings._days_grouped(ws, publisher=pub, window=window, labels=labels, spreaders_only=spreaders)
+        for limit, offset in ((10**6, 0), (5, 0), (5, 3), (3, 10**6)):
+            days, n_days = rankings._ranked_from_days(where, params, sort, limit, offset)
+            mine, n_mine = grouped.page(sort, limit, offset)
+            assert n_mine == n_days, (pub.twitter_id, window, labels, sort)
+            assert [r[0] for r in mine] == [r[0] for r in days], (pub.twitter_id, window, labels, sort, offset)
+            for (_, total, tv), (_, t2, tv2) in zip(mine, days, strict=True):
+                assert total == pytest.approx(float(t2), rel=1e-12) and tv == int(tv2)
+    return pubs
+
+
+def test_a_publishers_pages_come_from_its_grouped_sums_and_rank_like_the_daily_aggregates(
+    ws_a, ws_b, import_files, twitter16_zip
+):
+    """A publisher's ranking (any window, labels, sort, page, spreaders or not) is paged from its sums grouped once
+    per data version: the same rows and order as the page's own query over the daily rows. The worked example's
+    publisher has two cascades, so its accounts' T_v differ (the cascades sort); Twitter16 has many publishers."""
+    import_files(ws_b, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    _assert_publisher_pages(ws_b)
+    import_files(ws_a, [twitter16_zip])
+    pubs = _assert_publisher_pages(ws_a)
+    # the ranking reads the grouped sums (no page query of its own once they are cached) ...
+    selectors.ranking(ws_a, publisher=pubs[0])
+    with CaptureQueriesContext(connection) as q:
+        page = selectors.ranking(ws_a, publisher=pubs[0], sort="participation", offset=2)
+    assert "GROUP BY d.account_id" not in " ".join(x["sql"] for x in q.captured_queries)
+    assert [r["rank"] for r in page.rows][:2] == [3, 4]
+    # ... and so does a window holding every day with data (its rows are the same)
+    lo, hi = selectors.data_span(ws_a)
+    wide = selectors.Window(lo - dt.timedelta(days=3), hi + dt.timedelta(days=3))
+    with CaptureQueriesContext(connection) as q:
+        assert (
+            selectors.ranking(ws_a, publisher=pubs[0], window=wide).rows
+            == selectors.ranking(ws_a, publisher=pubs[0]).rows
+        )
+    assert "GROUP BY d.account_id" not in " ".join(x["sql"] for x in q.captured_queries)
+
+
+@pytest.mark.parametrize("sort", selectors.SORTS)
+def test_a_grouped_page_orders_like_the_pages_query_through_every_tie(sort):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 500
+    acc = rng.permutation(np.arange(10, 10 + n))
+    cas = rng.integers(1, 4, n)
+    inf = rng.integers(0, 6, n) * 1.5  # few distinct values: ties everywhere
+    grouped = rankings._Grouped(acc, inf, cas)
+    key = {
+        "participation": lambda i: (-(inf[i] / cas[i]), acc[i]),  # ORDER BY Σ influence / Σ T_v DESC, account
+        "cascades": lambda i: (-cas[i], -inf[i], acc[i]),  # Σ T_v DESC, Σ influence DESC, account
+    }.get(sort, lambda i: (-inf[i], acc[i]))
+    want = sorted(range(n), key=key)
+    for limit, offset in ((n, 0), (7, 0), (7, 93), (50, 480), (5, n)):
+        rows, total = grouped.page(sort, limit, offset)
+        assert total == n
+        assert rows == [(int(acc[i]), float(inf[i]), int(cas[i])) for i in want[offset : offset + limit]]
