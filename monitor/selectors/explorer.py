@@ -167,8 +167,10 @@ def _drawn_participants(tweet: Tweet, limit: int) -> _Drawn:
     if len(found) != len(acc):
         raise LookupError(f"cascade explorer: a participant of tweet {tweet.tweet_id} has no account row")
     # each participant's row among those found (the three aggregates read the rows in one order)
+    from compute.arrays import sorted_positions
+
     order = np.argsort(found, kind="stable")
-    at = order[np.searchsorted(found[order], acc)]
+    at = order[sorted_positions(found[order], acc)[0]]
     tids = np.array(tids, np.int64)[at]
     names = [names[i] for i in at.tolist()]
     return _Drawn(acc, tids, names, inf, followers, role)
@@ -180,14 +182,11 @@ def _positions_in(kept, src, dst):
 
     if not len(kept):
         return np.full(len(src), -1, np.int64), np.full(len(dst), -1, np.int64)
+    from compute.arrays import sorted_positions_each
+
     order = np.argsort(kept, kind="stable")
-    ks = kept[order]
-
-    def at(v):
-        i = np.minimum(np.searchsorted(ks, v), len(ks) - 1)
-        return np.where(ks[i] == v, order[i], -1).astype(np.int64)
-
-    return at(src), at(dst)
+    ends = sorted_positions_each(kept[order], [src, dst])
+    return tuple(np.where(hit, order[pos], -1).astype(np.int64) for pos, hit in ends)
 
 
 def _delays_of(kept, retweeters, seconds):
@@ -195,12 +194,12 @@ def _delays_of(kept, retweeters, seconds):
     import numpy as np
 
     out = np.full(len(kept), np.nan)
-    if len(retweeters) and len(kept):
+    if len(retweeters):
+        from compute.arrays import sorted_positions
+
         order = np.argsort(retweeters, kind="stable")
-        rs = retweeters[order]
-        i = np.minimum(np.searchsorted(rs, kept), len(rs) - 1)
-        hit = rs[i] == kept
-        out[hit] = seconds[order[i[hit]]]
+        pos, hit = sorted_positions(retweeters[order], kept)
+        out[hit] = seconds[order[pos[hit]]]
     return out
 
 
