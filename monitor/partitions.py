@@ -1,5 +1,5 @@
 """The bulk tables partitioned by workspace (PostgreSQL; SQLite keeps plain tables): the follows, the retweets and
-the follower-count snapshots.
+the follower-count snapshots the import writes, and the daily aggregates a compute run writes.
 
 ``monitor_follow``, ``monitor_retweet`` and ``monitor_followercount`` (migrations 0040-0042) are partitioned by
 ``workspace_id``
@@ -34,6 +34,19 @@ Why this shape (``docs/data-layer.md``, "Follows, retweets and snapshots partiti
 The models' state still says their unique constraints, indexes and a primary key on ``id``; in the database they
 are these per-partition indexes, and ``id`` has none. A later migration that alters them must be written for this
 layout.
+
+**The daily aggregates** (``monitor_dailyinfluence``, migration 0046; :data:`DERIVED`) are partitioned the same way,
+their partitions UNLOGGED as the table was (``monitor.services.derived_rows``), and loaded the same way by a
+workspace's **first compute run**: its first batch creates the partition without indexes and names the run in the
+partition's comment (:func:`derived_begin`); the run's batches write their rows into it unindexed, and its end
+builds the indexes once (:func:`derived_end`, in the last batch's transaction, before the warm-up reads them). At
+the 10M benchmark the daily rows' COPY took 25.5 s into the two indexes against 6.2 s without them and 8.0 s to
+build both (``benchmarks/data_layer.md``, 2026-12-04 (fifth)). A batch of the run reads the stored daily rows only
+of the (publisher, day) pairs an earlier batch wrote (``monitor.algorithms.influence.store``): without indexes that
+read scans the partition, so it is skipped where no pair was cut. Any other writer (a later run, a live-stream
+micro-batch) finds a partition loaded by another run and builds its indexes first; so does the recovery sweep for a
+run that failed or was cancelled while loading (:func:`derived_abandoned`). Until then, pages read the workspace's
+daily rows without indexes: the same rows, slower.
 """
 
 from __future__ import annotations
@@ -44,11 +57,15 @@ import time
 from django.db import OperationalError, connection, transaction
 
 __all__ = [
+    "DERIVED",
     "TABLES",
     "analyze_names",
     "begin_load",
     "build_indexes",
     "create",
+    "derived_abandoned",
+    "derived_begin",
+    "derived_end",
     "drop_after_commit",
     "drop_orphans",
     "empty",
@@ -66,6 +83,16 @@ TABLES: dict[str, tuple[tuple[str, bool, str], ...]] = {
     ),
     "monitor_followercount": (("snapshot", True, "account_id, observed_at"),),
 }
+
+#: the engine's derived tables partitioned by workspace, their partitions UNLOGGED: (suffix, unique, columns)
+DERIVED: dict[str, tuple[tuple[str, bool, str], ...]] = {
+    "monitor_dailyinfluence": (("unique", True, "publisher_id, day, label, account_id"), ("by_day", False, "day")),
+}
+
+_INDEXES = {**TABLES, **DERIVED}
+
+#: a derived partition's comment while a compute run loads it without indexes (the run's primary key follows)
+_LOADING = "loading by compute run "
 
 
 def name(table: str, ws: int) -> str:
@@ -86,7 +113,7 @@ def exists(cur, table: str, ws: int) -> bool:
 def build_indexes(cur, table: str, ws: int) -> None:
     """Build the partition's indexes (after its rows are in)."""
     part = name(table, ws)
-    for suffix, unique, columns in TABLES[table]:
+    for suffix, unique, columns in _INDEXES[table]:
         cur.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX {part}_{suffix} ON {part} ({columns})")
 
 
@@ -101,7 +128,8 @@ def begin_load(cur, table: str, ws: int) -> bool:
     part = name(table, ws)
     # the columns, NOT NULLs and CHECK constraints of the parent (ATTACH requires them); no identity: rows come
     # through the parent, whose identity numbers them
-    cur.execute(f"CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+    unlogged = "UNLOGGED " if table in DERIVED else ""
+    cur.execute(f"CREATE {unlogged}TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
     cur.execute(f"ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({int(ws)})")
     return True
 
@@ -153,11 +181,11 @@ def drop_orphans() -> None:
         cur.execute(
             """SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                WHERE i.inhparent = ANY(%s::regclass[])""",
-            [list(TABLES)],
+            [list(_INDEXES)],
         )
         parts = [r[0] for r in cur.fetchall()]
         cur.execute("SELECT id FROM monitor_workspace")
-        live = {name(t, r[0]) for r in cur.fetchall() for t in TABLES}
+        live = {name(t, r[0]) for r in cur.fetchall() for t in _INDEXES}
     for part in sorted(p for p in parts if p not in live):
         t = time.perf_counter()
         try:
@@ -168,3 +196,91 @@ def drop_orphans() -> None:
             log.info("partition %s not dropped (%s); the next workspace deletion retries", part, exc)
         else:
             log.info("dropped partition %s in %.3f s", part, time.perf_counter() - t)
+
+
+def _loading_run(cur, part: str) -> tuple[bool, int | None]:
+    """Whether partition ``part`` exists, and the compute run loading it without indexes (None: it has them)."""
+    cur.execute("SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regclass(%s), 'pg_class')", [part, part])
+    there, note = cur.fetchone()
+    if not there or not note or not note.startswith(_LOADING):
+        return bool(there), None
+    return True, int(note[len(_LOADING) :])
+
+
+def derived_begin(cur, table: str, ws: int, run_pk: int | None) -> bool:
+    """Before a write of workspace ``ws``'s rows into the derived ``table`` (:data:`DERIVED`), under the
+    workspace's aggregate lock (``monitor.algorithms.influence.store``), which keeps every other writer of them
+    out until the commit. ``run_pk``: the compute run whose batch writes, or None (a live-stream micro-batch).
+
+    Returns True when the rows go into a partition without indexes that this run loads: one it creates now (the
+    workspace has none: its first compute run) or one an earlier batch of the same run created. Otherwise the
+    partition has its indexes when this returns: created with them (a micro-batch first), or built now, where
+    another run had left it loading (it failed or was cancelled); False, and on SQLite."""
+    if not _postgres():
+        return False
+    part = name(table, ws)
+    there, loading = _loading_run(cur, part)
+    if not there:
+        begin_load(cur, table, ws)
+        if run_pk is None:
+            build_indexes(cur, table, ws)
+            return False
+        cur.execute(f"COMMENT ON TABLE {part} IS '{_LOADING}{int(run_pk)}'")
+        return True
+    if loading is None:
+        return False
+    if run_pk is not None and loading == int(run_pk):
+        return True
+    _build_loaded(cur, table, ws, loading)
+    return False
+
+
+def _build_loaded(cur, table: str, ws: int, run_pk: int) -> None:
+    t = time.perf_counter()
+    part = name(table, ws)
+    build_indexes(cur, table, ws)
+    cur.execute(f"COMMENT ON TABLE {part} IS NULL")
+    log.info("built the indexes of %s, loaded by compute run %s, in %.3f s", part, run_pk, time.perf_counter() - t)
+
+
+def derived_end(cur, table: str, ws: int, run_pk: int) -> bool:
+    """At the end of compute run ``run_pk`` (in its last batch's transaction): build the indexes of workspace
+    ``ws``'s partition of ``table`` if the run loaded it; returns whether it did."""
+    if not _postgres():
+        return False
+    _, loading = _loading_run(cur, name(table, ws))
+    if loading != int(run_pk):
+        return False
+    _build_loaded(cur, table, ws, loading)
+    return True
+
+
+def derived_abandoned(active_runs, lock_class: int) -> list[str]:
+    """Build the indexes of every derived partition whose loading run is no longer active (failed or cancelled
+    while it loaded; ``active_runs``: a callable taking the loading runs' keys and returning those still queued,
+    waiting or running), each in its own transaction under its workspace's aggregate lock
+    (``pg_advisory_xact_lock(lock_class, ws)``, the lock every writer of them takes); returns the partitions
+    built. The recovery sweep calls it."""
+    if not _postgres():
+        return []
+    with connection.cursor() as cur:
+        cur.execute(
+            """SELECT c.relname, p.relname, obj_description(c.oid, 'pg_class')
+               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+               WHERE i.inhparent = ANY(%s::regclass[]) AND obj_description(c.oid, 'pg_class') LIKE %s""",
+            [list(DERIVED), _LOADING + "%"],
+        )
+        loading = [(part, table, int(note[len(_LOADING) :])) for part, table, note in cur.fetchall()]
+    if not loading:
+        return []
+    active = set(active_runs(sorted({run for _, _, run in loading})))
+    built = []
+    for part, table, run_pk in loading:
+        if run_pk in active:
+            continue
+        ws = int(part.rsplit("_w", 1)[1])
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(lock_class), ws])
+            if derived_end(cur, table, ws, run_pk):  # not when a writer built them meanwhile
+                built.append(part)
+    return built

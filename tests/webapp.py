@@ -218,6 +218,18 @@ def follow_partition(ws) -> None:
         partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws))
 
 
+def daily_partition(ws) -> None:
+    """What a workspace's first compute batch does before its daily aggregates (``monitor.partitions``), for a test
+    that writes ``DailyInfluence`` rows itself: on PostgreSQL each workspace's live in a partition of their own,
+    here created with its indexes."""
+    from django.db import connection
+
+    from monitor import partitions
+
+    with connection.cursor() as cur:
+        partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws), ("monitor_dailyinfluence",))
+
+
 def follows_renewed(ws) -> None:
     """What every write to a workspace's follows does in its transaction (``monitor.db.renew_follows_token``), for a
     test that writes ``Follow`` rows itself: the follower graph's files are per token (monitor/graph_files.py)."""

@@ -63,7 +63,7 @@ from django.db.models import OuterRef, Q, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
-from .. import jobs
+from .. import jobs, partitions
 from ..models import Collection, ComputeBatch, ComputeRun, Lease
 from .derived_rows import derived_rows_check
 from .leases import holding, max_attempts, notice_create, notice_dismiss, stall_seconds
@@ -94,6 +94,7 @@ _OUTCOMES = (
     "imports_resent",
     "runs_released",
     "derived_rows_recomputed",
+    "daily_indexes_built",
 )
 
 
@@ -135,9 +136,19 @@ def stalled_requeue(*, now: dt.datetime | None = None) -> dict[str, int]:
     out["runs_released"] = runs_release_waiting()
     # the engine's unlogged results, emptied by a crash of PostgreSQL: recomputed (monitor/services/derived_rows.py)
     out["derived_rows_recomputed"] = len(derived_rows_check())
+    # a first run that failed or was cancelled while it loaded its daily rows without indexes (monitor/partitions.py)
+    from ..algorithms.influence.rows import AGGREGATE_LOCK_CLASS
+
+    out["daily_indexes_built"] = len(partitions.derived_abandoned(_active_runs, AGGREGATE_LOCK_CLASS))
     if any(out.values()):
         log.warning("stalled work: %s", out)
     return out
+
+
+def _active_runs(pks: list[int]) -> list[int]:
+    """Those of the compute runs ``pks`` that are still queued, waiting or running."""
+    active = (ComputeRun.Status.QUEUED, ComputeRun.Status.WAITING, ComputeRun.Status.RUNNING)
+    return list(ComputeRun.objects.filter(pk__in=pks, status__in=active).values_list("pk", flat=True))
 
 
 def _age(beat: dt.datetime | None, started: dt.datetime | None, now: dt.datetime) -> int:

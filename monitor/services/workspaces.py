@@ -299,7 +299,6 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         ("wtfresult", "DELETE FROM monitor_wtfresult WHERE workspace_id = %s"),
         # claims are saved searches and stay; the accounts they track are gone with the accounts
         ("claim_tracked", "UPDATE monitor_claim SET tracked = '[]' WHERE workspace_id = %s"),
-        ("dailyinfluence", "DELETE FROM monitor_dailyinfluence WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
         ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),
         ("givenedge", f"DELETE FROM monitor_givenedge WHERE tweet_id IN ({tweets})"),
@@ -313,6 +312,8 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
+            if name == "claim_tracked":  # the daily rows: a TRUNCATE of the workspace's partition
+                out["dailyinfluence"] = partitions.empty(cur, "monitor_dailyinfluence", ws)
             if name == "cascadegraph":  # retweets, follows, snapshots: a TRUNCATE of the workspace's partitions
                 out["retweet"] = partitions.empty(cur, "monitor_retweet", ws)
                 out["follow"] = partitions.empty(cur, "monitor_follow", ws)
@@ -326,7 +327,7 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         cur.execute("UPDATE monitor_workspace SET unit = '' WHERE id = %s", [ws])
         if delete_workspace:
             workspace.delete()  # the small tables (collections, runs, memberships) cascade through the ORM
-            partitions.drop_after_commit()  # its emptied partitions (follows, retweets, snapshots)
+            partitions.drop_after_commit()  # its emptied partitions (follows, retweets, snapshots, daily rows)
         from ..graph_files import drop
 
         transaction.on_commit(lambda: drop(ws))  # the follower graph's files: no version is current any more

@@ -327,3 +327,58 @@ def test_upgrading_drops_the_bulk_partitions_id_index_keeping_their_keys_and_row
         assert all("(id)" in indexes(p) for p in parts)
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
+def test_upgrading_moves_each_workspaces_daily_rows_into_an_unlogged_partition_with_their_ids_and_back():
+    """Migration 0046 (issue 42): the daily aggregates become a table partitioned by workspace, each workspace's
+    rows in an unlogged partition of their own with the unique key and the days' index, none on the parent, their
+    ids kept and the sequence going on after them; the way back gives the plain table its two indexes again."""
+    apps = _migrate(("monitor", "0045_bulk_partitions_without_id_index"))
+    try:
+        Workspace, Account, Daily = (apps.get_model("monitor", n) for n in ("Workspace", "Account", "DailyInfluence"))
+        rows = {}
+        for slug in ("desk", "wire"):
+            ws = Workspace.objects.create(name=slug, slug=slug)
+            p, a = (Account.objects.create(workspace=ws, twitter_id=i) for i in (1, 2))
+            for n, acc in enumerate((p, a)):
+                d = Daily.objects.create(
+                    workspace=ws, publisher=p, account=acc, day=dt.date(2020, 1, 1 + n), influence=1.5 + n, cascades=1
+                )
+                rows[d.pk] = (ws.pk, acc.pk, 1.5 + n)
+        top = max(rows)
+
+        apps = _migrate(("monitor", "0046_daily_partitioned"))
+        Daily = apps.get_model("monitor", "DailyInfluence")
+        assert {d.pk: (d.workspace_id, d.account_id, d.influence) for d in Daily.objects.all()} == rows
+        with connection.cursor() as cur:
+            cur.execute("SELECT relkind FROM pg_class WHERE relname = 'monitor_dailyinfluence'")
+            assert cur.fetchone()[0] == "p"
+            cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'monitor_dailyinfluence'")
+            assert cur.fetchall() == []  # none on the parent
+            for ws in {w for w, _, _ in rows.values()}:
+                part = f"monitor_dailyinfluence_w{ws}"
+                cur.execute("SELECT relpersistence FROM pg_class WHERE relname = %s", [part])
+                assert cur.fetchone()[0] == "u"
+                cur.execute("SELECT indexdef FROM pg_indexes WHERE tablename = %s", [part])
+                defs = sorted(d.split(" USING btree ")[1] for (d,) in cur.fetchall())
+                assert defs == ["(day)", "(publisher_id, day, label, account_id)"]
+                cur.execute(f"SELECT count(*) FROM {part}")
+                assert cur.fetchone()[0] == 2
+        ws, acc = Workspace.objects.first(), Account.objects.first()
+        new = Daily.objects.create(
+            workspace_id=ws.pk, publisher_id=acc.pk, account_id=acc.pk, day=dt.date(2021, 1, 1), influence=1.0,
+            cascades=1,
+        )  # fmt: skip
+        assert new.pk > top  # the identity goes on after the moved rows
+
+        _migrate(("monitor", "0045_bulk_partitions_without_id_index"))  # back: the plain table, its two indexes
+        with connection.cursor() as cur:
+            cur.execute("SELECT relkind, relpersistence FROM pg_class WHERE relname = 'monitor_dailyinfluence'")
+            assert cur.fetchone() == ("r", "u")
+            cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'monitor_dailyinfluence'")
+            assert {r[0] for r in cur.fetchall()} == {"daily_unique", "daily_for_workspace_ranking"}
+            cur.execute("SELECT count(*) FROM monitor_dailyinfluence")
+            assert cur.fetchone()[0] == 5
+    finally:
+        _migrate_latest()

@@ -1,5 +1,6 @@
 """The follows, the retweets and the follower-count snapshots, one partition per workspace with indexes built after
-its first load (monitor/partitions.py)."""
+its first load; the daily aggregates, one partition per workspace with indexes built at the end of its first
+compute run (monitor/partitions.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,20 @@ import importlib
 import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection
+from django.db.models import Count, Sum
 
 from monitor import partitions, services
-from monitor.models import Collection, Follow, FollowerCount, Retweet, Tweet
-from tests.webapp import THESIS
+from monitor.models import (
+    CascadeInfluence,
+    Collection,
+    ComputeRun,
+    DailyInfluence,
+    Follow,
+    FollowerCount,
+    Retweet,
+    Tweet,
+)
+from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
 
@@ -177,3 +188,135 @@ def test_the_test_suites_flush_drops_the_partitions_it_emptied(ws_a, import_file
     assert {partitions.name(t, ws_a.pk) for t in TABLES} <= set(_partitions())
     call_command("flush", interactive=False, verbosity=0)
     assert not _partitions()
+
+
+# --- the daily aggregates: a partition per workspace, loaded without indexes by the workspace's first run ---------
+
+DAILY = "monitor_dailyinfluence"
+
+
+def _comment(part: str):
+    with connection.cursor() as cur:
+        cur.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", [part])
+        return cur.fetchone()[0]
+
+
+def _daily_rows(ws) -> list:
+    return sorted(
+        DailyInfluence.objects.filter(workspace=ws).values_list(
+            "publisher_id", "account_id", "day", "label", "influence", "cascades"
+        )
+    )
+
+
+def _daily_by_definition(ws) -> list:
+    """The daily rows as their definition gives them: the per-cascade rows summed by (publisher, account, day,
+    label)."""
+    rows = (
+        CascadeInfluence.objects.filter(tweet__workspace=ws)
+        .values_list("publisher_id", "account_id", "day", "label")
+        .annotate(s=Sum("influence"), n=Count("id"))
+    )
+    return sorted(rows)
+
+
+def _one_pair_two_cascades(tmp_path) -> list:
+    """The worked example with its second cascade moved to the first one's day: one (publisher, day) pair, which a
+    run of two batches cuts."""
+    same_day = tmp_path / "tweets.csv"
+    same_day.write_text((THESIS / "tweets.csv").read_text().replace("2020-01-02T00", "2020-01-01T12"))
+    return [same_day, THESIS / "follows.csv"]
+
+
+def test_a_workspaces_first_run_writes_its_daily_rows_unindexed_and_builds_the_indexes_at_its_end(
+    ws_a, import_files, run_tasks, settings, monkeypatch, tmp_path
+):
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1  # a batch per cascade
+    events: list = []
+    begin, build = partitions.derived_begin, partitions.build_indexes
+
+    def spy_begin(cur, table, ws, run_pk):
+        loading = begin(cur, table, ws, run_pk)
+        events.append(("batch", loading, _indexes(partitions.name(table, ws)) == {}))
+        return loading
+
+    def spy_build(cur, table, ws):
+        events.append(("build", table))
+        build(cur, table, ws)
+
+    monkeypatch.setattr(partitions, "derived_begin", spy_begin)
+    monkeypatch.setattr(partitions, "build_indexes", spy_build)
+    c = import_files(ws_a, _one_pair_two_cascades(tmp_path))
+    assert c.status == Collection.Status.DONE, c.error
+    run = ComputeRun.objects.get(workspace=ws_a)
+    assert run.status == ComputeRun.Status.DONE and run.batches.count() == 2
+    # both batches wrote into the partition without indexes (the second read the pair the first had cut by a scan),
+    # and the run's end built them once
+    daily_events = [e for e in events if e[0] == "batch" or e[1] == DAILY]
+    assert daily_events == [("batch", True, True), ("batch", True, True), ("build", DAILY)]
+    part = partitions.name(DAILY, ws_a.pk)
+    indexes = _indexes(part)
+    assert set(indexes) == {f"{part}_{suffix}" for suffix, _, _ in partitions.DERIVED[DAILY]}
+    assert not _indexes(DAILY) and _comment(part) is None
+    assert _daily_rows(ws_a) == _daily_by_definition(ws_a)
+    assert sum(n for *_, n in _daily_rows(ws_a)) == CascadeInfluence.objects.filter(tweet__workspace=ws_a).count()
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+    events.clear()  # a later run writes through the indexes, and leaves the same rows
+    again = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    again.refresh_from_db()
+    assert again.status == ComputeRun.Status.DONE
+    assert [e for e in events if e[0] == "batch" or e[1] == DAILY] == [("batch", False, False)] * 2
+    assert _daily_rows(ws_a) == _daily_by_definition(ws_a) and total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_a_run_finds_the_partition_another_run_left_loading_and_builds_its_indexes_first(
+    ws_a, import_files, run_tasks, tmp_path
+):
+    c = import_files(ws_a, _one_pair_two_cascades(tmp_path))
+    assert c.status == Collection.Status.DONE, c.error
+    expected = _daily_rows(ws_a)
+    part = partitions.name(DAILY, ws_a.pk)
+    stopped = ComputeRun.objects.get(workspace=ws_a)
+    # as a first run leaves it when it fails or is cancelled before its end: its rows in, no indexes
+    with connection.cursor() as cur:
+        for suffix, _, _ in partitions.DERIVED[DAILY]:
+            cur.execute(f"DROP INDEX {part}_{suffix}")
+        cur.execute(f"COMMENT ON TABLE {part} IS 'loading by compute run {stopped.pk}'")
+
+    run = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    run.refresh_from_db()
+    assert run.status == ComputeRun.Status.DONE
+    assert set(_indexes(part)) == {f"{part}_{suffix}" for suffix, _, _ in partitions.DERIVED[DAILY]}
+    assert _comment(part) is None
+    assert _daily_rows(ws_a) == expected == _daily_by_definition(ws_a)
+
+
+@pytest.mark.parametrize(("status", "built"), [("failed", True), ("cancelled", True), ("running", False)])
+def test_the_recovery_sweep_builds_the_indexes_a_stopped_first_run_left_unbuilt(
+    status, built, ws_a, import_files, run_tasks
+):
+    import_files(ws_a, FILES)
+    part = partitions.name(DAILY, ws_a.pk)
+    run = ComputeRun.objects.get(workspace=ws_a)
+    ComputeRun.objects.filter(pk=run.pk).update(status=status)
+    with connection.cursor() as cur:
+        for suffix, _, _ in partitions.DERIVED[DAILY]:
+            cur.execute(f"DROP INDEX {part}_{suffix}")
+        cur.execute(f"COMMENT ON TABLE {part} IS 'loading by compute run {run.pk}'")
+
+    out = run_tasks(services.stalled_requeue)
+
+    assert out["daily_indexes_built"] == int(built)
+    assert bool(_indexes(part)) == built and (_comment(part) is None) == built
+
+
+def test_a_live_stream_batch_into_a_workspace_without_daily_rows_creates_the_partition_with_its_indexes(ws_a):
+    part = partitions.name(DAILY, ws_a.pk)
+    with connection.cursor() as cur:
+        assert partitions.derived_begin(cur, DAILY, ws_a.pk, None) is False
+    assert set(_indexes(part)) == {f"{part}_{suffix}" for suffix, _, _ in partitions.DERIVED[DAILY]}
+    with connection.cursor() as cur:
+        cur.execute("SELECT relpersistence FROM pg_class WHERE relname = %s", [part])
+        assert cur.fetchone()[0] == "u"  # as the table was (migration 0043): its rows are computed again
+    assert _comment(part) is None

@@ -37,6 +37,7 @@ from django.db import connection
 
 from compute.batching import plan_batches
 
+from ... import partitions
 from ...db import analyze_after_bulk_write
 from ...models import ComputeBatch, ComputeRun
 from ..base import Algorithm, BatchOutcome, PlannedBatch, Stop, register
@@ -96,6 +97,7 @@ from .store import (  # noqa: F401
     _LABEL_CASE,
     _LABELS,
     _ROLE_CASE,
+    DAILY,
     RESULT_TABLES,
     AllTimeDelta,
     _copy_cascade_influence,
@@ -115,6 +117,7 @@ from .store import (  # noqa: F401
     _store,
     _update_tweets,
     changed_rows,
+    result_tables,
 )
 
 log = logging.getLogger(__name__)
@@ -157,7 +160,9 @@ class Influence(Algorithm):
         # rows: once a run, and small tables sample whole), they are analysed here, in the last batch's
         # transaction, before the warm-up and the pages plan their reads with them
         with connection.cursor() as cur:
-            analyze_after_bulk_write(cur, RESULT_TABLES, None, floor=1)
+            # a workspace's first run loaded its daily rows without indexes: built once, here (monitor.partitions)
+            partitions.derived_end(cur, DAILY, run.workspace_id, run.pk)
+            analyze_after_bulk_write(cur, result_tables(cur, run.workspace_id), None, floor=1)
 
 
 INFLUENCE = register(Influence())

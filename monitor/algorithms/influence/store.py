@@ -16,6 +16,7 @@ from django.db import connection
 
 from compute.arrays import lexorder, unique
 
+from ... import partitions
 from ...db import (
     COPY_HEADER,
     COPY_TRAILER,
@@ -47,6 +48,22 @@ log = logging.getLogger(__name__)
 #: the tables a batch's store writes in bulk, whose planner statistics it keeps fresh
 RESULT_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday")
 
+#: the daily aggregates: on PostgreSQL a partition per workspace (``monitor.partitions``, migration 0046)
+DAILY = "monitor_dailyinfluence"
+
+
+def result_tables(cur, ws: int) -> list[str]:
+    """:data:`RESULT_TABLES` as a batch of workspace ``ws`` analyses them: its partition of the daily aggregates
+    (none while it has none), not their parent (ANALYZE of a partitioned table samples every workspace's
+    partition, and the server counts a transaction's new rows in the partition they went to)."""
+    if connection.vendor != "postgresql":
+        return list(RESULT_TABLES)
+    parts = {t: partitions.name(t, ws) for t in RESULT_TABLES if t in partitions.DERIVED}
+    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [list(parts.values())])
+    there = {r[0] for r in cur.fetchall()}
+    return [parts.get(t, t) for t in RESULT_TABLES if parts.get(t, t) in there or t not in parts]
+
+
 #: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
 TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
 
@@ -58,6 +75,7 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
     its tweets belong to; inside the runner's transaction."""
     d = dialect()
     ws = run.workspace_id
+    loading = False  # the daily rows go into a partition without indexes (PostgreSQL, a first run's batch)
     with connection.cursor() as cur:
         if d.postgres:
             # the workspace's store lock, shared: the batches of a run (disjoint cascades) store side by side,
@@ -94,6 +112,10 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             # committed when it starts. Held to the commit, so the ANALYZE and the version bump below are in it
             cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
             t = res.tick("store_wait_aggregates_s", t)
+            # the workspace's partition of the daily rows: a first run writes into it without indexes and builds
+            # them at its end (monitor.partitions); every other writer finds it indexed
+            loading = partitions.derived_begin(cur, DAILY, ws, None if changes else run.pk)
+            t = res.tick("store_aggregates_partition_s", t)
         from ...cache import bump_data_version, record_all_time_delta, record_no_daily_rows
 
         # in this transaction: committed with the rows (monitor/cache.py). Before the refresh: from here to the
@@ -106,13 +128,13 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             if not cur.fetchone()[0]:
                 record_no_daily_rows(ws, version - 1)
         if not changes and d.postgres:
-            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written, res)
+            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written, res, loading=loading)
         else:
             delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
         if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
             record_all_time_delta(ws, version, delta)
         t = res.tick("store_aggregates_s", t)
-        tables = list(RESULT_TABLES)
+        tables = result_tables(cur, ws)
         later = getattr(run, "analyze_later", None)  # not a field: a stream consumer refreshes them beside its work
         if later is not None or changes:
             # the rows added: a stream micro-batch's cascades are stored already, and it adds only its new
@@ -445,7 +467,14 @@ def _refresh_aggregates(
 
 
 def _refresh_aggregates_in_engine(
-    cur, ws: int, touched: str, batch_table: str, written: _DailyInput | None, res: BatchResult
+    cur,
+    ws: int,
+    touched: str,
+    batch_table: str,
+    written: _DailyInput | None,
+    res: BatchResult,
+    *,
+    loading: bool = False,
 ) -> AllTimeDelta | None:
     """A compute batch's refresh on PostgreSQL: the daily rows of the touched (publisher, day) pairs summed here,
     in NumPy, from the batch's own per-cascade rows (``written``: just copied in, not read back) and the stored
@@ -458,24 +487,14 @@ def _refresh_aggregates_in_engine(
     warm-up's all-time sums advance by it instead of grouping every daily row again (at 10M retweets 5.4-6.5 s of
     PostgreSQL, a fifth of a small run's 30 s warm-up bound, benchmarks/data_layer.md).
 
+    ``loading``: the workspace's daily rows are in a partition without indexes that this batch's run loads
+    (``monitor.partitions``, its first run). Its stored daily rows are then those earlier batches of the run
+    wrote, of pairs whose other tweets have per-cascade rows (read here anyway): the read and delete of the old
+    rows, which would scan the partition, are made only for those pairs, and not at all where the batch's pairs
+    were not cut (the planner keeps a pair in one batch unless it is bigger than a batch).
+
     Its steps' seconds are added to ``res.timings`` under ``store_aggregates_<step>_s`` (the benchmarks' table)."""
     t = time.perf_counter()
-    old = copy_out(
-        cur,
-        f"""SELECT x.account_id, ({_LABEL_CASE.format(col="x.label")})::bigint, SUM(x.influence),
-                SUM(x.cascades)::bigint, CASE WHEN x.account_id = x.publisher_id THEN 1 ELSE 0 END
-            FROM {touched} k JOIN monitor_dailyinfluence x
-                ON x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day
-            GROUP BY 1, 2, 5""",
-        [ws],
-        [("a", "bigint"), ("l", "bigint"), ("i", "float"), ("c", "bigint"), ("o", "int")],
-    )
-    cur.execute(
-        f"""DELETE FROM monitor_dailyinfluence x USING {touched} k
-            WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
-        [ws],
-    )
-    t = res.tick("store_aggregates_old_s", t)
     others = _DailyInput(
         *copy_out(
             cur,
@@ -489,6 +508,31 @@ def _refresh_aggregates_in_engine(
         )
     )
     t = res.tick("store_aggregates_others_s", t)
+    pairs, none_stored = f"{touched} k", False
+    if loading:  # only the pairs an earlier batch of the run wrote (see above)
+        cut = np.unique(np.stack([others.publisher, others.day], axis=1), axis=0)
+        none_stored = not len(cut)
+        pairs = f"""(SELECT g.publisher, DATE '2000-01-01' + g.n::int AS day
+                     FROM unnest({int_array(cut[:, 0])}, {int_array(cut[:, 1])}) AS g(publisher, n)) k"""
+    if none_stored:
+        old = [np.zeros(0, kind) for kind in (np.int64, np.int64, np.float64, np.int64, np.int64)]
+    else:
+        old = copy_out(
+            cur,
+            f"""SELECT x.account_id, ({_LABEL_CASE.format(col="x.label")})::bigint, SUM(x.influence),
+                    SUM(x.cascades)::bigint, CASE WHEN x.account_id = x.publisher_id THEN 1 ELSE 0 END
+                FROM {pairs} JOIN monitor_dailyinfluence x
+                    ON x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day
+                GROUP BY 1, 2, 5""",
+            [ws],
+            [("a", "bigint"), ("l", "bigint"), ("i", "float"), ("c", "bigint"), ("o", "int")],
+        )
+        cur.execute(
+            f"""DELETE FROM monitor_dailyinfluence x USING {pairs}
+                WHERE x.workspace_id = %s AND x.publisher_id = k.publisher AND x.day = k.day""",
+            [ws],
+        )
+    t = res.tick("store_aggregates_old_s", t)
     parts = [others] if written is None else [written, others]
     rows = _DailyInput(*(np.concatenate([getattr(p, f) for p in parts]) for f in _DailyInput._fields))
     added = AllTimeDelta.empty()._replace(own=np.zeros(0, bool))

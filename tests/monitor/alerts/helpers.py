@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from monitor.models import Account, DailyInfluence, PublisherDay
+from tests.webapp import daily_partition
 
 # two days of a synthetic publisher "p": the day-1 order x1 > x2 > ... > x6 turns into x6 > x5 > x1 > ... on day 2
 DAY1, DAY2 = dt.date(2020, 3, 1), dt.date(2020, 3, 2)
@@ -21,6 +22,7 @@ def rising_ranks(ws) -> dict[str, Account]:
         n: Account.objects.create(workspace=ws, twitter_id=9000 + i, screen_name=n) for i, n in enumerate(names)
     }
     p = accounts["p"]
+    daily_partition(ws)
     for day, scores in RISING.items():
         PublisherDay.objects.create(workspace=ws, publisher=p, day=day, tweets=1, reach=sum(scores.values()))
         DailyInfluence.objects.bulk_create(

@@ -10,6 +10,7 @@ import pytest
 
 from monitor import selectors
 from monitor.models import Account, DailyInfluence, Publisher, PublisherDay
+from tests.webapp import daily_partition
 
 DAY = dt.date(2020, 3, 1)
 # publisher -> spreader -> influence (one day, one tweet each). Top 3 by hand:
@@ -27,6 +28,7 @@ def write_three(ws_a) -> dict[str, Account]:
     """Writes :data:`SCORES` into the daily aggregates of ``ws_a``; the accounts by name (twitter ids 500 + i)."""
     names = ["P", "Q", "R", "a", "b", "c", "d", "e", "f", "g", "h"]
     acc = {n: Account.objects.create(workspace=ws_a, twitter_id=500 + i, screen_name=n) for i, n in enumerate(names)}
+    daily_partition(ws_a)
     for pub, scores in SCORES.items():
         p = acc[pub]
         Publisher.objects.create(workspace=ws_a, account=p)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from monitor import services
+from monitor import partitions, services
 from monitor.models import CascadeInfluence, ComputeRun, DailyInfluence, DerivedRowsMark, Notice, Tweet
 from monitor.services.derived_rows import DERIVED_TABLES, derived_rows_check
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
@@ -27,11 +27,14 @@ def _crash() -> None:
         cur.execute(f"TRUNCATE {', '.join(DERIVED_TABLES)}, {DerivedRowsMark._meta.db_table}")
 
 
-def test_the_engines_results_and_their_mark_are_unlogged_tables(db):
+def test_the_engines_results_and_their_mark_are_unlogged_tables(computed):
+    """The daily aggregates' parent is partitioned (it holds no rows: migration 0046); its partitions are unlogged."""
     tables = (*DERIVED_TABLES, DerivedRowsMark._meta.db_table)
+    part = partitions.name("monitor_dailyinfluence", computed.pk)
     with connection.cursor() as cur:
-        cur.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [list(tables)])
-        assert dict(cur.fetchall()) == dict.fromkeys(tables, "u")
+        cur.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [[*tables, part]])
+        want = {**dict.fromkeys(tables, "u"), "monitor_dailyinfluence": "p", part: "u"}
+        assert dict(cur.fetchall()) == want
     assert DerivedRowsMark.objects.filter(pk=1).exists()  # written by the migration
 
 

@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 
+from monitor import partitions
 from monitor.models import (
     Account,
     CascadeGraph,
@@ -494,7 +495,15 @@ def test_a_consumer_s_statistics_refresh_is_handed_over_after_the_commit_not_run
     monkeypatch.setattr(
         influence.store, "analyze_after_bulk_write", lambda cur, tables, rows: inline.append((tables, rows))
     )
-    tables = ["monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday"]
+    # on PostgreSQL the workspace's partition of the daily aggregates, which the micro-batch created
+    # (monitor/partitions.py)
+    daily = partitions.name("monitor_dailyinfluence", ws_a.pk) if connection.vendor == "postgresql" else None
+    tables = [
+        "monitor_cascadeinfluence",
+        "monitor_cascadegraph",
+        daily or "monitor_dailyinfluence",
+        "monitor_publisherday",
+    ]
     tweets, follows = thesis_records()
     handed: list[tuple[list[str], int]] = []
     with django_capture_on_commit_callbacks(execute=False) as hooks:
