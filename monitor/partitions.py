@@ -142,13 +142,18 @@ def create(cur, ws: int, tables=tuple(TABLES)) -> None:
             build_indexes(cur, table, ws)
 
 
-def analyze_names(cur, ws: int) -> list[str]:
-    """The tables to ANALYZE after writing workspace ``ws``'s rows: its partitions (ANALYZE of a parent would
-    sample every workspace's partition); the tables themselves on SQLite."""
+def analyze_names(cur, ws: int, tables=tuple(TABLES)) -> list[str]:
+    """The tables to ANALYZE after writing workspace ``ws``'s rows into ``tables``, in their order: for a table
+    partitioned by workspace its partition, where it has one (ANALYZE of a parent would sample every workspace's
+    partition, and the server counts a transaction's new rows in the partition they went to); any other table
+    itself; the tables themselves on SQLite."""
     if not _postgres():
-        return list(TABLES)
-    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [[name(t, ws) for t in TABLES]])
-    return [r[0] for r in cur.fetchall()]
+        return list(tables)
+    parts = [name(t, ws) for t in tables if t in _INDEXES]
+    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [parts])
+    there = {r[0] for r in cur.fetchall()}
+    named = (name(t, ws) if t in _INDEXES else t for t in tables)
+    return [t for t in named if t in there or t in tables]
 
 
 def empty(cur, table: str, ws: int) -> int:
@@ -198,13 +203,16 @@ def drop_orphans() -> None:
             log.info("dropped partition %s in %.3f s", part, time.perf_counter() - t)
 
 
+def _run_in(note: str | None) -> int | None:
+    """The compute run a partition's comment says loads it (None: no run does)."""
+    return int(note[len(_LOADING) :]) if note and note.startswith(_LOADING) else None
+
+
 def _loading_run(cur, part: str) -> tuple[bool, int | None]:
     """Whether partition ``part`` exists, and the compute run loading it without indexes (None: it has them)."""
     cur.execute("SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regclass(%s), 'pg_class')", [part, part])
     there, note = cur.fetchone()
-    if not there or not note or not note.startswith(_LOADING):
-        return bool(there), None
-    return True, int(note[len(_LOADING) :])
+    return bool(there), _run_in(note)
 
 
 def derived_begin(cur, table: str, ws: int, run_pk: int | None) -> bool:
@@ -270,7 +278,7 @@ def derived_abandoned(active_runs, lock_class: int) -> list[str]:
                WHERE i.inhparent = ANY(%s::regclass[]) AND obj_description(c.oid, 'pg_class') LIKE %s""",
             [list(DERIVED), _LOADING + "%"],
         )
-        loading = [(part, table, int(note[len(_LOADING) :])) for part, table, note in cur.fetchall()]
+        loading = [(part, table, _run_in(note)) for part, table, note in cur.fetchall()]
     if not loading:
         return []
     active = set(active_runs(sorted({run for _, _, run in loading})))

@@ -210,24 +210,23 @@ def follow_partition(ws) -> None:
     """What the merge does before a workspace's first follows and retweets (``monitor.partitions``), for a test
     that writes such rows itself into a workspace that has none yet: on PostgreSQL each workspace's live in
     partitions of their own."""
-    from django.db import connection
-
-    from monitor import partitions
-
-    with connection.cursor() as cur:
-        partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws))
+    _partitions_created(ws)
 
 
 def daily_partition(ws) -> None:
     """What a workspace's first compute batch does before its daily aggregates (``monitor.partitions``), for a test
     that writes ``DailyInfluence`` rows itself: on PostgreSQL each workspace's live in a partition of their own,
     here created with its indexes."""
+    _partitions_created(ws, ("monitor_dailyinfluence",))
+
+
+def _partitions_created(ws, tables=None) -> None:
     from django.db import connection
 
     from monitor import partitions
 
     with connection.cursor() as cur:
-        partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws), ("monitor_dailyinfluence",))
+        partitions.create(cur, ws.pk if hasattr(ws, "pk") else int(ws), tables or tuple(partitions.TABLES))
 
 
 def follows_renewed(ws) -> None:

@@ -312,9 +312,8 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
-            if name == "claim_tracked":  # the daily rows: a TRUNCATE of the workspace's partition
+            if name == "cascadegraph":  # daily rows, retweets, follows, snapshots: TRUNCATE of its partitions
                 out["dailyinfluence"] = partitions.empty(cur, "monitor_dailyinfluence", ws)
-            if name == "cascadegraph":  # retweets, follows, snapshots: a TRUNCATE of the workspace's partitions
                 out["retweet"] = partitions.empty(cur, "monitor_retweet", ws)
                 out["follow"] = partitions.empty(cur, "monitor_follow", ws)
                 out["followercount"] = partitions.empty(cur, "monitor_followercount", ws)

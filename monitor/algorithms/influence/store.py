@@ -54,14 +54,8 @@ DAILY = "monitor_dailyinfluence"
 
 def result_tables(cur, ws: int) -> list[str]:
     """:data:`RESULT_TABLES` as a batch of workspace ``ws`` analyses them: its partition of the daily aggregates
-    (none while it has none), not their parent (ANALYZE of a partitioned table samples every workspace's
-    partition, and the server counts a transaction's new rows in the partition they went to)."""
-    if connection.vendor != "postgresql":
-        return list(RESULT_TABLES)
-    parts = {t: partitions.name(t, ws) for t in RESULT_TABLES if t in partitions.DERIVED}
-    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [list(parts.values())])
-    there = {r[0] for r in cur.fetchall()}
-    return [parts.get(t, t) for t in RESULT_TABLES if parts.get(t, t) in there or t not in parts]
+    (none while it has none), not their parent (:func:`monitor.partitions.analyze_names`)."""
+    return partitions.analyze_names(cur, ws, RESULT_TABLES)
 
 
 #: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
