@@ -1,5 +1,6 @@
 """``monitor.db.copy_out``: a query's columns as NumPy arrays, gathered by the server or streamed by binary COPY,
-with the same values in the same order either way."""
+with the same values in the same order either way; ``reserve_ids``: keys taken from a table's sequence before its
+rows are written."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from monitor.db import copy_out, int_array_param
+from monitor.db import copy_in, copy_out, int_array_param, reserve_ids
+from monitor.models import Account, Workspace
 
 COLS = [("a", "bigint"), ("b", "int"), ("c", "float")]
 # rows in an order no index or insertion gives: the ORDER BY must survive the gathering
@@ -86,3 +88,32 @@ def test_copy_text_gives_back_every_value_through_a_text_copy_but_nul(db, value)
             cp.write(f"1\t{copy_text(value)}\n")
         cur.execute("SELECT v FROM copy_text_check WHERE k = 1")
         assert cur.fetchone()[0] == value.replace("\x00", "")
+
+
+def test_reserved_keys_are_sorted_unique_above_every_key_before_and_the_table_goes_on_above_them(db):
+    ws = Workspace.objects.create(name="keys")
+    before = Account.objects.create(workspace=ws, twitter_id=1).pk
+    with connection.cursor() as cur:
+        keys = reserve_ids(cur, "monitor_account", 5)
+        other = reserve_ids(cur, "monitor_account", 3)  # another writer drawing meanwhile: other keys
+        copy_in(
+            cur,
+            "monitor_account",
+            [("id", "bigint"), ("workspace_id", "bigint"), ("twitter_id", "bigint"), ("screen_name", "text")],
+            [keys, np.full(5, ws.pk, np.int64), np.arange(10, 15, dtype=np.int64), ["a", "b", "c", "d", "e"]],
+        )
+    assert keys.dtype == np.int64 and len(set(keys.tolist()) | set(other.tolist())) == 8
+    assert keys.tolist() == sorted(keys.tolist()) and keys.min() > before
+    stored = dict(Account.objects.filter(workspace=ws, twitter_id__gte=10).values_list("twitter_id", "pk"))
+    assert stored == dict(zip(range(10, 15), keys.tolist()))
+    after = Account.objects.create(workspace=ws, twitter_id=2).pk  # the table's own default draws past them all
+    assert after > max(keys.max(), other.max())
+    with connection.cursor() as cur:
+        assert len(reserve_ids(cur, "monitor_account", 0)) == 0
+
+
+def test_reserving_keys_of_a_table_without_a_sequence_is_refused_naming_it(db):
+    with connection.cursor() as cur:
+        cur.execute("CREATE TEMPORARY TABLE plain_keys (id bigint)")
+        with pytest.raises(ValueError, match=r"plain_keys\.id has no sequence"):
+            reserve_ids(cur, "plain_keys", 2)

@@ -40,7 +40,16 @@ from compute.arrays import lexorder, unique
 from compute.tables import NO_TWEET
 
 from ... import partitions
-from ...db import ARRAY_LOOKUP_MAX, copy_in, copy_out, dialect, int_array, int_array_param, renew_follows_token
+from ...db import (
+    ARRAY_LOOKUP_MAX,
+    copy_in,
+    copy_out,
+    dialect,
+    int_array,
+    int_array_param,
+    renew_follows_token,
+    reserve_ids,
+)
 from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
 from .conflicts import stored_conflicts
 from .earlier_parts import pair_hashes
@@ -198,16 +207,22 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
         st.accounts_before = m.count("SELECT max(id) FROM monitor_account WHERE workspace_id = %s", [m.ws])
         if not st.accounts_before:  # none: the later parts know every account of the workspace (above)
             st.created = AccountKeys(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    # straight into the table by one COPY, as the retweets (:func:`_copy`); the key comes from its sequence
-    t = time.perf_counter()
-    above = m.count("SELECT max(id) FROM monitor_account", []) if len(new_users) else 0
+    # straight into the table by one COPY, as the retweets (:func:`_copy`). On PostgreSQL the keys are taken from
+    # the sequence first and written with the rows, so nothing is read back (5.1 s at the 10M benchmark); on
+    # SQLite the table gives them and they are read back (:func:`_new_keys`)
     new_names = names.of(new_users)[0]
-    m.counts["accounts_new"] = copy_in(
-        m.cur,
-        "monitor_account",
-        [("workspace_id", "bigint"), ("twitter_id", "bigint"), ("screen_name", "text")],
-        [np.full(len(new_users), m.ws, np.int64), new_users, new_names],
-    )
+    t = time.perf_counter()
+    columns = [("workspace_id", "bigint"), ("twitter_id", "bigint"), ("screen_name", "text")]
+    values = [np.full(len(new_users), m.ws, np.int64), new_users, new_names]
+    new_pks, above = None, 0
+    if d.postgres and len(new_users):
+        new_pks = reserve_ids(m.cur, "monitor_account", len(new_users))  # sorted, as ``new_users`` is
+        columns, values = [("id", "bigint"), *columns], [new_pks, *values]
+        add_timing(st.timings, "take new account keys", t)
+        t = time.perf_counter()
+    elif len(new_users):
+        above = m.count("SELECT max(id) FROM monitor_account", [])
+    m.counts["accounts_new"] = copy_in(m.cur, "monitor_account", columns, values)
     add_timing(st.timings, "copy into monitor_account", t)
     remember = m.in_parts and not st.final  # a later part compares the names it is given with these
     if remember:
@@ -272,9 +287,12 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
     if not len(new_users):
         keys = old
     else:
-        t = time.perf_counter()
-        new = _new_keys(m, above, new_users)
-        add_timing(st.timings, "read back new account keys", t)
+        if new_pks is not None:
+            new = AccountKeys(new_users, new_pks)
+        else:
+            t = time.perf_counter()
+            new = _new_keys(m, above, new_users)
+            add_timing(st.timings, "read back new account keys", t)
         keys = new if not len(old.pk) else _merged_disjoint(old, new)
         if st.created is not None and not st.final:
             st.created = _merged_disjoint(st.created, new)
@@ -282,23 +300,20 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
 
 
 def _new_keys(m: _Merge, above: int, new_users: np.ndarray) -> AccountKeys:
-    """The keys the accounts' COPY gave ``new_users`` (sorted), every one of them above ``above``: the workspace's
-    accounts above it, read along the primary key, with no staging table and no join (at the 10M benchmark the
-    join of the part's 2-3M names took 2-3 s a part, benchmarks/data_layer.md). The merge lock keeps the
-    workspace's other writers out and the keys rise as the COPY's rows go in, so they are the new accounts in
-    the COPY's order; should they not be, the keys are read by Twitter id, as before."""
+    """The keys SQLite gave ``new_users`` (sorted) as the accounts' rows went in, every one of them above
+    ``above``: the workspace's accounts above it, read along the primary key. The merge lock keeps the
+    workspace's other writers out and the keys rise as the rows go in, so they are the new accounts in their
+    order; should they not be, the keys are read by Twitter id. (PostgreSQL takes the keys first:
+    :func:`monitor.db.reserve_ids`.)"""
     key_cols = [("twitter_id", "bigint"), ("id", "bigint")]
     sql = "SELECT twitter_id, id FROM monitor_account WHERE id > %s AND workspace_id = %s ORDER BY id"
     got = AccountKeys(*copy_out(m.cur, sql, [above, m.ws], key_cols))
     if np.array_equal(got.twitter_id, new_users):
         return got
-    log.warning("the new accounts' keys were not those above %d in the COPY's order: read by Twitter id", above)
-    if m.d.postgres and len(new_users) <= ARRAY_LOOKUP_MAX:
-        by = f"a.twitter_id = ANY({int_array(new_users)})"
-    else:
-        staged = m.st.stage("newusers", [("twitter_id", "bigint")], [new_users])
-        by = f"a.twitter_id IN (SELECT twitter_id FROM {staged})"
-    sql = f"SELECT a.twitter_id, a.id FROM monitor_account a WHERE a.workspace_id = %s AND {by} ORDER BY a.twitter_id"
+    log.warning("the new accounts' keys were not those above %d in their order: read by Twitter id", above)
+    staged = m.st.stage("newusers", [("twitter_id", "bigint")], [new_users])
+    sql = f"""SELECT a.twitter_id, a.id FROM monitor_account a
+              WHERE a.workspace_id = %s AND a.twitter_id IN (SELECT twitter_id FROM {staged}) ORDER BY a.twitter_id"""
     return AccountKeys(*copy_out(m.cur, sql, [m.ws], key_cols))
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from compute.formats._report import BadRecord
 
-from ...db import copy_text
+from ...db import copy_text, reserve_ids
 from ...models import StreamArrival, StreamEvent, Workspace
 from . import channel, in_process
 from ._gc import collector_paused
@@ -270,11 +270,8 @@ def _insert(ws_id: int, records: list[Record], partitions: list[int], now, sourc
     if connection.vendor == "postgresql":
         table = StreamEvent._meta.db_table
         with connection.cursor() as cur:
-            # ids first (one round trip), so COPY can write them and the caller knows them in line order
-            cur.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, len(records)]
-            )
-            ids = sorted(row[0] for row in cur.fetchall())
+            # ids first, so COPY can write them and the caller knows them in line order
+            ids = reserve_ids(cur, table, len(records)).tolist()
             cols = (
                 "id, workspace_id, partition, kind, cascade_key, body, rows, source, received_at, status, attempts, "
                 "error"

@@ -295,21 +295,18 @@ def test_an_uploads_tweets_are_written_in_time_order_whatever_the_files_order(ws
     assert len(inserted) == 20 and inserted == sorted(inserted)
 
 
-@pytest.mark.parametrize("array_max", [None, 0])
 def test_new_accounts_keys_not_found_above_the_key_before_the_copy_are_read_by_twitter_id(
-    ws_a, ws_b, import_files, monkeypatch, caplog, array_max
+    ws_a, ws_b, import_files, caplog
 ):
-    """The new accounts' keys are read along the primary key above the highest one before the COPY; where those
-    are not exactly the new accounts (here: a bound below keys of accounts from before), they are read by
-    Twitter id, as before that read existed, and the log says so."""
+    """Where the table gives the new accounts' keys (SQLite), they are read along the primary key above the highest
+    one before the rows went in; where those are not exactly the new accounts (here: a bound below keys of
+    accounts from before), they are read by Twitter id through a staging table, and the log says so."""
     import logging
     from types import SimpleNamespace
 
     from monitor.services.ingest.stager import Stager
 
     merge = importlib.import_module("monitor.services.ingest.merge")
-    if array_max is not None:  # the fallback through a staging table, as a large upload reads them
-        monkeypatch.setattr(merge, "ARRAY_LOOKUP_MAX", array_max)
     import_files(ws_b, [THESIS / "tweets.csv", THESIS / "follows.csv"])  # keys of another workspace between
     import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     stored = dict(Account.objects.filter(workspace=ws_a).values_list("twitter_id", "id"))
