@@ -382,3 +382,32 @@ def test_upgrading_moves_each_workspaces_daily_rows_into_an_unlogged_partition_w
             assert cur.fetchone()[0] == 5
     finally:
         _migrate_latest()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="sequence caches are PostgreSQL's")
+def test_upgrading_caches_the_bulk_tables_keys_but_not_the_accounts_or_tweets_and_back():
+    """Migration 0047 (issue 42): the bulk tables' ``id`` sequences hand out 1,000 values at a time; the accounts'
+    and tweets', whose keys the import reads in the order they were drawn, one; the way back, one everywhere."""
+    names = ("retweet", "follow", "followercount", "givenedge", "cascadeinfluence", "dailyinfluence", "publisherday")
+    bulk = {f"monitor_{n}" for n in names}
+
+    def caches() -> dict[str, int]:
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT t, s.cache_size FROM unnest(%s::text[]) t
+                   JOIN pg_sequences s ON s.schemaname || '.' || s.sequencename = pg_get_serial_sequence(t, 'id')""",
+                [sorted(bulk | {"monitor_account", "monitor_tweet"})],
+            )
+            return dict(cur.fetchall())
+
+    _migrate(("monitor", "0046_daily_partitioned"))
+    try:
+        assert set(caches().values()) == {1}
+        _migrate(("monitor", "0047_bulk_sequences_cached"))
+        got = caches()
+        assert {t for t, size in got.items() if size == 1000} == bulk
+        assert got["monitor_account"] == got["monitor_tweet"] == 1
+        _migrate(("monitor", "0046_daily_partitioned"))  # back
+        assert set(caches().values()) == {1}
+    finally:
+        _migrate_latest()
