@@ -130,7 +130,8 @@ def load_retweets(ws: Workspace, collection: int | None) -> Retweets:
     return got
 
 
-COLUMNS = [("tweet", "bigint"), ("author", "bigint"), ("twitter_id", "bigint"), ("account", "bigint"), ("t", "float")]
+# the time read as the timestamp itself and turned into epoch seconds by copy_out (the same values bit for bit)
+COLUMNS = [("tweet", "bigint"), ("author", "bigint"), ("twitter_id", "bigint"), ("account", "bigint"), ("t", "epoch")]
 
 
 def _read(ws: int, collection: int | None) -> Retweets:
@@ -155,7 +156,7 @@ def read_retweets(
     with connection.cursor() as cur:
         tweet, author, twitter_id, account, when = copy_out(
             cur,
-            f"""SELECT r.tweet_id, t.author_id, a.twitter_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}
+            f"""SELECT r.tweet_id, t.author_id, a.twitter_id, r.retweeter_id, {d.epoch_column("r.created_at")}
                 FROM monitor_retweet r JOIN monitor_tweet t ON t.id = r.tweet_id AND t.workspace_id = r.workspace_id
                 JOIN monitor_account a ON a.id = r.retweeter_id
                 WHERE t.workspace_id = %s{scope} ORDER BY r.tweet_id, r.retweeter_id""",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from monitor.db import copy_in, copy_out, int_array_param, reserve_ids
+from monitor.db import copy_in, copy_out, int_array, int_array_param, reserve_ids
 from monitor.models import Account, Workspace
 
 COLS = [("a", "bigint"), ("b", "int"), ("c", "float")]
@@ -117,3 +117,37 @@ def test_reserving_keys_of_a_table_without_a_sequence_is_refused_naming_it(db):
         cur.execute("CREATE TEMPORARY TABLE plain_keys (id bigint)")
         with pytest.raises(ValueError, match=r"plain_keys\.id has no sequence"):
             reserve_ids(cur, "plain_keys", 2)
+
+
+# times PostgreSQL's extract turns into epoch seconds: before 1970, fractions of microseconds' worth, the far future
+TIMES = """SELECT g, t FROM unnest(ARRAY[
+    '1969-12-31 23:59:59.999999+00', '1970-01-01 00:00:00+00', '2000-01-01 00:00:00.000001+00',
+    '2020-06-01 12:34:56.789012+00', '2021-03-28 01:59:59.5+00', '1901-12-13 20:45:52.123457+00',
+    '2262-04-11 23:47:16.854775+00', 'infinity', '-infinity'
+]::timestamptz[]) WITH ORDINALITY AS x(t, g)"""
+
+
+@pytest.mark.parametrize("gather", [True, False], ids=["gathered", "streamed"])
+def test_an_epoch_column_is_the_timestamps_epoch_seconds_bit_for_bit_as_extract_gives_them(db, gather):
+    with connection.cursor() as cur:
+        order, got = copy_out(cur, f"SELECT g, t FROM ({TIMES}) s ORDER BY g", [], [("g", "bigint"), ("t", "epoch")],
+                              gather=gather)  # fmt: skip
+        (want,) = copy_out(
+            cur, f"SELECT extract(epoch from t)::double precision FROM ({TIMES}) s ORDER BY g", [], [("t", "float")]
+        )
+    assert order.tolist() == list(range(1, 10)) and got.dtype == np.float64
+    assert got.tobytes() == want.tobytes()  # the same doubles, infinities included
+    assert got[-2:].tolist() == [np.inf, -np.inf]
+
+
+def test_random_timestamps_read_as_epoch_equal_extract_exactly(db):
+    rng = np.random.default_rng(7)
+    # microseconds since 1970: the years 1906-2096, and 4000 BC to 8300 AD (beyond 2**53, no longer exact as doubles)
+    us = np.concatenate([rng.integers(-2 * 10**15, 4 * 10**15, 10_000), rng.integers(-19 * 10**16, 2 * 10**17, 10_000)])
+    times = f"""SELECT g, to_timestamp(0) + u * interval '1 microsecond' AS t
+                FROM unnest({int_array(us)}) WITH ORDINALITY AS x(u, g)"""
+    with connection.cursor() as cur:
+        (got,) = copy_out(cur, f"SELECT t FROM ({times}) s ORDER BY g", [], [("t", "epoch")])
+        want_sql = f"SELECT extract(epoch from t)::double precision FROM ({times}) s ORDER BY g"
+        (want,) = copy_out(cur, want_sql, [], [("t", "float")])
+    assert len(got) == 20_000 and got.tobytes() == want.tobytes()

@@ -232,17 +232,19 @@ def _load(tweet_pks: list[int], res: BatchResult, follows: bool = True, *, works
         tweets = _select(
             cur,
             TweetRows,
-            f"""SELECT t.id, t.author_id, {d.ts_to_epoch("t.created_at")}, COALESCE(t.author_followers, -1.0),
+            f"""SELECT t.id, t.author_id, {d.epoch_column("t.created_at")}, COALESCE(t.author_followers, -1.0),
                     CASE WHEN t.times_known THEN 1 ELSE 0 END,
                     CASE WHEN t.graph_source = 'given' THEN 1 ELSE 0 END
                 FROM {batch_table} b {d.join} monitor_tweet t ON t.id = b.id""",
+            epoch="time",
         )
         retweets = _select(
             cur,
             RetweetRows,
-            f"""SELECT r.tweet_id, r.retweeter_id, {d.ts_to_epoch("r.created_at")}, COALESCE(r.followers_count, -1.0)
+            f"""SELECT r.tweet_id, r.retweeter_id, {d.epoch_column("r.created_at")}, COALESCE(r.followers_count, -1.0)
                 FROM {batch_table} b {d.join} monitor_retweet r
                     ON r.workspace_id = {int(workspace)} AND r.tweet_id = b.id""",
+            epoch="time",
         )
         t = res.tick("load_tweets_s", t)
         among = _load_follows_among(cur, d, _follow_participants(tweets, retweets), workspace) if follows else None

@@ -113,10 +113,14 @@ def _dtype(sql_type: str) -> type:
     return np.float64 if sql_type == "float" else np.int64
 
 
-def _select(cur, rows_type: type[Rows], sql: str, params: list | None = None, *, gather: bool = True) -> Rows:
+def _select(
+    cur, rows_type: type[Rows], sql: str, params: list | None = None, *, gather: bool = True, epoch: str = ""
+) -> Rows:
     """``sql``'s rows as ``rows_type``; ``gather=False`` for follower-graph reads, which may exceed what one
-    gathered value holds (``monitor.db.copy_out``)."""
-    return rows_type._make(copy_out(cur, sql, params or [], _columns(rows_type), gather=gather))
+    gathered value holds (``monitor.db.copy_out``); ``epoch``: the field that ``sql`` selects as
+    ``Dialect.epoch_column`` gives, a time read as epoch seconds."""
+    columns = [(name, "epoch" if name == epoch else kind) for name, kind in _columns(rows_type)]
+    return rows_type._make(copy_out(cur, sql, params or [], columns, gather=gather))
 
 
 def _empty(rows_type: type[Rows]) -> Rows:
