@@ -295,7 +295,7 @@ def _pg_rows(columns, parts, masks) -> bytes:
 
 _SEND = {"bigint": "int8send", "int": "int4send", "float": "float8send", "epoch": "timestamptz_send"}
 # copy_out's column kinds -> the big-endian NumPy type of their binary form: an "epoch" column is a timestamptz
-_WIRE = {"bigint": ">i8", "int": ">i4", "float": ">f8", "epoch": ">i8"}
+_WIRE = {**{k: _TYPES[k][1] for k in ("bigint", "int", "float")}, "epoch": _TYPES["timestamptz"][1]}
 _PG_EPOCH_US = 946_684_800_000_000  # 2000-01-01 in microseconds since 1970-01-01
 
 
@@ -419,6 +419,9 @@ def copy_out(
     return out
 
 
+_SEQUENCES: dict[str, str] = {}  # table -> its id sequence's name (a table's identity keeps its name)
+
+
 def reserve_ids(cursor, table: str, n: int) -> np.ndarray:
     """``n`` keys of ``table``'s ``id`` taken from its sequence, sorted, for rows a COPY then writes with their keys
     (PostgreSQL only). The writer knows its rows' keys without reading them back: at the 10M benchmark the
@@ -428,10 +431,13 @@ def reserve_ids(cursor, table: str, n: int) -> np.ndarray:
     not be consecutive, only unique, and are all above every key drawn before."""
     if n <= 0:
         return np.zeros(0, np.int64)
-    cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
-    (sequence,) = cursor.fetchone()
-    if not sequence:
-        raise ValueError(f"reserve_ids: {table}.id has no sequence")
+    sequence = _SEQUENCES.get(table)
+    if sequence is None:  # looked up once per table and process: a stream micro-batch draws its events' keys
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+        (sequence,) = cursor.fetchone()
+        if not sequence:
+            raise ValueError(f"reserve_ids: {table}.id has no sequence")
+        _SEQUENCES[table] = sequence
     sql = f"SELECT nextval('{sequence}'::regclass) FROM generate_series(1, %s)"
     (ids,) = copy_out(cursor, sql, [n], [("id", "bigint")])
     if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():

@@ -101,6 +101,19 @@ class AccountKeys(NamedTuple):
             return [np.zeros(len(u), np.int64) for u in user_ids]
         return [self.pk[pos] for pos, _ in sorted_positions_each(self.twitter_id, user_ids)]
 
+    def merged(self, other: AccountKeys) -> AccountKeys:
+        """These keys and ``other``'s (no Twitter id in common, each sorted) as one sorted set: ``other`` placed
+        among these instead of both sorted again, 18 bytes a key held meanwhile instead of 40 (at the 10M benchmark
+        the import keeps 5M accounts' keys: its peak memory is near its 2 GB goal)."""
+        n = len(self.twitter_id) + len(other.twitter_id)
+        at = np.searchsorted(self.twitter_id, other.twitter_id) + np.arange(len(other.twitter_id))
+        from_self = np.ones(n, bool)
+        from_self[at] = False
+        tw, pk = np.empty(n, np.int64), np.empty(n, np.int64)
+        tw[at], pk[at] = other.twitter_id, other.pk
+        tw[from_self], pk[from_self] = self.twitter_id, self.pk
+        return AccountKeys(tw, pk)
+
 
 class TweetKeys(NamedTuple):
     """The workspace's tweets the upload names (as originals or as retweeted), sorted by tweet id."""
