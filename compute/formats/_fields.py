@@ -61,6 +61,8 @@ def to_count(v: Any, field: str) -> float:
     """A follower count: a finite number from 0 to :data:`~.limits.FOLLOWERS_MAX` (or such a numeric string);
     ``None`` -> NaN (unknown)."""
     t = type(v)
+    if t is int and v > FOLLOWERS_MAX:  # before float(), which cannot hold an int of over 308 digits
+        raise Bad(field, "count out of range", f"{_show(v)} is more than {FOLLOWERS_MAX:,.0f}")
     if t is int or t is float:
         x = float(v)
     elif v is None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..tables import NO_TWEET, TweetTable
 from ._dups import SeenTweets
 from ._report import Sink
-from .limits import FOLLOWERS_MAX, time_problems
+from .limits import time_problems
 from .timeparse import SNOWFLAKE_MIN_ID, parse_times, snowflake_time
 
 __all__ = ["TweetBuilder", "CheckedRows", "split_reason", "empty_tweets", "NO_TWEET"]
@@ -54,17 +54,15 @@ class TweetBuilder:
     A row is the tuple ``(rec, line, tid, rtid, uid, traw, tfield, fol, sn, tx, ht, ur)`` appended to
     :attr:`rows`: ``rec`` is the record key (rows sharing it are kept or dropped together; keys never decrease),
     ``rtid`` is ``NO_TWEET`` for an original, ``traw`` the raw time value, ``tfield`` the field to blame for a
-    bad time, ``fol`` a float (NaN when unknown), ``sn`` / ``tx`` screen name and text (``None`` when absent),
-    ``ht`` / ``ur`` the ``hashtags`` / ``urls`` strings (:mod:`._entities`). A tuple append is the cheapest
-    per-row step Python has; columns come out through ``itemgetter`` maps, in C. A builder made with
-    ``entities=False`` never reads ``ht`` / ``ur`` (its tables have no such columns), so its rows may stop
-    after ``tx``.
+    bad time, ``fol`` a number (an int or a float, NaN when unknown, checked by the reader), ``sn`` / ``tx``
+    screen name and text (``None`` when absent), ``ht`` / ``ur`` the ``hashtags`` / ``urls`` strings
+    (:mod:`._entities`). A tuple append is the cheapest per-row step Python has; columns come out through
+    ``itemgetter`` maps, in C. A builder made with ``entities=False`` never reads ``ht`` / ``ur`` (its tables
+    have no such columns), so its rows may stop after ``tx``.
 
     ``seen`` holds the tweet ids read before (this file's earlier chunks, or other files of the same upload);
     ``id_field`` is the name of the tweet id field after the row's prefix (``tfield`` without its last part), so
-    a conflicting duplicate is reported on ``retweeted_status.id_str`` or ``data[3].id``. With ``count_field``
-    (named the same way), follower counts above :data:`~.limits.FOLLOWERS_MAX` are found here, on the column,
-    for a reader whose fast path only checks their sign.
+    a conflicting duplicate is reported on ``retweeted_status.id_str`` or ``data[3].id``.
     """
 
     def __init__(
@@ -75,10 +73,8 @@ class TweetBuilder:
         entities: bool = False,
         seen: SeenTweets | None = None,
         id_field: str = "tweet_id",
-        count_field: str | None = None,
     ) -> None:
         self.sink = sink
-        self.count_field = count_field
         self.with_text = text
         self.with_entities = entities
         self.rows: list[tuple] = []
@@ -172,11 +168,6 @@ class TweetBuilder:
             if filled is not None and filled[i]:
                 detail += " (the snowflake time of the tweet id)"
             bad.append((i, field_of(i), kind, detail))
-        if self.count_field is not None:
-            fol = cols["followers_count"]
-            for i in np.flatnonzero(fol > FOLLOWERS_MAX).tolist():
-                detail = f"{fol[i]:.0f} is more than {FOLLOWERS_MAX:,.0f}"
-                bad.append((i, self._field(field_of(i), self.count_field), "count out of range", detail))
         return CheckedRows(
             rec=cols["rec"],
             line=cols["line"],

@@ -31,6 +31,7 @@ from ._io import LineBlocks
 from ._json import Obj, backend, dict_loads
 from ._report import LongLines
 from ._tweets import TweetBuilder
+from .limits import FOLLOWERS_MAX
 
 __all__ = ["read_v1", "v1_builder", "v1_chunks", "V1Counts", "json_decoder", "sniff_json", "V1_KEYS"]
 
@@ -120,7 +121,7 @@ def _status_fields(st, nm: _Names):
     else:
         uid = to_id(user.id, nm.user_id)
     fc = user.followers_count
-    fol = float(fc) if type(fc) is int and fc >= 0 else to_count(fc, nm.user_followers_count)
+    fol = float(fc) if type(fc) is int and 0 <= fc <= FOLLOWERS_MAX else to_count(fc, nm.user_followers_count)
     t = st.created_at
     if t is not None:
         tfield = nm.created_at
@@ -154,8 +155,7 @@ def _careful_rows(st, line: int) -> list[tuple] | None:
 
 
 def v1_builder(sink, seen=None, cls: type[TweetBuilder] = TweetBuilder) -> TweetBuilder:
-    # follower counts above the bound are found a chunk at a time (the fast path only checks the sign)
-    return cls(sink, text=True, entities=True, seen=seen, id_field="id_str", count_field="user.followers_count")
+    return cls(sink, text=True, entities=True, seen=seen, id_field="id_str")
 
 
 def read_v1(path: str, ctx: Ctx) -> Iterator[tuple[str, object]]:
@@ -229,7 +229,7 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                 uid = u.id_str
                 uid = u.id if uid is None else (int(uid) if len(uid) < 20 and uid.isdigit() and uid.isascii() else None)
                 fc = u.followers_count
-                if uid is not None and uid <= _ID_MAX and type(fc) is int and fc >= 0:
+                if uid is not None and uid <= _ID_MAX and type(fc) is int and 0 <= fc <= FOLLOWERS_MAX:
                     sn = u.screen_name
                     if type(sn) is not str:
                         sn = None
@@ -258,7 +258,7 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                             else (int(ouid) if len(ouid) < 20 and ouid.isdigit() and ouid.isascii() else None)
                         )
                         ofc = ou.followers_count
-                        if ouid is not None and ouid <= _ID_MAX and type(ofc) is int and ofc >= 0:
+                        if ouid is not None and ouid <= _ID_MAX and type(ofc) is int and 0 <= ofc <= FOLLOWERS_MAX:
                             osn = ou.screen_name
                             if type(osn) is not str:
                                 osn = None

@@ -91,6 +91,24 @@ def test_it_reads_string_ids_the_same_way_with_every_backend(tmp_path, json_back
     assert read(p, "v1", mode="skip-bad").report.n_bad == 1
 
 
+@pytest.mark.parametrize("count", [2**64 + 5, int("9" * 400)])
+@pytest.mark.parametrize("where", ["user", "retweeted_status.user"])
+def test_a_follower_count_too_large_for_a_float_is_a_bad_record(tmp_path, json_backend, count, where):
+    """An int beyond any double (over 308 digits) is named like any count out of range, never a crash."""
+    status = _v1(RT, 8, retweeted_status=_v1(ORIG, 7))
+    (status if where == "user" else status["retweeted_status"])["user"]["followers_count"] = count
+    p = tmp_path / "big.jsonl"
+    p.write_text(json.dumps(_v1(ORIG + 5, 9)) + "\n" + json.dumps(status) + "\n")
+    res = read(p, "v1", mode="skip-bad")
+    assert res.tweets.tweet_id.tolist() == [ORIG + 5]
+    shown = [(r.line, r.field, r.kind) for r in res.report.shown]
+    if json_backend == "orjson":  # its own limits: past 64 bits a double, past a double's range invalid JSON
+        assert [line for line, _, _ in shown] == [2]
+        return
+    assert shown == [(2, f"{where}.followers_count", "count out of range")]
+    assert str(count)[:20] in res.report.shown[0].reason
+
+
 def test_it_raises_on_the_first_bad_line_in_strict_mode(fdata, json_backend):
     with pytest.raises(InputError, match=r"^v1/bad.jsonl:2: invalid JSON: ") as exc:
         read("v1/bad.jsonl")
