@@ -10,9 +10,11 @@ Accepted (docs/formats.md, Times):
 * nothing at all: the caller falls back to :func:`snowflake_time` of the tweet id when the id is a snowflake,
   i.e. at least :data:`SNOWFLAKE_MIN_ID`.
 
-:func:`parse_times` handles a whole column at once: the two fixed-width string forms are decoded with array
-arithmetic on the characters (about 0.1 µs per value against 1.5 µs for ``datetime``), everything else goes
-through :func:`parse_time`, which is also the reference the vectorised paths are tested against.
+:func:`parse_times` handles a whole column at once: the two fixed-width string forms are decoded from the
+characters' codes, one byte each where the column is ASCII (a join and an encode, in C); Twitter's form in one
+compiled pass where numba is installed (2M values in 0.1 s), else and for ISO 8601 with array arithmetic (0.4-0.6
+µs per value, against 1.5 µs for ``datetime``). Everything else goes through :func:`parse_time`, which is also the
+reference the vectorised paths are tested against.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from .._jit import HAVE_NUMBA, njit
 from ..arrays import unique
 
 __all__ = [
@@ -153,6 +156,8 @@ def _valid_date(y, mo, d, h, mi, s) -> np.ndarray:
 def _twitter_block(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Parse rows of a (n, 30) code-point matrix in Twitter's form; returns (seconds, ok)."""
     ok = np.all(c[:, [3, 7, 10, 19, 25]] == 32, axis=1)
+    day = c[:, :3] | 32  # the weekday's letters, lower-cased (the scalar parser wants letters, not a given day)
+    ok &= np.all((day >= 97) & (day <= 122), axis=1)
     ok &= (c[:, 13] == 58) & (c[:, 16] == 58) & ((c[:, 20] == 43) | (c[:, 20] == 45))
     ok &= _digits_ok(c, (8, 9, 11, 12, 14, 15, 17, 18, 21, 22, 23, 24, 26, 27, 28, 29))
     c456 = np.minimum(c[:, 4:7], 255).astype(np.int64)  # code points: anything past Latin-1 is no month anyway
@@ -167,6 +172,72 @@ def _twitter_block(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     off = np.where(c[:, 20] == 45, -off, off)
     secs = _days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - off
     return secs.astype(np.float64), ok
+
+
+@njit
+def _twitter_rows(c: np.ndarray, codes: np.ndarray, months: np.ndarray, days_in: np.ndarray):
+    """:func:`_twitter_block`'s rows one at a time (numba): the same checks and the same arithmetic on a (n, 30)
+    matrix of ASCII bytes, without the dozens of whole-column temporaries NumPy makes (2M times in 0.02 s
+    against 0.75 s)."""
+    n = c.shape[0]
+    secs = np.zeros(n, dtype=np.float64)
+    ok = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        r = c[i]
+        if r[3] != 32 or r[7] != 32 or r[10] != 32 or r[19] != 32 or r[25] != 32 or r[13] != 58 or r[16] != 58:
+            continue
+        if r[20] != 43 and r[20] != 45:
+            continue
+        bad = False
+        for j in range(3):
+            if (r[j] | 32) < 97 or (r[j] | 32) > 122:
+                bad = True
+        for j in (8, 9, 11, 12, 14, 15, 17, 18, 21, 22, 23, 24, 26, 27, 28, 29):
+            if r[j] < 48 or r[j] > 57:
+                bad = True
+        if bad:
+            continue
+        code = (np.int64(r[4]) << 16) | (np.int64(r[5]) << 8) | np.int64(r[6])
+        mo = 0
+        for k in range(12):
+            if codes[k] == code:
+                mo = months[k]
+        if mo == 0:
+            continue
+        d = (np.int64(r[8]) - 48) * 10 + (np.int64(r[9]) - 48)
+        h = (np.int64(r[11]) - 48) * 10 + (np.int64(r[12]) - 48)
+        mi = (np.int64(r[14]) - 48) * 10 + (np.int64(r[15]) - 48)
+        s = (np.int64(r[17]) - 48) * 10 + (np.int64(r[18]) - 48)
+        y = np.int64(0)
+        for j in (26, 27, 28, 29):
+            y = y * 10 + (np.int64(r[j]) - 48)
+        leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
+        dim = days_in[mo] - (1 if mo == 2 and not leap else 0)
+        if d < 1 or d > dim or h > 23 or mi > 59 or s > 59:
+            continue
+        off = (((np.int64(r[21]) - 48) * 10 + (np.int64(r[22]) - 48)) * 60
+               + (np.int64(r[23]) - 48) * 10 + (np.int64(r[24]) - 48)) * 60  # fmt: skip
+        if r[20] == 45:
+            off = -off
+        yy = y - (1 if mo <= 2 else 0)
+        era = yy // 400
+        yoe = yy - era * 400
+        doy = (153 * (mo - 3 if mo > 2 else mo + 9) + 2) // 5 + d - 1
+        doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+        days = era * 146097 + doe - 719468
+        secs[i] = float(days * 86400 + h * 3600 + mi * 60 + s - off)
+        ok[i] = True
+    return secs, ok
+
+
+def _ascii_rows(group: list[str], width: int) -> np.ndarray:
+    """The (n, ``width``) matrix of the character codes of ``group``'s strings, all ``width`` long: one byte each
+    where every string is ASCII (a join and an encode, in C), else four (NumPy's unicode array)."""
+    try:
+        raw = "".join(group).encode("ascii")
+    except UnicodeEncodeError:
+        return np.array(group, dtype=f"U{width}").view(np.uint32).reshape(len(group), width)
+    return np.frombuffer(raw, dtype=np.uint8).reshape(len(group), width)
 
 
 def _iso_block(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -270,9 +341,12 @@ def parse_times(values: Sequence[object]) -> tuple[np.ndarray, list[tuple[int, s
             if length == 0:
                 continue  # missing
             if length >= 19:
-                c = np.array(group, dtype=f"U{length}").view(np.uint32).reshape(len(group), length)
+                c = _ascii_rows(group, length)
                 if length == 30 and c[0, 3] == 32:
-                    secs, ok = _twitter_block(c)
+                    if HAVE_NUMBA and c.dtype == np.uint8:
+                        secs, ok = _twitter_rows(c, _MONTH_CODES, _MONTH_OF_CODE, _DAYS_IN_MONTH)
+                    else:
+                        secs, ok = _twitter_block(c)
                 else:
                     secs, ok = _iso_block(c)
             elif group[0][:1].isdigit() or group[0][:1] in "+-.":

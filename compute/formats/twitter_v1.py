@@ -15,7 +15,7 @@ the user mentions, the entities' indices, the other ~36 user fields and so on wi
 them, and parses and range-checks the ids in C. The common line then costs a few attribute reads, one call for
 the entities and a tuple append (the *fast path*); any line that is not plainly well formed goes through the
 *careful path*, which checks every field in Python and names the bad one exactly as the orjson / json backends
-do (so messages do not depend on what is installed). Times are parsed a chunk at a time, vectorised.
+do (so messages do not depend on what is installed). Times are parsed a chunk at a time, in a compiled pass.
 """
 
 from __future__ import annotations
@@ -220,7 +220,9 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
         nonblank += 1
         if fast and not redo:
             # the common line: everything present and of the usual type; anything else takes the careful path.
-            # String ids must be plain ASCII digits (checked inline: a helper call cost 6% of the line)
+            # String ids must be plain ASCII digits (checked inline: a helper call cost 6% of the line); the text
+            # is read inline where it is the plain one, the count kept an int (its column is made of floats):
+            # each call saved here is saved twice per retweet line
             u = st.user
             tid = st.id_str
             tid = st.id if tid is None else (int(tid) if len(tid) < 20 and tid.isdigit() and tid.isascii() else None)
@@ -233,10 +235,13 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                     sn = u.screen_name
                     if type(sn) is not str:
                         sn = None
+                    tx = st.text
+                    if type(tx) is not str or st.full_text is not None or st.extended_tweet is not None:
+                        tx = _text(st)
                     rs = st.retweeted_status
                     if rs is None:
                         ht, ur = v1_struct_entities(st)
-                        add((line, line, tid, NO_TWEET, uid, t, "created_at", float(fc), sn, _text(st), ht, ur))
+                        add((line, line, tid, NO_TWEET, uid, t, "created_at", fc, sn, tx, ht, ur))
                         if len(rows) >= chunk:
                             yield builder.flush()
                             rows = builder.rows
@@ -262,10 +267,13 @@ def v1_chunks(lines, sink, builder: TweetBuilder, chunk: int, counts: V1Counts) 
                             osn = ou.screen_name
                             if type(osn) is not str:
                                 osn = None
+                            otx = rs.text
+                            if type(otx) is not str or rs.full_text is not None or rs.extended_tweet is not None:
+                                otx = _text(rs)
                             ht, ur = v1_struct_entities(rs)
-                            add((line, line, tid, otid, uid, t, "created_at", float(fc), sn, _text(st), ht, ur))
-                            add((line, line, otid, NO_TWEET, ouid, ot, "retweeted_status.created_at", float(ofc),
-                                 osn, _text(rs), ht, ur))  # fmt: skip
+                            add((line, line, tid, otid, uid, t, "created_at", fc, sn, tx, ht, ur))
+                            add((line, line, otid, NO_TWEET, ouid, ot, "retweeted_status.created_at", ofc,
+                                 osn, otx, ht, ur))  # fmt: skip
                             if len(rows) >= chunk:
                                 yield builder.flush()
                                 rows = builder.rows

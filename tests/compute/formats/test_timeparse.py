@@ -160,3 +160,58 @@ def test_it_agrees_with_the_scalar_parser(items):
     scalar = np.array([parse_time(v) for v in values])
     np.testing.assert_allclose(got, scalar, rtol=0, atol=2e-6)
     np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6)
+
+
+def _mutated_twitter_times(n: int, seed: int) -> list[str]:
+    """Twitter-form times, a third of them with one character replaced by a random printable ASCII one."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        dt = datetime(1990, 1, 1, tzinfo=UTC) + timedelta(seconds=int(rng.integers(0, 60 * 365 * 86400)))
+        off = int(rng.integers(-12 * 60, 14 * 60))
+        s = _forms(dt, off, 0)[0][0]
+        if rng.random() < 1 / 3:
+            j = int(rng.integers(0, len(s)))
+            s = s[:j] + chr(int(rng.integers(32, 127))) + s[j + 1 :]
+        out.append(s)
+    return out
+
+
+def test_the_row_parser_and_the_block_parser_agree_on_good_and_bad_times():
+    """The compiled row-at-a-time parser of Twitter times (numba, over ASCII bytes) takes the same rows as the
+    NumPy block parser, with the same seconds, and leaves the same rows to the scalar parser."""
+    from compute.formats import timeparse as tp
+
+    leap = ["Wed Feb 29 20:19:24 +0000 2019", "Wed Feb 29 20:19:24 +0000 2020"]
+    values = [*_mutated_twitter_times(3000, seed=7), *leap]
+    c = tp._ascii_rows(values, 30)
+    assert c.dtype == np.uint8
+    secs, ok = tp._twitter_rows(c, tp._MONTH_CODES, tp._MONTH_OF_CODE, tp._DAYS_IN_MONTH)
+    ref_secs, ref_ok = tp._twitter_block(c)
+    assert ok.tolist() == ref_ok.tolist()
+    assert 0 < ok.sum() < len(values)
+    np.testing.assert_array_equal(secs[ok], ref_secs[ok])
+    assert ok[-2:].tolist() == [False, True]  # no 29 February in 2019
+
+
+def test_a_column_of_mutated_times_parses_as_the_scalar_parser_does():
+    values = _mutated_twitter_times(2000, seed=11)
+    got, bad = parse_times(values)
+    bad_at = dict(bad)
+    for i, v in enumerate(values):
+        try:
+            t = parse_time(v)
+        except ValueError as exc:
+            assert bad_at[i] == str(exc)
+            continue
+        assert i not in bad_at and got[i] == t
+
+
+def test_times_with_characters_beyond_ascii_are_still_parsed_or_named():
+    """A column with one non-ASCII value of the Twitter width takes the unicode path and loses nothing."""
+    good = "Wed Oct 10 20:19:24 +0000 2018"
+    odd = "Wéd Oct 10 20:19:24 +0000 2018"
+    worse = "Wed Öct 10 20:19:24 +0000 2018"
+    got, bad = parse_times([good, odd, worse, good])
+    assert got[0] == T and got[3] == T and np.isnan(got[1:3]).all()
+    assert bad == [(1, f"unparseable time: {odd!r}"), (2, f"unparseable time: {worse!r}")]

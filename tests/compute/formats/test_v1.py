@@ -91,6 +91,29 @@ def test_it_reads_string_ids_the_same_way_with_every_backend(tmp_path, json_back
     assert read(p, "v1", mode="skip-bad").report.n_bad == 1
 
 
+@pytest.mark.parametrize(
+    ("top", "embedded", "named"),
+    [
+        ({"created_at": "yesterday"}, {"id_str": "12a"}, ("retweeted_status.id_str", "not an integer id")),
+        ({"user": {"id_str": "-3", "followers_count": 1}}, {"id_str": "12a"}, ("user.id_str", "negative id")),
+        ({}, {"user": {"id_str": "x", "followers_count": 1}}, ("retweeted_status.user.id_str", "not an integer id")),
+        ({"id_str": "1e3"}, {"created_at": "yesterday"}, ("id_str", "not an integer id")),
+        ({"created_at": "yesterday"}, {}, ("created_at", "unparseable time")),
+    ],
+)
+def test_a_retweet_line_with_two_problems_is_named_by_the_first_a_reader_meets(tmp_path, json_backend, top, embedded,
+                                                                              named):  # fmt: skip
+    """Ids are read before times, the retweet before its original: every backend names the same field, though
+    msgspec's path converts the id strings and the times of a whole chunk after the line."""
+    original = {**_v1(ORIG, 7), **embedded}
+    status = {**_v1(RT, 8, retweeted_status=original), **top}
+    p = tmp_path / "two.jsonl"
+    p.write_text(json.dumps(_v1(ORIG + 5, 9)) + "\n" + json.dumps(status) + "\n")
+    res = read(p, "v1", mode="skip-bad")
+    assert [(r.line, r.field, r.kind) for r in res.report.shown] == [(2, *named)]
+    assert res.tweets.tweet_id.tolist() == [ORIG + 5]
+
+
 @pytest.mark.parametrize("count", [2**64 + 5, int("9" * 400)])
 @pytest.mark.parametrize("where", ["user", "retweeted_status.user"])
 def test_a_follower_count_too_large_for_a_float_is_a_bad_record(tmp_path, json_backend, count, where):
