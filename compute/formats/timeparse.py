@@ -12,9 +12,9 @@ Accepted (docs/formats.md, Times):
 
 :func:`parse_times` handles a whole column at once: the two fixed-width string forms are decoded from the
 characters' codes, one byte each where the column is ASCII (a join and an encode, in C); Twitter's form in one
-compiled pass where numba is installed (2M values in 0.1 s), else and for ISO 8601 with array arithmetic (0.4-0.6
-µs per value, against 1.5 µs for ``datetime``). Everything else goes through :func:`parse_time`, which is also the
-reference the vectorised paths are tested against.
+compiled pass for a column of 100,000 values or more where numba is installed (2M values in 0.1 s), else and for
+ISO 8601 with array arithmetic (0.4-0.6 µs per value, against 1.5 µs for ``datetime``). Everything else goes
+through :func:`parse_time`, which is also the reference the vectorised paths are tested against.
 """
 
 from __future__ import annotations
@@ -230,6 +230,11 @@ def _twitter_rows(c: np.ndarray, codes: np.ndarray, months: np.ndarray, days_in:
     return secs, ok
 
 
+#: from this many values of Twitter's form on, the compiled pass: a process loads it from numba's cache in about
+#: 0.6 s the first time (2.6 s to compile it on a machine's first use), which 100,000 values repay
+_COMPILED_MIN = 100_000
+
+
 def _ascii_rows(group: list[str], width: int) -> np.ndarray:
     """The (n, ``width``) matrix of the character codes of ``group``'s strings, all ``width`` long: one byte each
     where every string is ASCII (a join and an encode, in C), else four (NumPy's unicode array)."""
@@ -343,7 +348,7 @@ def parse_times(values: Sequence[object]) -> tuple[np.ndarray, list[tuple[int, s
             if length >= 19:
                 c = _ascii_rows(group, length)
                 if length == 30 and c[0, 3] == 32:
-                    if HAVE_NUMBA and c.dtype == np.uint8:
+                    if HAVE_NUMBA and c.dtype == np.uint8 and len(group) >= _COMPILED_MIN:
                         secs, ok = _twitter_rows(c, _MONTH_CODES, _MONTH_OF_CODE, _DAYS_IN_MONTH)
                     else:
                         secs, ok = _twitter_block(c)

@@ -194,7 +194,12 @@ def test_the_row_parser_and_the_block_parser_agree_on_good_and_bad_times():
     assert ok[-2:].tolist() == [False, True]  # no 29 February in 2019
 
 
-def test_a_column_of_mutated_times_parses_as_the_scalar_parser_does():
+@pytest.mark.parametrize("compiled_from", [1, 10**9])
+def test_a_column_of_mutated_times_parses_as_the_scalar_parser_does(monkeypatch, compiled_from):
+    """By the compiled pass (a large column) or by NumPy (a small one), as the scalar parser reads each value."""
+    from compute.formats import timeparse as tp
+
+    monkeypatch.setattr(tp, "_COMPILED_MIN", compiled_from)
     values = _mutated_twitter_times(2000, seed=11)
     got, bad = parse_times(values)
     bad_at = dict(bad)
