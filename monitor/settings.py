@@ -96,6 +96,17 @@ TEMPLATES = [
 ]
 
 # --- database --------------------------------------------------------------------------------------------
+
+
+def postgres_options(options: dict, *, jit: str) -> dict:
+    """``options`` (a PostgreSQL database's ``OPTIONS``) with ``jit`` set at connection start (``-c jit=...``
+    appended to any ``options`` the URL gave), or unchanged for ``server``."""
+    if jit == "server":
+        return options
+    given = str(options.get("options", "")).strip()
+    return {**options, "options": f"{given} -c jit={jit}".strip()}
+
+
 DATABASE_URL = env_str("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'spreadwatch.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -112,6 +123,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # PostgreSQL compiles a plan costed over jit_above_cost with LLVM (50-210 ms each) before it runs it: the
+    # import's merge, a batch's plan and the pages' reads of a large workspace were over that cost and under the
+    # compile's time, and no statement of the product ran long enough for compiled expressions to repay it
+    # (benchmarks/data_layer.md, "JIT"). ``server`` leaves it to the server's setting (a pooler that refuses
+    # startup options: PgBouncer without ``ignore_startup_parameters = options``)
+    DATABASES["default"]["OPTIONS"] = postgres_options(
+        DATABASES["default"].get("OPTIONS", {}), jit=env_choice("SPREADWATCH_PG_JIT", "off", ("off", "on", "server"))
+    )
 if env_str("SPREADWATCH_TEST_DATABASE"):  # set by scripts/with_services.py: one test database per run
     DATABASES["default"]["TEST"] = {"NAME": env_str("SPREADWATCH_TEST_DATABASE")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

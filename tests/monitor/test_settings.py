@@ -56,3 +56,24 @@ def test_it_is_quiet_for_the_default_demo_setup(settings, monkeypatch):
     settings.SPREADWATCH_BACKEND = "auto"
     settings.SPREADWATCH_COMPUTE_QUEUE = "cpu"
     assert _ids() == set()
+
+
+def test_postgres_connections_start_with_jit_off_unless_left_to_the_server():
+    from monitor.settings import postgres_options
+
+    assert postgres_options({}, jit="off") == {"options": "-c jit=off"}
+    # options the URL gave are kept, and the other keys as they are
+    given = {"options": "-c search_path=app", "sslmode": "require"}
+    assert postgres_options(given, jit="off") == {"options": "-c search_path=app -c jit=off", "sslmode": "require"}
+    assert postgres_options(given, jit="server") is given
+
+
+@pytest.mark.django_db
+def test_the_app_s_postgresql_connection_runs_without_jit():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's setting")
+    with connection.cursor() as cur:
+        cur.execute("SHOW jit")
+        assert cur.fetchone()[0] == "off"
