@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
+    p.add_argument("--products-only", action="store_true", help="only the products, not the wtf() calls")
     args = p.parse_args(argv)
 
     from _setup import twitter_graph
@@ -63,16 +64,33 @@ def main(argv: list[str] | None = None) -> int:
         out = np.empty_like(y)
         mod._pull_parallel(walk.in_ptr, walk.in_idx, y, out)  # compile / load
         same = bool(np.array_equal(out, pattern @ y))
-        for name, fn in (
+        cases = [
             ("scipy csr @ dense", lambda y=y: pattern @ y),
             ("numba kernel", lambda y=y, out=out: mod._pull_parallel(walk.in_ptr, walk.in_idx, y, out)),
-        ):
+            ("numba kernel, serial", lambda y=y, out=out: mod._pull_serial(walk.in_ptr, walk.in_idx, y, out)),
+        ]
+        if k == 1:  # the one-column loop a single seed takes (_Walk.pull), on all cores and on one
+            y1, out1 = y[:, 0], out[:, 0]
+            for kernel in (mod._pull_one_parallel, mod._pull_one_serial):
+                kernel(walk.in_ptr, walk.in_idx, y1, out1)
+                same = same and bool(np.array_equal(out1, pattern @ y1))
+            cases += [
+                (
+                    "one-column kernel",
+                    lambda y1=y1, out1=out1: mod._pull_one_parallel(walk.in_ptr, walk.in_idx, y1, out1),
+                ),
+                (
+                    "one-column kernel, serial",
+                    lambda y1=y1, out1=out1: mod._pull_one_serial(walk.in_ptr, walk.in_idx, y1, out1),
+                ),
+            ]
+        for name, fn in cases:
             s = _best(fn, args.repeat)
             emit({"case": "product", "library": name, "columns": k, "s": s, "per_column_ms": 1e3 * s / k,
                   "same_bits": same})  # fmt: skip
 
     seeds = rng.integers(0, g.n_nodes, 64)
-    for direction in ("follows", "followers"):
+    for direction in () if args.products_only else ("follows", "followers"):
         t = time.perf_counter()
         mod._walk(g, direction)
         walk_s = time.perf_counter() - t

@@ -184,8 +184,11 @@ class _Walk:
         out = np.empty_like(y)
         if HAVE_NUMBA:
             # waking the threads costs milliseconds on a busy machine: small products run on one
-            kernel = _pull_parallel if len(self.in_idx) * y.shape[1] >= _PARALLEL_WORK else _pull_serial
-            kernel(self.in_ptr, self.in_idx, y, out)
+            parallel = len(self.in_idx) * y.shape[1] >= _PARALLEL_WORK
+            if y.shape[1] == 1:  # one seed (a page's panels): its own loop, ~2.5x the two-dimensional one's speed
+                (_pull_one_parallel if parallel else _pull_one_serial)(self.in_ptr, self.in_idx, y[:, 0], out[:, 0])
+            else:
+                (_pull_parallel if parallel else _pull_serial)(self.in_ptr, self.in_idx, y, out)
             return out
         if self._scipy is None:  # without numba the loop would run in Python: SciPy sums in the same order
             from scipy.sparse import csr_array
@@ -219,6 +222,18 @@ def _pull_rows(indptr, indices, y, out):
                 out[v, c] += y[u, c]
 
 
+def _pull_one(indptr, indices, y, out):
+    """:func:`_pull_rows` for one column: the same terms in the same order, summed in a local variable. The
+    two-dimensional loop adds into ``out`` in memory, and since ``out`` might alias ``y`` the compiled loop must
+    store each partial sum before the next gather, so the gathers run one after the other; here they overlap
+    (2.3M follows: 3.8-4.7 ms against 9.3-11.3 ms an iteration, benchmarks/wtf_cpu.md)."""
+    for v in prange(len(out)):
+        s = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            s += y[indices[e]]
+        out[v] = s
+
+
 def _renamed(f, name: str):
     """``f``'s code as a function of another name: numba's on-disk cache names an entry by the function's
     qualified name and signature, not by its flags, so the serial and the parallel builds of one kernel need two
@@ -231,6 +246,8 @@ def _renamed(f, name: str):
 
 _pull_parallel = njit(parallel=True)(_pull_rows)
 _pull_serial = njit(_renamed(_pull_rows, "_pull_rows_serial"))
+_pull_one_parallel = njit(parallel=True)(_pull_one)
+_pull_one_serial = njit(_renamed(_pull_one, "_pull_one_serial"))
 
 
 def _column_sums(block: np.ndarray) -> np.ndarray:

@@ -90,7 +90,8 @@ class OnOpen:
 def compute_on_open(ws: Workspace, account: Account, *, max_edges: int) -> OnOpen:
     """``account``'s results in both directions, with a run's defaults (circle, K, iteration cap) and the exact
     method on the CPU, when the workspace's follower graph has at most ``max_edges`` follows (the page's budget:
-    the exact method's work grows with the follows, ~0.1 s per direction and million follows here). A read: the
+    the exact method's work is the follows times its iterations, which depend on the graph: 17-19 on the
+    generated ``twitter`` graph, up to the cap of 100 on the web benchmark's, benchmarks/wtf_on_open.md). A read: the
     account page shows them without a run and keeps them only in the data-version cache."""
     t = time.perf_counter()
     n_edges = _follows_up_to(ws, max_edges)
