@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from monitor import selectors
+from monitor.cache import data_version
 
 from ..forms_wtf import WtfForm
 from .base import workspace_context
@@ -28,5 +29,8 @@ def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
         wtf=selectors.wtf_account(workspace, acc),
         coordination=selectors.account_coordination(workspace, acc),
         wtf_form=WtfForm(),
+        # the tables below the panels, rendered once per data version (``{% read_cache %}``): at the 1M-retweet
+        # benchmark their template was most of a warm page's time (benchmarks/data_layer.md)
+        fragment_key=data_version(workspace),
     )
     return render(request, "frontend/account.html", ctx)
