@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
-HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
-STEP = 262_144  # rows per write, as monitor.db.copy_in sends them
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from monitor.db import _COPY_STEP as STEP  # rows per write, as copy_in sends them
+from monitor.db import COPY_HEADER, COPY_TRAILER
 
 
 def _rows(rng, n: int) -> np.ndarray:
@@ -40,10 +43,10 @@ def _load(conn, table: str, rows: np.ndarray, index: bool) -> None:
         cur.execute(f"DROP TABLE IF EXISTS {table}")
         cur.execute(f"CREATE TABLE {table} (workspace_id bigint, a bigint, b bigint, collection_id bigint)")
         with cur.copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as cp:
-            cp.write(HEADER)
+            cp.write(COPY_HEADER)
             for i in range(0, len(rows), STEP):
                 cp.write(rows[i : i + STEP].tobytes())
-            cp.write(b"\xff\xff")
+            cp.write(COPY_TRAILER)
         if index:
             cur.execute(f"CREATE INDEX {table}_pair ON {table} (a, b)")
     conn.commit()

@@ -185,7 +185,7 @@ class _Walk:
         if HAVE_NUMBA:
             # waking the threads costs milliseconds on a busy machine: small products run on one
             parallel = len(self.in_idx) * y.shape[1] >= _PARALLEL_WORK
-            if y.shape[1] == 1:  # one seed (a page's panels): its own loop, ~2.5x the two-dimensional one's speed
+            if y.shape[1] == 1:  # one seed (a page's panels): its own loop, 1.6-1.9x the block's on 1 or 16 cores
                 (_pull_one_parallel if parallel else _pull_one_serial)(self.in_ptr, self.in_idx, y[:, 0], out[:, 0])
             else:
                 (_pull_parallel if parallel else _pull_serial)(self.in_ptr, self.in_idx, y, out)
@@ -226,7 +226,7 @@ def _pull_one(indptr, indices, y, out):
     """:func:`_pull_rows` for one column: the same terms in the same order, summed in a local variable. The
     two-dimensional loop adds into ``out`` in memory, and since ``out`` might alias ``y`` the compiled loop must
     store each partial sum before the next gather, so the gathers run one after the other; here they overlap
-    (2.3M follows: 3.8-4.7 ms against 9.3-11.3 ms an iteration, benchmarks/wtf_cpu.md)."""
+    (34.2M follows on one core: 75 ms against 125-144 ms an iteration, benchmarks/wtf_cpu.md)."""
     for v in prange(len(out)):
         s = 0.0
         for e in range(indptr[v], indptr[v + 1]):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
 from monitor import selectors
@@ -25,7 +26,8 @@ def account(request: HttpRequest, ws: str, twitter_id: int) -> HttpResponse:
         workspace,
         account=acc,
         summary=selectors.account_summary(workspace, acc),
-        amplification=selectors.account_amplification(workspace, acc),
+        # read only where the tables below the panels are rendered: not when they come from the read cache
+        amplification=SimpleLazyObject(lambda: selectors.account_amplification(workspace, acc)),
         wtf=selectors.wtf_account(workspace, acc),
         coordination=selectors.account_coordination(workspace, acc),
         wtf_form=WtfForm(),
