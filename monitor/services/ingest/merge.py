@@ -372,10 +372,26 @@ def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Original
         ("given", "int"),
         ("times_known", "int"),
     ]
+    followers = tweets.followers[rows]
+    # what the upsert below writes. An original an earlier part of this upload stored is written again only for
+    # a text, label or links no earlier part gave (the staged texts hold only those), and never with a follower
+    # count: in one merge of the whole upload its first row's count (or none) is final. The others would change
+    # nothing, yet ON CONFLICT DO UPDATE locks every row it finds, whatever its WHERE says: a write to the row's
+    # page and a WAL record each (the 10M benchmark's later parts gave 200-250K such originals each: 2.3-2.6 s of
+    # locks apiece, benchmarks/data_layer.md)
+    write = np.arange(n)
+    if m.in_parts and len(st.originals_counted):
+        earlier = _in(st.originals_counted, ids)
+        gives = [
+            k for k, (text, label, tags, urls, _) in st.texts_seen.items() if text or tags or urls or label != "unknown"
+        ]
+        texts_new = np.isin(ids, np.array(gives, np.int64))
+        write = np.flatnonzero(~earlier | texts_new)
+        followers = np.where(earlier, np.nan, followers)
     orig_stage = st.stage(
         "orig",
         orig_cols,
-        [ids, originals.author_pk, tweets.created_at[rows], tweets.followers[rows], given, times_known],
+        [col[write] for col in (ids, originals.author_pk, tweets.created_at[rows], followers, given, times_known)],
     )
     texts = st.stage_text(
         "texts",

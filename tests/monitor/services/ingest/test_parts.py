@@ -495,3 +495,42 @@ def test_later_parts_into_an_empty_workspace_check_their_rows_against_the_earlie
         assert retweets_staged == len(again) == whole.counts["duplicate_retweets"]  # only those given again
         # a first upload has no stored tweet to conflict with; the later parts, only the earlier parts' originals
         assert tweets_checked and all(part > 0 and n <= 4 for part, n in tweets_checked)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
+def test_a_later_part_rewrites_an_earlier_parts_original_only_when_it_brings_what_the_row_lacks(
+    ws_a, ws_b, import_files, settings, tmp_path
+):
+    """A later part gives the earlier parts' originals again: it writes only those it brings a text or label for
+    that no earlier part gave (``INSERT ... ON CONFLICT DO UPDATE`` locks every row it finds, whatever its
+    ``WHERE``: the 10M benchmark's later parts locked 200-250K unchanged originals each), and never a follower
+    count: one merge of the whole upload keeps the first row's (none, for tweet 4). The rows are one merge's."""
+    settings.SPREADWATCH_READ_CHUNK_ROWS = 4
+    first = [
+        _row(1, 0, 1, T0, 100, "u1", "one", "false"),
+        _row(2, 0, 2, T0 + 10, 200, "u2"),
+        _row(3, 0, 3, T0 + 20, 300, "u3"),  # no text yet
+        _row(4, 0, 4, T0 + 30, "", "u4"),  # no follower count yet
+    ]
+    retweets = [_row(100 + i, 1 + i % 4, 10 + i, T0 + 100 + i, 5, f"n{i}") for i in range(12)]
+    again = [
+        _row(1, 0, 1, T0, 150, "u1"),  # nothing new: its text and count are stored
+        _row(2, 0, 2, T0 + 10, 250, "u2", "", "unknown"),
+        _row(3, 0, 3, T0 + 20, 300, "u3", "three arrives", "true"),
+        _row(4, 0, 4, T0 + 30, 400, "u4"),
+    ]
+    path = tmp_path / "tweets.csv"
+    path.write_text(CSV_HEAD + "".join(first + retweets + again + retweets[:2]))
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 0
+    whole = import_files(ws_a, [path], name="repeats", compute=False)
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 9
+    parts = import_files(ws_b, [path], name="repeats", compute=False)
+
+    assert whole.status == parts.status == Collection.Status.DONE, (whole.error, parts.error)
+    assert parts.timings["parts"] >= 2 and parts.counts == whole.counts
+    assert _stored(ws_b) == _stored(ws_a)
+    stored = {t: (text, label, f) for t, _, _, text, label, f, _ in _stored(ws_b)["tweets"]}
+    assert stored[3] == ("three arrives", "true", 300.0) and stored[4][2] is None and stored[1][:2] == ("one", "false")
+    with connection.cursor() as cur:  # a row locked keeps its locker in xmax; 3 is rewritten (a new version)
+        cur.execute("SELECT tweet_id FROM monitor_tweet WHERE workspace_id = %s AND xmax::text <> '0'", [ws_b.pk])
+        assert {t for (t,) in cur.fetchall()} <= {3}
