@@ -38,6 +38,11 @@ def lookup(keys: np.ndarray, values: np.ndarray, want: np.ndarray) -> tuple[np.n
     return values[pos], found
 
 
+def in_sorted(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Mask of ``values`` found in ``sorted_keys``."""
+    return lookup(sorted_keys, sorted_keys, values)[1]
+
+
 def first_of_runs(*sorted_keys: np.ndarray) -> np.ndarray:
     """Mask of the first row of each run of equal keys (rows already sorted by those keys)."""
     n = len(sorted_keys[0])

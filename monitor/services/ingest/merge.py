@@ -50,9 +50,10 @@ from ...db import (
     renew_follows_token,
     reserve_ids,
 )
-from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, lookup
+from .columns import AccountKeys, EdgeRows, FollowRows, TweetKeys, TweetRows, first_of_runs, in_sorted, lookup
 from .conflicts import stored_conflicts
 from .earlier_parts import pair_hashes
+from .originals import Originals, merge_originals, named_tweets, stage_named_tweets
 from .stager import Stager, add_timing
 from .stored_retweets import move_stored_earlier, update_retweets_sql
 
@@ -107,13 +108,6 @@ class _Merge:
         return int(self.cur.fetchone()[0] or 0)
 
 
-class _Originals(NamedTuple):
-    """The upload's originals, one row per tweet id (the first row wins)."""
-
-    rows: np.ndarray  # indices into the staged tweet rows
-    author_pk: np.ndarray
-
-
 def lock_workspace(cur, ws: int) -> None:
     """Hold workspace ``ws``'s merge lock until the transaction ends (PostgreSQL; SQLite has one writer)."""
     if dialect().postgres:
@@ -148,9 +142,9 @@ def merge(
     step("storing accounts", 0.86)
     accounts = _accounts(m, tweets, follows, edges)
     step("storing tweets", 0.88)
-    named_stage, old_tweets = _old_tweets(m, tweets)
-    originals = _originals(m, tweets, accounts)
-    named = _named_tweets(m, named_stage)
+    named_stage, old_tweets = stage_named_tweets(m, tweets)
+    originals = merge_originals(m, tweets, accounts)
+    named = named_tweets(m, named_stage)
     step("storing retweets", 0.89)
     retweeted_pks = _retweets(m, tweets, accounts, named, old_tweets)
     step("storing follower counts", 0.91)
@@ -276,7 +270,7 @@ def _accounts(m: _Merge, tweets: TweetRows, follows: FollowRows, edges: EdgeRows
             m.timed(sql + " RETURNING id", [m.ws])
             st.renamed.update(pk for (pk,) in m.cur.fetchall() if pk <= st.accounts_before)
             # ``renamed`` is ``known`` with ``given`` here: a part's keys are never read with their names
-            renamed_pks = old.pk[_in(known, old.twitter_id)]
+            renamed_pks = old.pk[in_sorted(known, old.twitter_id)]
             st.renames_given |= bool((renamed_pks <= st.accounts_before).any())
             if remember:
                 st.names_given.add(known, given)
@@ -329,138 +323,6 @@ def _keys_and_names(m: _Merge, sql: str) -> tuple[AccountKeys, dict[int, str]]:
     rows = m.cur.fetchall()
     keys = AccountKeys(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64))
     return keys, {r[0]: r[2] for r in rows}
-
-
-def _old_tweets(m: _Merge, tweets: TweetRows) -> tuple[str, np.ndarray]:
-    """Stage every tweet id the upload names (as an original or as retweeted); returns that staging table and
-    the keys of those already stored before this merge, sorted."""
-    is_rt = tweets.retweeted_id != NO_TWEET
-    named = unique(np.concatenate([tweets.tweet_id[~is_rt], tweets.retweeted_id[is_rt]]))
-    nt_stage = m.st.stage("named", [("tweet_id", "bigint")], [named])
-    (old,) = copy_out(
-        m.cur,
-        f"""SELECT t.id FROM {nt_stage} s {m.d.join} monitor_tweet t
-            ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.id""",
-        [m.ws],
-        [("id", "bigint")],
-    )
-    return nt_stage, old
-
-
-def _originals(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> _Originals:
-    """Originals: one per tweet id, the first row wins; a stored tweet gains a label, text or follower count
-    it lacked, and keeps the rest."""
-    d, st = m.d, m.st
-    rows = np.flatnonzero(tweets.retweeted_id == NO_TWEET)
-    rows = rows[np.argsort(tweets.tweet_id[rows], kind="stable")]
-    first = first_of_runs(tweets.tweet_id[rows])
-    m.counts["tweets_in_upload"] = int(first.sum())
-    rows = rows[first]
-    originals = _Originals(rows, accounts.of(tweets.user_id[rows]))
-    ids = tweets.tweet_id[rows]
-    n = len(rows)
-    if st.given:
-        given = np.array([st.given.get(int(x), None) is not None for x in ids], bool).astype(np.int64)
-        times_known = np.array([bool(st.given.get(int(x), True)) for x in ids], bool).astype(np.int64)
-    else:
-        given, times_known = np.zeros(n, np.int64), np.ones(n, np.int64)
-    orig_cols = [
-        ("tweet_id", "bigint"),
-        ("author", "bigint"),
-        ("created_at", "float"),
-        ("followers", "float"),
-        ("given", "int"),
-        ("times_known", "int"),
-    ]
-    followers = tweets.followers[rows]
-    # what the upsert below writes. An original an earlier part of this upload stored is written again only for
-    # a text, label or links no earlier part gave (the staged texts hold only those), and never with a follower
-    # count: in one merge of the whole upload its first row's count (or none) is final. The others would change
-    # nothing, yet ON CONFLICT DO UPDATE locks every row it finds, whatever its WHERE says: a write to the row's
-    # page and a WAL record each (the 10M benchmark's later parts gave 200-250K such originals each: 2.3-2.6 s of
-    # locks apiece, benchmarks/data_layer.md)
-    write = np.arange(n)
-    if m.in_parts and len(st.originals_counted):
-        earlier = _in(st.originals_counted, ids)
-        gives = [
-            k for k, (text, label, tags, urls, _) in st.texts_seen.items() if text or tags or urls or label != "unknown"
-        ]
-        texts_new = np.isin(ids, np.array(gives, np.int64))
-        write = np.flatnonzero(~earlier | texts_new)
-        followers = np.where(earlier, np.nan, followers)
-    orig_stage = st.stage(
-        "orig",
-        orig_cols,
-        [col[write] for col in (ids, originals.author_pk, tweets.created_at[rows], followers, given, times_known)],
-    )
-    texts = st.stage_text(
-        "texts",
-        "tweet_id bigint, text text, label varchar(16), hashtags text, urls text, domains text",
-        ("tweet_id", "text", "label", "hashtags", "urls", "domains"),
-        [(k, *v) for k, v in st.texts_seen.items()],
-    )
-    if m.in_parts:  # an original counted by an earlier part of this upload is not counted again
-        counted = st.originals_counted
-        m.counts["tweets_in_upload"] = int(np.count_nonzero(~_in(counted, ids)))
-        st.originals_counted = np.union1d(counted, ids)
-    count_sql = "SELECT count(*) FROM monitor_tweet WHERE workspace_id = %s"
-    before = m.count(count_sql, [m.ws])
-    # (an original whose text an earlier part of this upload stored is not in ``texts``: the first one wins)
-    # In time order: an upload's tweets then lie in the table's pages as they lie in time, so that the reads that
-    # walk the time index newest first (the tweet search, the newest tweets) read neighbouring rows, not rows
-    # scattered over the whole upload (benchmarks/claims.md: a phrase of two common words by relevance at 10M
-    # tweets took 460 ms in tweets scattered in time, 87 ms in tweets written in time order)
-    m.run(
-        f"""INSERT INTO monitor_tweet (workspace_id, tweet_id, author_id, created_at, text, label, author_followers,
-                graph_source, times_known, collection_id, compute_status, n_participants, n_edges, n_orphans, unit,
-                hashtags, urls, domains)
-            SELECT %s, o.tweet_id, o.author, {d.epoch_to_ts("o.created_at")}, COALESCE(tx.text, ''),
-                COALESCE(tx.label, 'unknown'), {d.nan_to_null("o.followers")},
-                CASE WHEN o.given = 1 THEN 'given' ELSE 'follows' END, o.times_known = 1,
-                %s, 'pending', 0, 0, 0, 'followers',
-                COALESCE(tx.hashtags, ''), COALESCE(tx.urls, ''), COALESCE(tx.domains, '')
-            FROM {orig_stage} o LEFT JOIN {texts} tx ON tx.tweet_id = o.tweet_id
-            WHERE true
-            ORDER BY o.created_at, o.tweet_id
-            ON CONFLICT (workspace_id, tweet_id) DO UPDATE SET
-                label = CASE WHEN excluded.label <> 'unknown' THEN excluded.label ELSE monitor_tweet.label END,
-                text = CASE WHEN excluded.text <> '' THEN excluded.text ELSE monitor_tweet.text END,
-                hashtags = CASE WHEN excluded.hashtags <> '' THEN excluded.hashtags ELSE monitor_tweet.hashtags END,
-                urls = CASE WHEN excluded.urls <> '' THEN excluded.urls ELSE monitor_tweet.urls END,
-                domains = CASE WHEN excluded.urls <> '' THEN excluded.domains ELSE monitor_tweet.domains END,
-                author_followers = COALESCE(monitor_tweet.author_followers, excluded.author_followers)
-            WHERE {_UPSERT_CHANGES}""",
-        [m.ws, m.coll],
-    )
-    m.counts["tweets_new"] = m.count(count_sql, [m.ws]) - before
-    return originals
-
-
-# an original given again is rewritten only when it changes the stored row: a rewrite of the same values is a new row
-# version, its search vector computed again, new entries in every index (the 10M benchmark's parts: 100-200K each)
-_UPSERT_CHANGES = """(excluded.label <> 'unknown' AND excluded.label <> monitor_tweet.label)
-    OR (excluded.text <> '' AND excluded.text <> monitor_tweet.text)
-    OR (excluded.hashtags <> '' AND excluded.hashtags <> monitor_tweet.hashtags)
-    OR (excluded.urls <> '' AND (excluded.urls <> monitor_tweet.urls OR excluded.domains <> monitor_tweet.domains))
-    OR (monitor_tweet.author_followers IS NULL AND excluded.author_followers IS NOT NULL)"""
-
-
-def _named_tweets(m: _Merge, nt_stage: str) -> TweetKeys:
-    """The workspace's tweets this upload names (as originals or as retweeted), for the retweets."""
-    return TweetKeys(
-        *copy_out(
-            m.cur,
-            f"""SELECT t.tweet_id, t.id, t.author_id FROM {nt_stage} s {m.d.join} monitor_tweet t
-                ON t.workspace_id = %s AND t.tweet_id = s.tweet_id ORDER BY t.tweet_id""",
-            [m.ws],
-            [("tweet_id", "bigint"), ("id", "bigint"), ("author", "bigint")],
-        )
-    )
-
-
-def _in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Mask of ``values`` found in ``sorted_keys``."""
-    return lookup(sorted_keys, sorted_keys, values)[1]
 
 
 def _stored_rows(
@@ -539,7 +401,7 @@ def _retweets(
     ]
     # only a retweet of an old tweet by an old account can be stored already: a stored one that this upload
     # says happened earlier moves to the upload's time; the others are left as they are
-    cand = _in(old_tweets, rts.tweet_pk) & _in(accounts.old, rts.account_pk)
+    cand = in_sorted(old_tweets, rts.tweet_pk) & in_sorted(accounts.old, rts.account_pk)
     fresh = m.st.created is not None  # in parts into a workspace with no account before: only this import's rows
     if fresh and m.later_part and cand.any():  # what no earlier part stored is not asked of the table
         t, at = time.perf_counter(), np.flatnonzero(cand)
@@ -615,7 +477,7 @@ def _follower_counts(m: _Merge, tweets: TweetRows, accounts: AccountKeys) -> Non
     cols = [account_pk[first], observed_at[first], count[first].astype(np.int64)]
     original = original[order[first]]
     fc_cols = [("account", "bigint"), ("t", "float"), ("n", "bigint")]
-    cand = np.flatnonzero(_in(accounts.old, cols[0]))  # only an old account can have a snapshot stored already
+    cand = np.flatnonzero(in_sorted(accounts.old, cols[0]))  # only an old account can have a snapshot stored already
     stored, own = np.zeros(len(cols[0]), bool), np.zeros(0, np.int64)  # own: stored ones whose count this part raises
     fresh = st.created is not None  # in parts into a workspace with no account before: only this import's rows
     if fresh and m.later_part and len(cand):  # what no earlier part stored is not checked against the table
@@ -683,7 +545,7 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     edges = edges.take(first_of_runs(edges.follower, edges.followee))
     new = edges
     # only an edge between two old accounts can be stored already
-    cand = np.flatnonzero(_in(accounts.old, edges.follower) & _in(accounts.old, edges.followee))
+    cand = np.flatnonzero(in_sorted(accounts.old, edges.follower) & in_sorted(accounts.old, edges.followee))
     stored = None
     if len(cand) and m.later_part and m.st.created is not None and m.st.earlier_follows is not None:
         # a workspace with no account before the import: the stored follows are the earlier parts', kept in memory
@@ -769,7 +631,7 @@ def _given_edges(m: _Merge, edges: EdgeRows, accounts: AccountKeys, named: Tweet
     )
 
 
-def _publishers(m: _Merge, originals: _Originals) -> None:
+def _publishers(m: _Merge, originals: Originals) -> None:
     """Every author of an original is a publisher of the workspace."""
     pub_stage = m.st.stage("pub", [("account", "bigint")], [unique(originals.author_pk)])
     m.counts["publishers_new"] = m.run(
@@ -783,7 +645,7 @@ def _publishers(m: _Merge, originals: _Originals) -> None:
 def _affected(
     m: _Merge,
     tweets: TweetRows,
-    originals: _Originals,
+    originals: Originals,
     named: TweetKeys,
     retweeted_pks: np.ndarray,
     new_follows: FollowRows,
@@ -795,7 +657,7 @@ def _affected(
     # a participant who gained a follow edge may gain spreading edges in every cascade it took part in; the
     # cascades of this upload's retweets are in already, so only the stored retweets of old accounts are left
     followers = unique(new_follows.follower)
-    followers = followers[_in(accounts.old, followers)]
+    followers = followers[in_sorted(accounts.old, followers)]
     if m.in_parts:
         # an account an earlier part of this import created (a key above the workspace's highest before it: the
         # merge lock is held to the commit) has only this import's retweets, whose tweets are affected already:
