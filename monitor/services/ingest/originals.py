@@ -3,7 +3,7 @@ upserted into ``monitor_tweet`` in time order, and the stored tweets it names, f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -13,8 +13,9 @@ from compute.tables import NO_TWEET
 from ...db import copy_out
 from .columns import AccountKeys, TweetKeys, TweetRows, first_of_runs, in_sorted
 
-if TYPE_CHECKING:
-    from .merge import _Merge
+#: the merge under way (``merge._Merge``: its cursor, dialect, workspace, stager and counts), not imported here:
+#: ``merge`` imports this module
+_Merge = Any
 
 
 class Originals(NamedTuple):
