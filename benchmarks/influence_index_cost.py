@@ -15,6 +15,10 @@ same heap whatever schema the database has (the indexes are freshly built, not a
 
 ``sw_ab_state`` is the state ``stream_apply_state.py build`` makes; any database holding computed rows will do.
 Prints one JSON object: per variant the median and all trials in ms.
+
+It measures the table as it was from migration 0023 to 0047, one table for every workspace: since migration 0048 the
+table is partitioned by workspace and this script's index changes do not apply to it; run it on a database
+migrated back to 0047 (``manage.py migrate monitor 0047``).
 """
 
 from __future__ import annotations

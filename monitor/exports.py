@@ -384,7 +384,7 @@ def _cascade(tweet: Tweet) -> _Graph:
 
     def nodes():
         rows = (
-            CascadeInfluence.objects.filter(tweet=tweet)
+            CascadeInfluence.objects.filter(workspace_id=tweet.workspace_id, tweet=tweet)
             .order_by("-influence", "account__twitter_id")
             .values_list("account_id", "account__twitter_id", "account__screen_name", "influence", "followers", "role")
         )
@@ -493,7 +493,7 @@ def _network(ws: Workspace, publisher: Account, window: selectors.Window, max_ca
     def nodes():
         per_label = {name: Count("pk", filter=Q(tweet__label=label)) for label, name in LABEL_ATTRS.items()}
         rows = (
-            CascadeInfluence.objects.filter(tweet_id__in=pks)
+            CascadeInfluence.objects.filter(workspace=ws, tweet_id__in=pks)
             .values("account_id", "account__twitter_id", "account__screen_name")
             .annotate(influence=Sum("influence"), cascades=Count("pk"), **per_label)
             .order_by("-influence", "account__twitter_id")

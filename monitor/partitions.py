@@ -35,18 +35,21 @@ The models' state still says their unique constraints, indexes and a primary key
 are these per-partition indexes, and ``id`` has none. A later migration that alters them must be written for this
 layout.
 
-**The daily aggregates** (``monitor_dailyinfluence``, migration 0046; :data:`DERIVED`) are partitioned the same way,
-their partitions UNLOGGED as the table was (``monitor.services.derived_rows``), and loaded the same way by a
-workspace's **first compute run**: its first batch creates the partition without indexes and names the run in the
-partition's comment (:func:`derived_begin`); the run's batches write their rows into it unindexed, and its end
-builds the indexes once (:func:`derived_end`, in the last batch's transaction, before the warm-up reads them). At
-the 10M benchmark the daily rows' COPY took 25.5 s into the two indexes against 6.2 s without them and 8.0 s to
-build both (``benchmarks/data_layer.md``, 2026-12-04 (fifth)). A batch of the run reads the stored daily rows only
-of the (publisher, day) pairs an earlier batch wrote (``monitor.algorithms.influence.store``): without indexes that
-read scans the partition, so it is skipped where no pair was cut. Any other writer (a later run, a live-stream
-micro-batch) finds a partition loaded by another run and builds its indexes first; so does the recovery sweep for a
-run that failed or was cancelled while loading (:func:`derived_abandoned`). Until then, pages read the workspace's
-daily rows without indexes: the same rows, slower.
+**The engine's per-cascade rows and daily aggregates** (``monitor_cascadeinfluence``, migration 0048, and
+``monitor_dailyinfluence``, migration 0046; :data:`DERIVED`) are partitioned the same way, their partitions UNLOGGED
+as the tables were (``monitor.services.derived_rows``), and loaded the same way by a workspace's **first compute
+run**: its first batch creates each partition without indexes and names the run in the partition's comment
+(:func:`derived_begin`); the run's batches write their rows into them unindexed, and its end builds the indexes once
+(:func:`derived_end`, in the last batch's transaction, before the warm-up reads them). At the 10M benchmark the
+daily rows' COPY took 25.5 s into the two indexes against 6.2 s without them and 8.0 s to build both
+(``benchmarks/data_layer.md``, 2026-12-04 (fifth)); the per-cascade rows' 31.4 s into their unique key against
+13.2 s and 5.8 s (2026-12-05 (fourth)). A batch of the run reads the stored rows only where an earlier batch of
+the run may have written them (``monitor.algorithms.influence.store``): the daily rows of the (publisher, day)
+pairs it cut, the per-cascade rows of its own tweets that the run computed already (a batch stored again) and of
+the cut pairs' other tweets; without indexes each such read scans the partition, so it is skipped where there is
+nothing to find. Any other writer (a later run, a live-stream micro-batch) finds a partition loaded by another run
+and builds its indexes first; so does the recovery sweep for a run that failed or was cancelled while loading
+(:func:`derived_abandoned`). Until then, pages read the workspace's rows without indexes: the same rows, slower.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ __all__ = [
     "drop_after_commit",
     "drop_orphans",
     "empty",
+    "loading_state",
     "name",
 ]
 
@@ -86,6 +90,7 @@ TABLES: dict[str, tuple[tuple[str, bool, str], ...]] = {
 
 #: the engine's derived tables partitioned by workspace, their partitions UNLOGGED: (suffix, unique, columns)
 DERIVED: dict[str, tuple[tuple[str, bool, str], ...]] = {
+    "monitor_cascadeinfluence": (("unique", True, "tweet_id, account_id"),),
     "monitor_dailyinfluence": (("unique", True, "publisher_id, day, label, account_id"), ("by_day", False, "day")),
 }
 
@@ -213,6 +218,16 @@ def _loading_run(cur, part: str) -> tuple[bool, int | None]:
     cur.execute("SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regclass(%s), 'pg_class')", [part, part])
     there, note = cur.fetchone()
     return bool(there), _run_in(note)
+
+
+def loading_state(cur, table: str, ws: int) -> tuple[bool, int | None]:
+    """Whether workspace ``ws`` has its partition of the derived ``table``, and the compute run loading it without
+    indexes (None: it has them); (True, None) on SQLite, whose tables have their indexes. A read without a lock:
+    a writer takes the aggregate lock and calls :func:`derived_begin` unless the partition is there with its
+    indexes (which no writer undoes)."""
+    if not _postgres():
+        return True, None
+    return _loading_run(cur, name(table, ws))
 
 
 def derived_begin(cur, table: str, ws: int, run_pk: int | None) -> bool:

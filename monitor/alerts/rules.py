@@ -240,9 +240,9 @@ def false_spreader(rule: AlertRule) -> list[Candidate]:
     if ws is None:
         return []
     cur, _ = ws
-    rows = CascadeInfluence.objects.filter(cur.filter("day"), tweet__label=Label.FALSE).exclude(
-        role=CascadeInfluence.Role.PUBLISHER
-    )
+    rows = CascadeInfluence.objects.filter(
+        cur.filter("day"), workspace_id=rule.workspace_id, tweet__label=Label.FALSE
+    ).exclude(role=CascadeInfluence.Role.PUBLISHER)
     if rule.publisher_id:  # through the publisher's tweets: the per-cascade rows have no publisher index
         rows = rows.filter(tweet__in=Tweet.objects.filter(workspace=rule.workspace, author_id=rule.publisher_id))
     else:

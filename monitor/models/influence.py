@@ -45,9 +45,11 @@ class CascadeInfluenceQuerySet(models.QuerySet):
             .union(Tweet.objects.filter(author_id__in=ids).values_list("id", flat=True))
         )
         tweets = list(took_part[: _PARTICIPATIONS_INLINE + 1])
+        # and the per-cascade rows from the workspace's partition alone, where it is known
+        rows = self.filter(workspace_id=workspace) if workspace is not None else self
         if len(tweets) > _PARTICIPATIONS_INLINE:
-            return self.filter(account_id__in=ids, tweet_id__in=took_part)
-        return self.filter(account_id__in=ids, tweet_id__in=tweets)
+            return rows.filter(account_id__in=ids, tweet_id__in=took_part)
+        return rows.filter(account_id__in=ids, tweet_id__in=tweets)
 
 
 class CascadeInfluence(models.Model):
@@ -62,6 +64,8 @@ class CascadeInfluence(models.Model):
         LEAF = "leaf", "Retweeter nobody saw it from"
         ORPHAN = "orphan", "Retweeter not reached through the follower graph"
 
+    # the tweet's workspace: on PostgreSQL the table is partitioned by it (``monitor/partitions.py``, migration 0048)
+    workspace = bulk_fk(Workspace, related_name="+")
     tweet = bulk_fk(Tweet, related_name="influence")
     account = bulk_fk(Account, related_name="+")
     publisher = bulk_fk(Account, related_name="+")
@@ -77,7 +81,9 @@ class CascadeInfluence(models.Model):
         # the unique key is the only index: every compute run and stream micro-batch writes these rows, and each
         # index more costs every write (migration 0023). An account's rows are read through the cascades it took
         # part in (``CascadeInfluenceQuerySet.of_accounts``), a publisher's and a day's through its tweets. On
-        # PostgreSQL not even ``id`` has one (migration 0044): rows are found by this key, never by ``id``
+        # PostgreSQL not even ``id`` has one (migration 0044): rows are found by this key, never by ``id``; and
+        # the key is one index per workspace's partition (migration 0048), which a workspace's first run builds
+        # once its rows are in
         constraints = [models.UniqueConstraint(fields=["tweet", "account"], name="cascadeinfluence_unique")]
 
 

@@ -38,7 +38,7 @@ def account_summary(ws: Workspace, account: Account, *, window: Window = ALL_TIM
     cascades = {
         c.tweet_id: c
         for c in CascadeInfluence.objects.select_related("tweet", "publisher").filter(
-            account_id=account.pk, tweet_id__in=[r[0] for r in best]
+            workspace_id=account.workspace_id, account_id=account.pk, tweet_id__in=[r[0] for r in best]
         )
     }
     published = Tweet.objects.filter(workspace=ws, author=account).aggregate(n=Count("pk"), reach=Sum("reach"))

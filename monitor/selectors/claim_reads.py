@@ -78,7 +78,9 @@ def claim_spreaders(ws: Workspace, text: str, *, window: Window = ALL_TIME, limi
     ``window`` (by the tweet's day): each account's total influence over them and the number of them it spread,
     publishers' own rows left out (as the ranking pages do), largest first, ties by account."""
     rows = list(
-        CascadeInfluence.objects.filter(window.filter("day"), tweet__in=claim_tweets(ws, text).values("pk"))
+        CascadeInfluence.objects.filter(
+            window.filter("day"), workspace=ws, tweet__in=claim_tweets(ws, text).values("pk")
+        )
         .exclude(role=CascadeInfluence.Role.PUBLISHER)
         .values("account_id")
         .annotate(total=Sum("influence"), cascades=Count("tweet_id", distinct=True))

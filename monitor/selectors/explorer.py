@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def tweet_participants(tweet: Tweet, *, limit: int = 200) -> list[CascadeInfluence]:
     return list(
-        CascadeInfluence.objects.filter(tweet=tweet)
+        CascadeInfluence.objects.filter(workspace_id=tweet.workspace_id, tweet=tweet)
         .select_related("account")
         .order_by("-influence", "account__twitter_id")[:limit]
     )
@@ -61,7 +61,9 @@ def cascade_explorer_data(ws: Workspace, tweet: Tweet, *, limit: int = 400) -> d
     pub = tweet.author_id
     keep = _drawn_participants(tweet, limit)
     n_nodes = (
-        CascadeInfluence.objects.filter(tweet=tweet).count() if tweet.n_participants == 0 else tweet.n_participants
+        CascadeInfluence.objects.filter(workspace_id=tweet.workspace_id, tweet=tweet).count()
+        if tweet.n_participants == 0
+        else tweet.n_participants
     )
     g = CascadeGraph.objects.filter(tweet=tweet).first()
     src, dst = g.edge_arrays() if g is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -146,9 +148,9 @@ def _drawn_participants(tweet: Tweet, limit: int) -> _Drawn:
         acc, inf, followers, role = copy_out(
             cur,
             f"""SELECT account_id, influence, followers, array_position(ARRAY[{roles}]::text[], role::text) - 1
-                FROM monitor_cascadeinfluence WHERE tweet_id = %s
+                FROM monitor_cascadeinfluence WHERE workspace_id = %s AND tweet_id = %s
                 ORDER BY account_id <> %s, influence DESC, account_id LIMIT %s""",
-            [tweet.pk, pub, n],
+            [tweet.workspace_id, tweet.pk, pub, n],
             [("a", "bigint"), ("i", "float"), ("f", "float"), ("r", "bigint")],
         )
         raw = cur.cursor if hasattr(cur, "cursor") else cur

@@ -205,7 +205,7 @@ def rising_spreaders(ws: Workspace, *, hours: int = 1, limit: int = 10) -> list[
     keys = _arrived(ws, dt.timedelta(hours=hours)).values_list("cascade_key", flat=True).distinct()
     tweets = Tweet.objects.filter(workspace=ws, tweet_id__in=keys).values_list("pk", flat=True)
     rows = list(
-        CascadeInfluence.objects.filter(tweet__in=tweets, role=CascadeInfluence.Role.SPREADER)
+        CascadeInfluence.objects.filter(workspace=ws, tweet__in=tweets, role=CascadeInfluence.Role.SPREADER)
         .values("account")
         .annotate(influence=Sum("influence"), cascades=Count("tweet"))
         .filter(influence__gt=0)

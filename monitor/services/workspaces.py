@@ -300,7 +300,6 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         # claims are saved searches and stay; the accounts they track are gone with the accounts
         ("claim_tracked", "UPDATE monitor_claim SET tracked = '[]' WHERE workspace_id = %s"),
         ("publisherday", "DELETE FROM monitor_publisherday WHERE workspace_id = %s"),
-        ("cascadeinfluence", f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN ({tweets})"),
         ("givenedge", f"DELETE FROM monitor_givenedge WHERE tweet_id IN ({tweets})"),
         ("cascadegraph", f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN ({tweets})"),
         ("tweet", "DELETE FROM monitor_tweet WHERE workspace_id = %s"),
@@ -312,7 +311,8 @@ def workspace_purge(*, workspace: Workspace, delete_workspace: bool = True) -> d
         for name, sql in steps:
             cur.execute(sql, [ws])
             out[name] = max(cur.rowcount, 0)
-            if name == "cascadegraph":  # daily rows, retweets, follows, snapshots: TRUNCATE of its partitions
+            if name == "cascadegraph":  # per-cascade and daily rows, retweets, follows, snapshots: their partitions
+                out["cascadeinfluence"] = partitions.empty(cur, "monitor_cascadeinfluence", ws)
                 out["dailyinfluence"] = partitions.empty(cur, "monitor_dailyinfluence", ws)
                 out["retweet"] = partitions.empty(cur, "monitor_retweet", ws)
                 out["follow"] = partitions.empty(cur, "monitor_follow", ws)

@@ -47,7 +47,7 @@ def test_an_import_and_its_compute_refresh_the_statistics_of_what_they_wrote(ws_
     # the import's 5 retweets, in its workspace's partition: the import analyses that, not the parent, whose
     # ANALYZE would sample every workspace's (monitor/partitions.py)
     assert _reltuples(partitions.name("monitor_retweet", ws_a.pk)) >= 5
-    assert _reltuples("monitor_cascadeinfluence") >= 6  # the compute's 6 participants
+    assert _reltuples(partitions.name("monitor_cascadeinfluence", ws_a.pk)) >= 6  # the compute's 6 participants
     # the daily rows in the workspace's partition too (migration 0046): the compute analyses that
     assert _reltuples(partitions.name("monitor_dailyinfluence", ws_a.pk)) >= 1
 
@@ -139,7 +139,7 @@ def test_a_runs_batches_analyse_their_results_as_they_double_and_its_end_once_mo
     assert run.status == "done" and batches >= 8
     assert 2 <= len(analyses) <= batches // 2 + 1, (len(analyses), batches)
     rows = CascadeInfluence.objects.filter(tweet__workspace=ws_a).count()
-    assert _reltuples("monitor_cascadeinfluence") == rows  # the last batches' rows too
+    assert _reltuples(partitions.name("monitor_cascadeinfluence", ws_a.pk)) == rows  # the last batches' rows too
 
 
 def test_a_small_runs_result_tables_are_analysed_at_its_end_whatever_the_floor(ws_a, import_files, tmp_path):

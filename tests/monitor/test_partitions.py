@@ -9,7 +9,7 @@ import importlib
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Sum
 
 from monitor import partitions, services
@@ -220,6 +220,28 @@ def _daily_by_definition(ws) -> list:
     return sorted(rows)
 
 
+def _spied_loads(monkeypatch, table: str) -> list:
+    """What happens to ``table``'s partitions, in order: ("batch", loading, without indexes) for each
+    ``derived_begin``, ("build", table) for each index build."""
+    events: list = []
+    begin, build = partitions.derived_begin, partitions.build_indexes
+
+    def spy_begin(cur, t, ws, run_pk):
+        loading = begin(cur, t, ws, run_pk)
+        if t == table:
+            events.append(("batch", loading, _indexes(partitions.name(t, ws)) == {}))
+        return loading
+
+    def spy_build(cur, t, ws):
+        if t == table:
+            events.append(("build", t))
+        build(cur, t, ws)
+
+    monkeypatch.setattr(partitions, "derived_begin", spy_begin)
+    monkeypatch.setattr(partitions, "build_indexes", spy_build)
+    return events
+
+
 def _one_pair_two_cascades(tmp_path) -> list:
     """The worked example with its second cascade moved to the first one's day: one (publisher, day) pair, which a
     run of two batches cuts."""
@@ -232,20 +254,7 @@ def test_a_workspaces_first_run_writes_its_daily_rows_unindexed_and_builds_the_i
     ws_a, import_files, run_tasks, settings, monkeypatch, tmp_path
 ):
     settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1  # a batch per cascade
-    events: list = []
-    begin, build = partitions.derived_begin, partitions.build_indexes
-
-    def spy_begin(cur, table, ws, run_pk):
-        loading = begin(cur, table, ws, run_pk)
-        events.append(("batch", loading, _indexes(partitions.name(table, ws)) == {}))
-        return loading
-
-    def spy_build(cur, table, ws):
-        events.append(("build", table))
-        build(cur, table, ws)
-
-    monkeypatch.setattr(partitions, "derived_begin", spy_begin)
-    monkeypatch.setattr(partitions, "build_indexes", spy_build)
+    events = _spied_loads(monkeypatch, DAILY)
     c = import_files(ws_a, _one_pair_two_cascades(tmp_path))
     assert c.status == Collection.Status.DONE, c.error
     run = ComputeRun.objects.get(workspace=ws_a)
@@ -320,3 +329,92 @@ def test_a_live_stream_batch_into_a_workspace_without_daily_rows_creates_the_par
         cur.execute("SELECT relpersistence FROM pg_class WHERE relname = %s", [part])
         assert cur.fetchone()[0] == "u"  # as the table was (migration 0043): its rows are computed again
     assert _comment(part) is None
+
+
+CASCADE = "monitor_cascadeinfluence"
+
+
+def _cascade_rows(ws) -> list:
+    return sorted(
+        CascadeInfluence.objects.filter(workspace=ws).values_list(
+            "tweet_id", "account_id", "publisher_id", "day", "label", "influence", "followers", "role"
+        )
+    )
+
+
+def _loading_again(ws, run) -> None:
+    """The workspace's per-cascade partition as ``run`` would leave it loading: its rows in, no index."""
+    part = partitions.name(CASCADE, ws.pk)
+    with connection.cursor() as cur:
+        for suffix, _, _ in partitions.DERIVED[CASCADE]:
+            cur.execute(f"DROP INDEX {part}_{suffix}")
+        cur.execute(f"COMMENT ON TABLE {part} IS 'loading by compute run {run.pk}'")
+
+
+def test_a_workspaces_first_run_writes_its_per_cascade_rows_unindexed_and_builds_their_key_at_its_end(
+    ws_a, import_files, run_tasks, settings, monkeypatch, tmp_path
+):
+    settings.SPREADWATCH_RUN_WORKERS, settings.SPREADWATCH_BATCH_MIN_NODES = 3, 1  # a batch per cascade
+    from monitor.algorithms.influence import store
+
+    events = _spied_loads(monkeypatch, CASCADE)
+    deletes: list = []
+    stored = store._stored_by_run
+
+    def spy_stored(cur, batch_table, run_pk):
+        deletes.append(stored(cur, batch_table, run_pk))
+        return deletes[-1]
+
+    monkeypatch.setattr(store, "_stored_by_run", spy_stored)
+    c = import_files(ws_a, _one_pair_two_cascades(tmp_path))
+    assert c.status == Collection.Status.DONE, c.error
+    run = ComputeRun.objects.get(workspace=ws_a)
+    assert run.status == ComputeRun.Status.DONE and run.batches.count() == 2
+    # the first batch made the partition before it computed; both wrote into it without its index, neither
+    # deleted (nothing of theirs was stored), the second read the rows of the pair the first had cut, and the
+    # run's end built the key once
+    assert events == [("batch", True, True), ("build", CASCADE)]
+    assert deletes == [False, False]
+    part = partitions.name(CASCADE, ws_a.pk)
+    assert set(_indexes(part)) == {f"{part}_unique"} and _comment(part) is None and not _indexes(CASCADE)
+    first = _cascade_rows(ws_a)
+    assert first and {r[0] for r in first} == set(Tweet.objects.filter(workspace=ws_a).values_list("pk", flat=True))
+    assert _daily_rows(ws_a) == _daily_by_definition(ws_a) and total_by_name(ws_a) == EXPECTED_TOTAL
+
+    events.clear()  # a later run writes through the index and deletes what it replaces: the same rows
+    again = run_tasks(services.compute_run_start, workspace=ws_a, backend="cpu")
+    again.refresh_from_db()
+    assert again.status == ComputeRun.Status.DONE
+    assert events == [] and _cascade_rows(ws_a) == first
+    assert _daily_rows(ws_a) == _daily_by_definition(ws_a) and total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+def test_a_batch_stored_again_while_its_run_loads_the_partition_replaces_its_rows(ws_a, import_files):
+    from monitor.algorithms.influence import INFLUENCE
+    from monitor.algorithms.influence.store import _store
+
+    c = import_files(ws_a, FILES)
+    assert c.status == Collection.Status.DONE, c.error
+    run = ComputeRun.objects.get(workspace=ws_a)
+    first = _cascade_rows(ws_a)
+    _loading_again(ws_a, run)
+    batch = run.batches.order_by("pk").first()
+    result = INFLUENCE.compute(run=run, batch=batch, backend="cpu", stop=lambda: False)
+    with transaction.atomic():
+        _store(run, batch, result)  # its tweets name the run: their rows are deleted before the COPY
+        with connection.cursor() as cur:
+            assert partitions.derived_end(cur, CASCADE, ws_a.pk, run.pk)  # a duplicate would fail the unique build
+    assert _cascade_rows(ws_a) == first
+
+
+def test_reads_of_a_tweets_per_cascade_rows_open_only_its_workspaces_partition(ws_a, ws_b, import_files):
+    import_files(ws_a, FILES)
+    import_files(ws_b, FILES)
+    tweet = Tweet.objects.filter(workspace=ws_a).order_by("pk").first()
+    with connection.cursor() as cur:
+        cur.execute(
+            "EXPLAIN SELECT * FROM monitor_cascadeinfluence WHERE workspace_id = %s AND tweet_id = %s",
+            [ws_a.pk, tweet.pk],
+        )
+        plan = "\n".join(r[0] for r in cur.fetchall())
+    assert partitions.name(CASCADE, ws_a.pk) in plan and partitions.name(CASCADE, ws_b.pk) not in plan

@@ -97,6 +97,7 @@ from .store import (  # noqa: F401
     _LABEL_CASE,
     _LABELS,
     _ROLE_CASE,
+    CASCADE,
     DAILY,
     RESULT_TABLES,
     AllTimeDelta,
@@ -116,6 +117,7 @@ from .store import (  # noqa: F401
     _stage_touched_days,
     _store,
     _update_tweets,
+    begin_cascade_load,
     changed_rows,
     result_tables,
 )
@@ -150,6 +152,8 @@ class Influence(Algorithm):
         ]
 
     def compute(self, *, run: ComputeRun, batch: ComputeBatch, backend: str, stop: Stop) -> BatchResult:
+        # a workspace's first run: its per-cascade rows' partition made before any batch stores (store.py)
+        begin_cascade_load(run.workspace_id, run.pk)
         return _compute_batch(batch, run, backend, stop)
 
     def store(self, *, run: ComputeRun, batch: ComputeBatch, result: BatchOutcome) -> None:
@@ -160,8 +164,10 @@ class Influence(Algorithm):
         # rows: once a run, and small tables sample whole), they are analysed here, in the last batch's
         # transaction, before the warm-up and the pages plan their reads with them
         with connection.cursor() as cur:
-            # a workspace's first run loaded its daily rows without indexes: built once, here (monitor.partitions)
-            partitions.derived_end(cur, DAILY, run.workspace_id, run.pk)
+            # a workspace's first run loaded its per-cascade and daily rows without indexes: built once, here
+            # (monitor.partitions)
+            for table in (CASCADE, DAILY):
+                partitions.derived_end(cur, table, run.workspace_id, run.pk)
             analyze_after_bulk_write(cur, result_tables(cur, run.workspace_id), None, floor=1)
 
 

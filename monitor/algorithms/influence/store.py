@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 
 from compute.arrays import lexorder, unique
 
@@ -50,6 +50,8 @@ RESULT_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_da
 
 #: the daily aggregates: on PostgreSQL a partition per workspace (``monitor.partitions``, migration 0046)
 DAILY = "monitor_dailyinfluence"
+#: the per-cascade rows: the same (migration 0048)
+CASCADE = "monitor_cascadeinfluence"
 
 
 def result_tables(cur, ws: int) -> list[str]:
@@ -82,20 +84,30 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
         # stored already, and a few new retweets leave most of their rows as they were (benchmarks/stream_web.md)
         changes = d.postgres and bool(getattr(run, "store_changes", False))
         influence_table = daily = written = None
-        if not changes:
-            cur.execute(f"DELETE FROM monitor_cascadeinfluence WHERE tweet_id IN (SELECT id FROM {batch_table})")
+        # the workspace's partition of the per-cascade rows: a first run writes into it without its index and
+        # builds it at its end (monitor.partitions), as it does the daily rows'
+        cascade_loading = _begin_cascade_rows(cur, ws, None if changes else run.pk) if d.postgres else False
+        t = res.tick("store_cascade_partition_s", t)
+        if not changes and (not cascade_loading or _stored_by_run(cur, batch_table, run.pk)):
+            # (a partition this run loads holds only its batches' rows: nothing of this batch to delete, and a
+            # delete without the index would scan it, unless the run stored some of these cascades already)
+            cur.execute(
+                f"""DELETE FROM monitor_cascadeinfluence
+                    WHERE workspace_id = %s AND tweet_id IN (SELECT id FROM {batch_table})""",
+                [ws],
+            )
         cur.execute(f"DELETE FROM monitor_cascadegraph WHERE tweet_id IN (SELECT id FROM {batch_table})")
         t = res.tick("store_delete_s", t)
         _insert_cascade_graphs(cur, d, res.graphs)
         t = res.tick("store_graphs_s", t)
         if changes:
             daily = _replace_changed_influence(
-                cur, [int(p) for p in batch.tweet_pks], _concat(InfluenceRows, res.influence)
+                cur, ws, [int(p) for p in batch.tweet_pks], _concat(InfluenceRows, res.influence)
             )
         elif d.postgres:  # one binary COPY; its rows are also the aggregates' input (no read back)
-            written = _copy_cascade_influence(cur, _concat(InfluenceRows, res.influence))
+            written = _copy_cascade_influence(cur, ws, _concat(InfluenceRows, res.influence))
         else:
-            influence_table = _insert_cascade_influence(cur, d, _concat(InfluenceRows, res.influence))
+            influence_table = _insert_cascade_influence(cur, d, ws, _concat(InfluenceRows, res.influence))
         t = res.tick("store_influence_s", t)
         outcomes_table = _update_tweets(cur, d, _concat(TweetOutcomes, res.outcomes), run_pk=run.pk)
         t = res.tick("store_tweets_s", t)
@@ -122,7 +134,10 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
             if not cur.fetchone()[0]:
                 record_no_daily_rows(ws, version - 1)
         if not changes and d.postgres:
-            delta = _refresh_aggregates_in_engine(cur, ws, touched, batch_table, written, res, loading=loading)
+            delta = _refresh_aggregates_in_engine(
+                cur, ws, touched, batch_table, written, res, loading=loading,
+                cascade_run=run.pk if cascade_loading else None,
+            )  # fmt: skip
         else:
             delta = _refresh_aggregates(cur, d, ws, touched, changes=daily)
         if delta is not None:  # a micro-batch knows how it changed the all-time sums: the ranking applies it
@@ -152,6 +167,48 @@ def _store(run: ComputeRun, batch: ComputeBatch, res: BatchResult) -> None:
                 cur.execute(f"DROP TABLE IF EXISTS {tmp}")
 
 
+def begin_cascade_load(ws: int, run_pk: int) -> None:
+    """Before a batch of compute run ``run_pk`` computes (PostgreSQL, outside any transaction): where workspace
+    ``ws`` has no partition of the per-cascade rows (its first run), create it, loading by this run, and commit.
+    So the run's batches find it made and store side by side: created in a batch's store, under the aggregate
+    lock held to that store's commit, it would keep every other batch of the run waiting for that commit."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    with connection.cursor() as cur:
+        there, _ = partitions.loading_state(cur, CASCADE, ws)
+    if not there:
+        with transaction.atomic(), connection.cursor() as cur:
+            _begin_cascade_rows(cur, ws, run_pk)
+
+
+def _begin_cascade_rows(cur, ws: int, run_pk: int | None) -> bool:
+    """Before a batch writes workspace ``ws``'s per-cascade rows (PostgreSQL): whether they go into a partition
+    without its index that compute run ``run_pk`` loads (:func:`monitor.partitions.derived_begin`). Where the
+    partition is there with its index (every run but a workspace's first) or loading by this run (its first),
+    nothing is locked: the batches of a run store their disjoint cascades side by side (a writer that builds the
+    index meanwhile waits for their commits, and their rows are new either way). Otherwise the workspace's
+    aggregate lock is taken first (held to the commit, as the aggregates' refresh takes it anyway), under which
+    the partition is created (:func:`begin_cascade_load` had not) or built where another run left it loading."""
+    there, loading = partitions.loading_state(cur, CASCADE, ws)
+    if there and loading is None:
+        return False
+    if there and run_pk is not None and loading == int(run_pk):
+        return True
+    cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws])
+    return partitions.derived_begin(cur, CASCADE, ws, run_pk)
+
+
+def _stored_by_run(cur, batch_table: str, run_pk: int) -> bool:
+    """Whether compute run ``run_pk`` stored any of the batch's cascades already (a batch stored again): their
+    tweets name the run that last stored them."""
+    cur.execute(
+        f"""SELECT EXISTS (SELECT 1 FROM {batch_table} b JOIN monitor_tweet t ON t.id = b.id
+                           WHERE t.compute_run_id = %s)""",
+        [run_pk],
+    )
+    return bool(cur.fetchone()[0])
+
+
 def _stage_touched_days(cur, d: Dialect, batch_table: str) -> str:
     """A temporary table of the (publisher, day) pairs whose aggregates change, taken from the tweets themselves."""
     keys = temp_table_name("keys")
@@ -179,20 +236,21 @@ def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> No
 _GRAPH_ROW = struct.Struct(">hiqiii")  # fields; tweet_id (8 bytes); n_edges (4); the edges' length, then their bytes
 
 
-def _insert_cascade_influence(cur, d: Dialect, rows: InfluenceRows) -> str | None:
-    """Insert the per-cascade influence rows, with the tweet's day and label; returns the staging table, if
-    one was used (PostgreSQL: one binary COPY straight into the table, no staging)."""
+def _insert_cascade_influence(cur, d: Dialect, ws: int, rows: InfluenceRows) -> str | None:
+    """Insert workspace ``ws``'s per-cascade influence rows, with the tweet's day and label; returns the staging
+    table, if one was used (PostgreSQL: one binary COPY straight into the table, no staging)."""
     if d.postgres:
-        _copy_cascade_influence(cur, rows)
+        _copy_cascade_influence(cur, ws, rows)
         return None
     staged = _stage(cur, "inf", InfluenceRows, rows)
     role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
     cur.execute(
-        f"""INSERT INTO monitor_cascadeinfluence (tweet_id, account_id, publisher_id, day, label, influence,
-                followers, role)
-            SELECT i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, t.label, i.influence,
-                i.followers, {role_sql}
-            FROM {staged} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE true"""
+        f"""INSERT INTO monitor_cascadeinfluence (workspace_id, tweet_id, account_id, publisher_id, day, label,
+                influence, followers, role)
+            SELECT t.workspace_id, i.tweet, i.account, i.publisher, {d.ts_to_day("t.created_at")}, t.label,
+                i.influence, i.followers, {role_sql}
+            FROM {staged} i {d.join} monitor_tweet t ON t.id = i.tweet WHERE t.workspace_id = %s""",
+        [ws],
     )
     return staged
 
@@ -201,10 +259,10 @@ _LABELS = [c.value for c in Label]
 
 
 def _copy_cascade_influence(
-    cur, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None
+    cur, ws: int, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None
 ) -> _DailyInput | None:
-    """The rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order; ``day_label``: each
-    row's day and label code (:func:`_days_and_labels`), when the caller has them already.
+    """Workspace ``ws``'s rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order;
+    ``day_label``: each row's day and label code (:func:`_days_and_labels`), when the caller has them already.
 
     The label and role are text columns given by their codes (:func:`_copy_coded`)."""
     if not len(rows.tweet):
@@ -216,6 +274,7 @@ def _copy_cascade_influence(
         cur,
         "monitor_cascadeinfluence",
         [
+            ("workspace_id", ">i8", np.full(len(rows.tweet), ws, np.int64)),
             ("tweet_id", ">i8", rows.tweet),
             ("account_id", ">i8", rows.account),
             ("publisher_id", ">i8", rows.publisher),
@@ -262,9 +321,9 @@ def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
     return day[at], label[at]
 
 
-def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
-    """Make the stored per-cascade rows of the cascades ``tweet_pks`` equal ``rows`` by deleting and writing
-    only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
+def _replace_changed_influence(cur, ws: int, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
+    """Make the stored per-cascade rows of workspace ``ws``'s cascades ``tweet_pks`` equal ``rows`` by deleting and
+    writing only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
     the batch's rows say of each (:class:`_DailyChanges`).
 
     Every statement here reads or writes one table by an index (``= ANY`` of an array), never a join from a
@@ -277,8 +336,9 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
         f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                 ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
                 ({_ROLE_CASE.format(col="ci.role")})::bigint
-            FROM monitor_cascadeinfluence ci WHERE ci.tweet_id = ANY({int_array(tweet_pks)})""",
-        [],
+            FROM monitor_cascadeinfluence ci
+            WHERE ci.workspace_id = %s AND ci.tweet_id = ANY({int_array(tweet_pks)})""",
+        [ws],
         [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
          ("f", "float"), ("r", "bigint")],
     )  # fmt: skip
@@ -288,10 +348,11 @@ def _replace_changed_influence(cur, tweet_pks: list[int], rows: InfluenceRows) -
         cur.execute(
             f"""DELETE FROM monitor_cascadeinfluence ci
                 USING unnest({int_array(old_cols[0][gone])}, {int_array(old_cols[1][gone])}) AS g(tweet, account)
-                WHERE ci.tweet_id = g.tweet AND ci.account_id = g.account"""
+                WHERE ci.workspace_id = %s AND ci.tweet_id = g.tweet AND ci.account_id = g.account""",
+            [ws],
         )
     if write.any():
-        _copy_cascade_influence(cur, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
+        _copy_cascade_influence(cur, ws, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
     # the daily keys (publisher, account, day, label) of every row deleted or written
     old_keys = np.stack([old_cols[k] for k in (2, 1, 3, 4)], axis=1)
     new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
@@ -469,6 +530,7 @@ def _refresh_aggregates_in_engine(
     res: BatchResult,
     *,
     loading: bool = False,
+    cascade_run: int | None = None,
 ) -> AllTimeDelta | None:
     """A compute batch's refresh on PostgreSQL: the daily rows of the touched (publisher, day) pairs summed here,
     in NumPy, from the batch's own per-cascade rows (``written``: just copied in, not read back) and the stored
@@ -487,20 +549,43 @@ def _refresh_aggregates_in_engine(
     rows, which would scan the partition, are made only for those pairs, and not at all where the batch's pairs
     were not cut (the planner keeps a pair in one batch unless it is bigger than a batch).
 
+    ``cascade_run``: the workspace's per-cascade rows are in a partition without its index that this compute run
+    loads. Its stored rows are then those of the tweets the run's earlier batches stored, and the other tweets'
+    rows are read only for those (found by the tweets' index), not by a join that would scan the partition.
+
     Its steps' seconds are added to ``res.timings`` under ``store_aggregates_<step>_s`` (the benchmarks' table)."""
     t = time.perf_counter()
-    others = _DailyInput(
-        *copy_out(
+    other_cols = f"""SELECT ci.publisher_id, ci.account_id, {_DAY_NUMBER.format(col="ci.day")},
+        ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence"""
+    other_types = [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")]
+    if cascade_run is None:
+        other_rows = copy_out(
             cur,
-            f"""SELECT ci.publisher_id, ci.account_id, {_DAY_NUMBER.format(col="ci.day")},
-                    ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
-                FROM {touched} k JOIN monitor_tweet t ON {_PAIR_TWEETS}
-                JOIN monitor_cascadeinfluence ci ON ci.tweet_id = t.id
+            f"""{other_cols} FROM {touched} k JOIN monitor_tweet t ON {_PAIR_TWEETS}
+                JOIN monitor_cascadeinfluence ci ON ci.workspace_id = %s AND ci.tweet_id = t.id
                 WHERE t.id NOT IN (SELECT id FROM {batch_table})""",
-            [ws],
-            [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
+            [ws, ws],
+            other_types,
         )
-    )
+    else:
+        cur.execute(
+            f"""SELECT t.id FROM {touched} k JOIN monitor_tweet t ON {_PAIR_TWEETS}
+                WHERE t.compute_run_id = %s AND t.id NOT IN (SELECT id FROM {batch_table})""",
+            [ws, cascade_run],
+        )
+        stored = [r[0] for r in cur.fetchall()]
+        other_rows = (
+            copy_out(
+                cur,
+                f"{other_cols} FROM monitor_cascadeinfluence ci WHERE ci.workspace_id = %s "
+                f"AND ci.tweet_id = ANY({int_array(stored)})",
+                [ws],
+                other_types,
+            )
+            if stored
+            else [np.zeros(0, np.float64 if k == "float" else np.int64) for _, k in other_types]
+        )
+    others = _DailyInput(*other_rows)
     t = res.tick("store_aggregates_others_s", t)
     pairs, none_stored = f"{touched} k", False
     if loading:  # only the pairs an earlier batch of the run wrote (see above)
@@ -724,8 +809,9 @@ def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
             f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
                     ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
                 FROM unnest({int_array(pt)}, {int_array(pa)}) AS p(tweet, account)
-                JOIN monitor_cascadeinfluence ci ON ci.tweet_id = p.tweet AND ci.account_id = p.account""",
-            [],
+                JOIN monitor_cascadeinfluence ci
+                    ON ci.workspace_id = %s AND ci.tweet_id = p.tweet AND ci.account_id = p.account""",
+            [ws],
             [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
         )
         count, total = _per_key(ch.keys, np.stack([tp, ta, td, tl], axis=1), ti)

@@ -92,7 +92,9 @@ def test_an_accounts_rows_are_read_by_the_unique_key_even_without_retweet_statis
         sql, params = qs.query.sql_with_params()
         cur.execute("EXPLAIN " + sql, params)
         plan = "\n".join(r[0] for r in cur.fetchall())
-    assert "cascadeinfluence_unique" in plan and "Seq Scan on monitor_cascadeinfluence" not in plan, plan
+    # the workspace's partition's unique key (migration 0048)
+    assert f"monitor_cascadeinfluence_w{ws_a.pk}_unique" in plan, plan
+    assert "Seq Scan on monitor_cascadeinfluence" not in plan, plan
     assert set(qs.values_list("pk", flat=True)) == set(
         CascadeInfluence.objects.filter(account_id=busiest).values_list("pk", flat=True)
     )

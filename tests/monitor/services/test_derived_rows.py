@@ -28,12 +28,14 @@ def _crash() -> None:
 
 
 def test_the_engines_results_and_their_mark_are_unlogged_tables(computed):
-    """The daily aggregates' parent is partitioned (it holds no rows: migration 0046); its partitions are unlogged."""
+    """The per-cascade and daily rows' parents are partitioned (they hold no rows: migrations 0046 and 0048); their
+    partitions are unlogged."""
     tables = (*DERIVED_TABLES, DerivedRowsMark._meta.db_table)
-    part = partitions.name("monitor_dailyinfluence", computed.pk)
+    parents = ("monitor_cascadeinfluence", "monitor_dailyinfluence")
+    parts = [partitions.name(t, computed.pk) for t in parents]
     with connection.cursor() as cur:
-        cur.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [[*tables, part]])
-        want = {**dict.fromkeys(tables, "u"), "monitor_dailyinfluence": "p", part: "u"}
+        cur.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [[*tables, *parts]])
+        want = {**dict.fromkeys(tables, "u"), **dict.fromkeys(parents, "p"), **dict.fromkeys(parts, "u")}
         assert dict(cur.fetchall()) == want
     assert DerivedRowsMark.objects.filter(pk=1).exists()  # written by the migration
 

@@ -495,13 +495,13 @@ def test_a_consumer_s_statistics_refresh_is_handed_over_after_the_commit_not_run
     monkeypatch.setattr(
         influence.store, "analyze_after_bulk_write", lambda cur, tables, rows: inline.append((tables, rows))
     )
-    # on PostgreSQL the workspace's partition of the daily aggregates, which the micro-batch created
+    # on PostgreSQL the workspace's partitions of the per-cascade and daily rows, which the micro-batch created
     # (monitor/partitions.py)
-    daily = partitions.name("monitor_dailyinfluence", ws_a.pk) if connection.vendor == "postgresql" else None
+    pg = connection.vendor == "postgresql"
     tables = [
-        "monitor_cascadeinfluence",
+        partitions.name("monitor_cascadeinfluence", ws_a.pk) if pg else "monitor_cascadeinfluence",
         "monitor_cascadegraph",
-        daily or "monitor_dailyinfluence",
+        partitions.name("monitor_dailyinfluence", ws_a.pk) if pg else "monitor_dailyinfluence",
         "monitor_publisherday",
     ]
     tweets, follows = thesis_records()
