@@ -236,12 +236,9 @@ def _insert_cascade_graphs(cur, d: Dialect, graphs: list[CascadeGraphRow]) -> No
 _GRAPH_ROW = struct.Struct(">hiqiii")  # fields; tweet_id (8 bytes); n_edges (4); the edges' length, then their bytes
 
 
-def _insert_cascade_influence(cur, d: Dialect, ws: int, rows: InfluenceRows) -> str | None:
-    """Insert workspace ``ws``'s per-cascade influence rows, with the tweet's day and label; returns the staging
-    table, if one was used (PostgreSQL: one binary COPY straight into the table, no staging)."""
-    if d.postgres:
-        _copy_cascade_influence(cur, ws, rows)
-        return None
+def _insert_cascade_influence(cur, d: Dialect, ws: int, rows: InfluenceRows) -> str:
+    """Insert workspace ``ws``'s per-cascade influence rows, with the tweet's day and label, through a staging
+    table, which it returns (SQLite; PostgreSQL writes them by one binary COPY: :func:`_copy_cascade_influence`)."""
     staged = _stage(cur, "inf", InfluenceRows, rows)
     role_sql = "CASE i.role " + " ".join(f"WHEN {k} THEN '{v}'" for k, v in ROLE_CODES.items()) + " END"
     cur.execute(
