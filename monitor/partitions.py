@@ -109,10 +109,24 @@ def _postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+#: the partitions of those named that exist, with their comments, read from ``pg_class`` by the statement's
+#: snapshot. Not through ``to_regclass``: its name lookup goes through the server process's catalog cache, which
+#: can still hold "no such table" after this session waited for an advisory lock (the aggregate or the merge lock)
+#: while another created the partition and committed (the cache catches up at a table lock or a transaction's
+#: start, not at an advisory lock), and the writer would then create the partition a second time and fail
+_FOUND = """SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c
+            WHERE c.relname = ANY(%s::text[]) AND c.relnamespace = current_schema()::regnamespace"""
+
+
+def _found(cur, parts: list[str]) -> dict[str, str | None]:
+    cur.execute(_FOUND, [parts])
+    return {r[0]: r[1] for r in cur.fetchall()}
+
+
 def exists(cur, table: str, ws: int) -> bool:
     """Whether workspace ``ws`` has its partition of ``table`` (PostgreSQL)."""
-    cur.execute("SELECT to_regclass(%s) IS NOT NULL", [name(table, ws)])
-    return bool(cur.fetchone()[0])
+    part = name(table, ws)
+    return part in _found(cur, [part])
 
 
 def build_indexes(cur, table: str, ws: int) -> None:
@@ -155,8 +169,7 @@ def analyze_names(cur, ws: int, tables=tuple(TABLES)) -> list[str]:
     if not _postgres():
         return list(tables)
     parts = [name(t, ws) for t in tables if t in _INDEXES]
-    cur.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(n) IS NOT NULL", [parts])
-    there = {r[0] for r in cur.fetchall()}
+    there = set(_found(cur, parts))
     named = (name(t, ws) if t in _INDEXES else t for t in tables)
     return [t for t in named if t in there or t in tables]
 
@@ -215,9 +228,8 @@ def _run_in(note: str | None) -> int | None:
 
 def _loading_run(cur, part: str) -> tuple[bool, int | None]:
     """Whether partition ``part`` exists, and the compute run loading it without indexes (None: it has them)."""
-    cur.execute("SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regclass(%s), 'pg_class')", [part, part])
-    there, note = cur.fetchone()
-    return bool(there), _run_in(note)
+    found = _found(cur, [part])
+    return part in found, _run_in(found.get(part))
 
 
 def loading_state(cur, table: str, ws: int) -> tuple[bool, int | None]:

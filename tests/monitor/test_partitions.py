@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import time
 
 import pytest
 from django.core.management import call_command
@@ -387,6 +388,44 @@ def test_a_workspaces_first_run_writes_its_per_cascade_rows_unindexed_and_builds
     assert again.status == ComputeRun.Status.DONE
     assert events == [] and _cascade_rows(ws_a) == first
     assert _daily_rows(ws_a) == _daily_by_definition(ws_a) and total_by_name(ws_a) == EXPECTED_TOTAL
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_waited_for_the_aggregate_lock_finds_the_partition_its_holder_made(ws_a):
+    # two workers of one run begin its first batches at once: one makes the partition under the workspace's
+    # aggregate lock while the other, which found none, waits for the lock; once let in, the second must see the
+    # partition (not create it again: "relation already exists", the failure CI met with two workers)
+    import threading
+
+    from monitor.algorithms.influence.rows import AGGREGATE_LOCK_CLASS
+    from monitor.algorithms.influence.store import begin_cascade_load
+
+    run_pk, failed = 7_000_001, []
+
+    def second_worker():
+        try:
+            begin_cascade_load(ws_a.pk, run_pk)
+        except Exception as e:  # reported by the assertion below
+            failed.append(e)
+        finally:
+            connection.close()
+
+    t = threading.Thread(target=second_worker)
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [AGGREGATE_LOCK_CLASS, ws_a.pk])
+        assert partitions.derived_begin(cur, CASCADE, ws_a.pk, run_pk)  # made, loading by the run
+        t.start()
+        waiting = False
+        for _ in range(300):  # until the second waits for the lock (after its look found no partition)
+            cur.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            if waiting := cur.fetchone()[0] > 0:
+                break
+            time.sleep(0.02)
+        assert waiting
+    t.join(30)
+    assert not t.is_alive() and failed == []
+    with connection.cursor() as cur:
+        assert partitions.loading_state(cur, CASCADE, ws_a.pk) == (True, run_pk)
 
 
 def test_a_batch_stored_again_while_its_run_loads_the_partition_replaces_its_rows(ws_a, import_files):
