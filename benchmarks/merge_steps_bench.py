@@ -59,7 +59,7 @@ def main() -> int:
     import django
 
     django.setup()  # the store's module imports the models (no database is opened)
-    from monitor.algorithms.influence.store import _code_groups
+    from monitor.algorithms.influence.copies import _code_groups
 
     rng = np.random.default_rng(0)
     accounts = np.unique(rng.integers(10**9, 10**18, 430_000))

@@ -67,6 +67,25 @@ from .batch import (  # noqa: F401
     _without_times,
     workspace_graph,
 )
+from .changes import (  # noqa: F401
+    _DailyChanges,
+    _DailyRows,
+    _key_positions,
+    _per_key,
+    _refresh_daily_keys,
+    _replace_changed_influence,
+    _row_codes,
+    _rows_view,
+    changed_rows,
+)
+from .copies import (  # noqa: F401
+    _DAY_NUMBER,
+    _LABEL_CASE,
+    _LABELS,
+    _ROLE_CASE,
+    _copy_cascade_influence,
+    _days_and_labels,
+)
 from .rows import (  # noqa: F401
     AGGREGATE_LOCK_CLASS,
     ORPHAN,
@@ -75,6 +94,7 @@ from .rows import (  # noqa: F401
     STATUS_REJECTED,
     UNIT_FOLLOWERS,
     UNIT_RETWEETERS,
+    AllTimeDelta,
     CascadeGraphRow,
     FollowRows,
     GivenEdgeRows,
@@ -92,33 +112,17 @@ from .rows import (  # noqa: F401
     _stage_ids,
 )
 from .store import (  # noqa: F401
-    _DAY_NUMBER,
     _GRAPH_ROW,
-    _LABEL_CASE,
-    _LABELS,
-    _ROLE_CASE,
     CASCADE,
     DAILY,
     RESULT_TABLES,
-    AllTimeDelta,
-    _copy_cascade_influence,
-    _DailyChanges,
-    _DailyRows,
-    _days_and_labels,
     _insert_cascade_graphs,
     _insert_cascade_influence,
-    _key_positions,
-    _per_key,
     _refresh_aggregates,
-    _refresh_daily_keys,
-    _replace_changed_influence,
-    _row_codes,
-    _rows_view,
     _stage_touched_days,
     _store,
     _update_tweets,
     begin_cascade_load,
-    changed_rows,
     result_tables,
 )
 

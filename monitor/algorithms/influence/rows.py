@@ -150,3 +150,20 @@ def _stage_ids(cur, prefix: str, ids) -> str:
     create_temp(cur, name, [("id", "bigint")])
     copy_in(cur, name, [("id", "bigint")], [np.asarray(ids, dtype=np.int64)])
     return name
+
+
+class AllTimeDelta(NamedTuple):
+    """What a write added to the all-time sums per (account, label) of the daily aggregates: one row per daily
+    row written (positive) or deleted (negative), in any order, several rows per pair allowed. ``label`` is the
+    code of :class:`~monitor.models.Label` in its order (``_LABELS``), ``cascades`` counts T_v, ``own`` marks a
+    row of an account on its own tweets (the spreaders' rankings leave those out; None: no such row)."""
+
+    account: np.ndarray
+    label: np.ndarray
+    influence: np.ndarray
+    cascades: np.ndarray
+    own: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls) -> AllTimeDelta:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64))

@@ -1,20 +1,17 @@
 """Storing one batch of the influence algorithm: its per-cascade rows and spreading graphs, the tweets' outcomes,
-and the daily aggregates of the (publisher, day) pairs it touched (or, for a live-stream micro-batch, only the
-rows that changed)."""
+and the daily aggregates of the (publisher, day) pairs it touched (for a live-stream micro-batch, only the rows
+that changed: ``changes``; the rows' binary COPY: ``copies``)."""
 
 from __future__ import annotations
 
 import logging
-import math
 import struct
 import time
-from collections.abc import Iterator
-from typing import NamedTuple
 
 import numpy as np
 from django.db import connection, transaction
 
-from compute.arrays import lexorder, unique
+from compute.arrays import lexorder
 
 from ... import partitions
 from ...db import (
@@ -27,14 +24,17 @@ from ...db import (
     int_array,
     temp_table_name,
 )
-from ...models import ComputeBatch, ComputeRun, Label, Tweet
+from ...models import ComputeBatch, ComputeRun, Tweet
 from ..base import report_phase
 from .batch import BatchResult
+from .changes import _DailyChanges, _refresh_daily_keys, _replace_changed_influence
+from .copies import _DAY_NUMBER, _LABEL_CASE, _copy_cascade_influence, _copy_daily, _DailyInput
 from .rows import (
     AGGREGATE_LOCK_CLASS,
     ROLE_CODES,
     STATUS_COMPUTED,
     UNIT_FOLLOWERS,
+    AllTimeDelta,
     CascadeGraphRow,
     InfluenceRows,
     TweetOutcomes,
@@ -45,11 +45,15 @@ from .rows import (
 
 log = logging.getLogger(__name__)
 
+
 #: the tables a batch's store writes in bulk, whose planner statistics it keeps fresh
 RESULT_TABLES = ("monitor_cascadeinfluence", "monitor_cascadegraph", "monitor_dailyinfluence", "monitor_publisherday")
 
+
 #: the daily aggregates: on PostgreSQL a partition per workspace (``monitor.partitions``, migration 0046)
 DAILY = "monitor_dailyinfluence"
+
+
 #: the per-cascade rows: the same (migration 0048)
 CASCADE = "monitor_cascadeinfluence"
 
@@ -62,6 +66,7 @@ def result_tables(cur, ws: int) -> list[str]:
 
 #: the columns :func:`_update_tweets` writes (none of them indexed: migration 0036)
 TWEET_OUTCOME_COLUMNS = tuple(Tweet._meta.get_field(name).column for name in Tweet.OUTCOME_FIELDS)
+
 
 # --- one batch: storing ------------------------------------------------------------------------------------------
 
@@ -250,204 +255,6 @@ def _insert_cascade_influence(cur, d: Dialect, ws: int, rows: InfluenceRows) -> 
         [ws],
     )
     return staged
-
-
-_LABELS = [c.value for c in Label]
-
-
-def _copy_cascade_influence(
-    cur, ws: int, rows: InfluenceRows, day_label: tuple[np.ndarray, np.ndarray] | None = None
-) -> _DailyInput | None:
-    """Workspace ``ws``'s rows by binary COPY into ``monitor_cascadeinfluence``, in its unique key's order;
-    ``day_label``: each row's day and label code (:func:`_days_and_labels`), when the caller has them already.
-
-    The label and role are text columns given by their codes (:func:`_copy_coded`)."""
-    if not len(rows.tweet):
-        return None
-    order = lexorder((rows.account, rows.tweet))
-    rows = InfluenceRows(*(col[order] for col in rows))
-    row_day, row_label = _days_and_labels(cur, rows) if day_label is None else (c[order] for c in day_label)
-    _copy_coded(
-        cur,
-        "monitor_cascadeinfluence",
-        [
-            ("workspace_id", ">i8", np.full(len(rows.tweet), ws, np.int64)),
-            ("tweet_id", ">i8", rows.tweet),
-            ("account_id", ">i8", rows.account),
-            ("publisher_id", ">i8", rows.publisher),
-            ("day", ">i4", row_day),
-            ("label", _LABELS, row_label),
-            ("influence", ">f8", rows.influence),
-            ("followers", ">f8", rows.followers),
-            ("role", ROLE_CODES, rows.role),
-        ],
-    )
-    return _DailyInput(rows.publisher, rows.account, row_day, row_label, rows.influence)
-
-
-class _DailyInput(NamedTuple):
-    """Per-cascade rows as the daily aggregates group them: publisher, account, day number (since 2000-01-01),
-    label code (index into ``_LABELS``) and influence."""
-
-    publisher: np.ndarray
-    account: np.ndarray
-    day: np.ndarray
-    label: np.ndarray
-    influence: np.ndarray
-
-
-_LABEL_ARRAY = "ARRAY[" + ", ".join(f"'{v}'" for v in _LABELS) + "]::varchar(16)[]"  # code + 1 -> the label
-_LABEL_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(_LABELS)) + " ELSE -1 END"
-_ROLE_CASE = "CASE {col} " + " ".join(f"WHEN '{v}' THEN {k}" for k, v in ROLE_CODES.items()) + " ELSE -1 END"
-_DAY_NUMBER = "(({col}) - DATE '2000-01-01')::bigint"  # the binary COPY's date: days since 2000-01-01
-
-
-def _days_and_labels(cur, rows: InfluenceRows) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's day (days since 2000-01-01, UTC) and label code (index into ``_LABELS``), from its tweet."""
-    pk, day, label = copy_out(
-        cur,
-        f"""SELECT t.id, {_DAY_NUMBER.format(col="(t.created_at AT TIME ZONE 'UTC')::date")},
-                ({_LABEL_CASE.format(col="t.label")})::bigint
-            FROM monitor_tweet t WHERE t.id = ANY({int_array(unique(rows.tweet))}) ORDER BY t.id""",
-        [],
-        [("id", "bigint"), ("day", "bigint"), ("label", "bigint")],
-    )
-    at = np.searchsorted(pk, rows.tweet)
-    if (label < 0).any() or len(pk) != len(unique(rows.tweet)):
-        raise ValueError("cascade influence: a tweet of the batch is missing or has a label outside Label")
-    return day[at], label[at]
-
-
-def _replace_changed_influence(cur, ws: int, tweet_pks: list[int], rows: InfluenceRows) -> _DailyChanges:
-    """Make the stored per-cascade rows of workspace ``ws``'s cascades ``tweet_pks`` equal ``rows`` by deleting and
-    writing only the rows that differ (PostgreSQL). Returns the daily aggregates' keys those rows belong to, with what
-    the batch's rows say of each (:class:`_DailyChanges`).
-
-    Every statement here reads or writes one table by an index (``= ANY`` of an array), never a join from a
-    temporary table: the planner has no statistics for those, and a live stream's tables grow faster than
-    their own statistics (where autovacuum is off, they never catch up), so a join could be planned as a scan
-    of the big table per key (seen: 67 s for 10,000 keys)."""
-    day, label = _days_and_labels(cur, rows) if len(rows.tweet) else (np.zeros(0, np.int64),) * 2
-    old_cols = copy_out(
-        cur,
-        f"""SELECT ci.tweet_id, ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
-                ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence, ci.followers,
-                ({_ROLE_CASE.format(col="ci.role")})::bigint
-            FROM monitor_cascadeinfluence ci
-            WHERE ci.workspace_id = %s AND ci.tweet_id = ANY({int_array(tweet_pks)})""",
-        [ws],
-        [("t", "bigint"), ("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float"),
-         ("f", "float"), ("r", "bigint")],
-    )  # fmt: skip
-    new_cols = [rows.tweet, rows.account, rows.publisher, day, label, rows.influence, rows.followers, rows.role]
-    write, gone = changed_rows(old_cols, new_cols)
-    if gone.any():  # by the unique key: ``id`` has no index (migration 0044)
-        cur.execute(
-            f"""DELETE FROM monitor_cascadeinfluence ci
-                USING unnest({int_array(old_cols[0][gone])}, {int_array(old_cols[1][gone])}) AS g(tweet, account)
-                WHERE ci.workspace_id = %s AND ci.tweet_id = g.tweet AND ci.account_id = g.account""",
-            [ws],
-        )
-    if write.any():
-        _copy_cascade_influence(cur, ws, InfluenceRows(*(c[write] for c in rows)), (day[write], label[write]))
-    # the daily keys (publisher, account, day, label) of every row deleted or written
-    old_keys = np.stack([old_cols[k] for k in (2, 1, 3, 4)], axis=1)
-    new_keys = np.stack([new_cols[k] for k in (2, 1, 3, 4)], axis=1).astype(np.int64)
-    keys = np.unique(np.concatenate([old_keys[gone], new_keys[write]]), axis=0)
-    old_rows, _ = _per_key(keys, old_keys, old_cols[5])
-    grown = max(len(rows.tweet) - len(old_cols[0]), 0)
-    return _DailyChanges(keys, old_rows, *_per_key(keys, new_keys, rows.influence), grown=grown)
-
-
-class _DailyChanges(NamedTuple):
-    """The daily aggregates' keys a micro-batch's changed rows belong to, one per row of ``keys``
-    (publisher, account, day number, label code; sorted), and, per key, the batch's cascades' rows of that key:
-    how many were stored before (``old_rows``) and what they are now (``new_rows``, ``new_sum`` of influence)."""
-
-    keys: np.ndarray
-    old_rows: np.ndarray
-    new_rows: np.ndarray
-    new_sum: np.ndarray
-    grown: int = 0  # per-cascade rows added (the new ones less the gone ones)
-
-
-def _per_key(keys: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``keys`` (unique, sorted): how many rows of ``rows`` equal it, and the sum of their
-    ``weights``, added in row order."""
-    count, total = np.zeros(len(keys), np.int64), np.zeros(len(keys), np.float64)
-    pos, hit = _key_positions(keys, rows)
-    np.add.at(count, pos[hit], 1)
-    np.add.at(total, pos[hit], weights[hit])  # unbuffered: added in row order
-    return count, total
-
-
-def _key_positions(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each row of ``rows``: its position among ``keys`` (2-D int arrays; ``keys`` unique and sorted) and,
-    as indices into ``rows``, the rows found there."""
-    if not len(keys) or not len(rows):
-        return np.zeros(len(rows), np.int64), np.zeros(0, np.int64)
-    kv, rv = _row_codes(keys, rows)
-    pos = np.minimum(np.searchsorted(kv, rv), len(kv) - 1)
-    return pos, np.flatnonzero(kv[pos] == rv)
-
-
-def _row_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of two 2-D int arrays as values that compare as the rows do (lexicographically), for
-    ``searchsorted``: one int64 each, a mixed-radix number of the columns' offsets from their smallest value,
-    when the columns' ranges multiply to less than 2**62 (ids, days and labels of one micro-batch do); else
-    one structured value each. Searching structured values compares them field by field in generic code: four
-    searches of a micro-batch's daily keys took 0.10 s of its ~0.5 s of Python, as int64 a few ms."""
-    both = np.concatenate([a, b]).astype(np.int64, copy=False)
-    lo, hi = both.min(axis=0), both.max(axis=0)
-    spans = [int(h) - int(lo_) + 1 for lo_, h in zip(lo.tolist(), hi.tolist())]
-    if math.prod(spans) >= 2**62:
-        return _rows_view(a), _rows_view(b)
-    code = np.zeros(len(both), np.int64)
-    for j, span in enumerate(spans):
-        code = code * span + (both[:, j] - lo[j])
-    return code[: len(a)], code[len(a) :]
-
-
-def _rows_view(a: np.ndarray) -> np.ndarray:
-    """The rows of a 2-D int64 array as one structured value each (compared and sorted field by field)."""
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    return a.view([("", np.int64)] * a.shape[1]).ravel()
-
-
-class _DailyRows(NamedTuple):
-    publisher: np.ndarray
-    account: np.ndarray
-    day: np.ndarray
-    label: np.ndarray
-    influence: np.ndarray
-    cascades: np.ndarray
-    SQL = ("bigint", "bigint", "bigint", "bigint", "float", "bigint")
-
-
-def changed_rows(old: list[np.ndarray], new: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Which rows differ between two row sets keyed by their first two columns (tweet, account), each key at
-    most once per set: ``(write, gone)``, the masks of the ``new`` rows to write (no old row with that key, or
-    one with another value in some column) and of the ``old`` rows to delete (no new row with that key, or a
-    different one). NaN equals NaN (a rejected cascade's influence)."""
-    n_old = len(old[0])
-    if not n_old:
-        return np.ones(len(new[0]), bool), np.zeros(0, bool)
-    t = np.concatenate([old[0], new[0]])
-    a = np.concatenate([old[1], new[1]])
-    side = np.concatenate([np.zeros(n_old, np.int8), np.ones(len(new[0]), np.int8)])
-    order = lexorder((side, a, t))
-    # a pair: an old row followed, in key order, by a new row with the same key
-    pair = (t[order][1:] == t[order][:-1]) & (a[order][1:] == a[order][:-1])
-    i_old, i_new = order[:-1][pair], order[1:][pair] - n_old
-    same = np.ones(len(i_old), bool)
-    for o, n in zip(old[2:], new[2:]):
-        x, y = o[i_old], n[i_new]
-        same &= (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else (x == y)
-    write = np.ones(len(new[0]), bool)
-    gone = np.ones(n_old, bool)
-    write[i_new[same]] = False
-    gone[i_old[same]] = False
-    return write, gone
 
 
 def _update_tweets(cur, d: Dialect, outcomes: TweetOutcomes, *, run_pk: int) -> str:
@@ -663,192 +470,3 @@ def _refresh_aggregates_in_engine(
 _PAIR_TWEETS = """t.workspace_id = %s AND t.author_id = k.publisher
     AND t.created_at >= (k.day::timestamp AT TIME ZONE 'UTC')
     AND t.created_at < ((k.day + 1)::timestamp AT TIME ZONE 'UTC')"""
-
-
-def _copy_daily(cur, ws: int, pub, day, lab, acc, influence, cascades) -> None:
-    """Daily rows by binary COPY into ``monitor_dailyinfluence``; the arrays sorted by the unique key."""
-    _copy_coded(
-        cur,
-        "monitor_dailyinfluence",
-        [
-            ("workspace_id", ">i8", np.full(len(pub), ws, np.int64)),
-            ("publisher_id", ">i8", pub),
-            ("account_id", ">i8", acc),
-            ("day", ">i4", day),
-            ("label", _LABELS, lab),
-            ("influence", ">f8", influence),
-            ("cascades", ">i4", cascades),
-        ],
-    )
-
-
-def _copy_coded(cur, table: str, columns: list[tuple[str, object, np.ndarray]]) -> None:
-    """Rows by one binary COPY into ``table``. ``columns``: ``(name, type, values)``, the type a big-endian NumPy
-    type (``>i8``, ``>i4``, ``>f8``; a ``date`` column takes ``>i4`` days since 2000-01-01), or, for a text column
-    of few values, what each code stands for (a list or a dict, indexed by the ``values``, which are codes).
-
-    A binary row is fixed-width but for its text columns; rows that share every text value are fixed-width
-    records, so each such group is one NumPy structured array written as it is (``monitor.db.copy_in`` would
-    encode the text row by row). The rows keep their order within a group; the groups go by their codes."""
-    n = len(columns[0][2])
-    coded = [i for i, (_, kind, _) in enumerate(columns) if not isinstance(kind, str)]
-    names = ", ".join(name for name, _, _ in columns)
-    raw = cur.cursor if hasattr(cur, "cursor") else cur
-    with raw.copy(f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)") as cp:
-        cp.write(COPY_HEADER)
-        for combo, sel in _code_groups([np.asarray(columns[i][2]) for i in coded], n):
-            text = {i: columns[i][1][c].encode() for i, c in zip(coded, combo)}
-            dtype = [("n", ">i2")]
-            for i, (_, kind, _) in enumerate(columns):
-                dtype += [(f"l{i}", ">i4"), (f"v{i}", f"S{len(text[i])}" if i in text else kind)]
-            rec = np.empty(len(sel), dtype=dtype)
-            rec["n"] = len(columns)
-            for i, (_, kind, values) in enumerate(columns):
-                if i in text:
-                    rec[f"l{i}"], rec[f"v{i}"] = len(text[i]), text[i]
-                else:
-                    rec[f"l{i}"], rec[f"v{i}"] = np.dtype(kind).itemsize, values[sel]
-            cp.write(rec.tobytes())
-        cp.write(COPY_TRAILER)
-
-
-def _code_groups(codes: list[np.ndarray], n: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
-    """The ``n`` rows grouped by their codes (one array per coded column, small non-negative integers): per
-    combination that occurs, in ascending order, its codes and its rows' positions, ascending.
-
-    One stable sort of a single key (the codes in mixed radix; NumPy sorts a 16-bit key by radix) and one count:
-    ``np.unique(codes, axis=0)`` and a pass over every row per combination took 0.82 s for a batch's 0.51M
-    per-cascade rows on a 2-core host, this 0.006 s (``benchmarks/merge_steps_bench.py``)."""
-    if not n:
-        return
-    if not codes:
-        yield (), np.arange(n)
-        return
-    radix = []
-    for c in codes:
-        if c.min() < 0:
-            raise ValueError("a coded column holds a negative code")
-        radix.append(int(c.max()) + 1)
-    key = np.zeros(n, np.int64)
-    for c, r in zip(codes, radix, strict=True):
-        key = key * r + c
-    size = int(np.prod(radix))
-    order = np.argsort(key.astype(np.uint16) if size <= 1 << 16 else key, kind="stable")
-    counts = np.bincount(key, minlength=size)
-    ends = np.cumsum(counts)
-    for k in np.flatnonzero(counts).tolist():
-        combo, rest = [], k
-        for r in reversed(radix):
-            rest, c = divmod(rest, r)
-            combo.append(c)
-        yield tuple(reversed(combo)), order[int(ends[k] - counts[k]) : int(ends[k])]
-
-
-def _refresh_daily_keys(cur, ws: int, ch: _DailyChanges) -> AllTimeDelta:
-    """Replace the daily rows of the keys ``ch.keys`` (PostgreSQL), reading and writing each table by an index
-    (see :func:`_replace_changed_influence`).
-
-    The stored rows of the keys' (publisher, day) pairs are read with their ``cascades`` counts. A key whose
-    stored count equals the number of its rows among the batch's cascades before the change has no row outside
-    them, so its new sum and count are the batch's own (``ch.new_sum``, ``ch.new_rows``); the other keys (an
-    account in two cascades of one publisher and day, only one of them in the batch) are summed again from the
-    account's per-cascade rows.
-
-    Returns what the change adds to each (account, label)'s all-time sums: the rows written less the rows
-    deleted (:class:`AllTimeDelta`)."""
-    if not len(ch.keys):
-        return AllTimeDelta.empty()
-    pub, acc, day, lab = ch.keys.T
-    spub, sacc, sday, slab, scount, sinf = copy_out(
-        cur,
-        f"""SELECT x.publisher_id, x.account_id, {_DAY_NUMBER.format(col="x.day")},
-                ({_LABEL_CASE.format(col="x.label")})::bigint, x.cascades::bigint, x.influence
-            FROM monitor_dailyinfluence x WHERE x.workspace_id = %s AND x.publisher_id = ANY({int_array(unique(pub))})
-                AND x.day = ANY(ARRAY(SELECT DATE '2000-01-01' + d::integer FROM unnest({int_array(unique(day))}) d))
-                AND x.account_id = ANY({int_array(unique(acc))})""",
-        [ws],
-        [("p", "bigint"), ("a", "bigint"), ("d", "bigint"), ("l", "bigint"), ("n", "bigint"), ("i", "float")],
-    )
-    # the stored rows of the changed keys (the read is a superset)
-    pos, hit = _key_positions(ch.keys, np.stack([spub, sacc, sday, slab], axis=1))
-    stored = np.zeros(len(ch.keys), np.int64)
-    stored[pos[hit]] = scount[hit]
-    if len(hit):  # by the unique key, one probe a row: ``id`` has no index (migration 0044)
-        gone = [int_array(c[hit]) for c in (spub, sday, slab, sacc)]
-        cur.execute(
-            f"""DELETE FROM monitor_dailyinfluence x
-                USING unnest({", ".join(gone)}) AS g(publisher, day, label, account)
-                WHERE x.workspace_id = %s AND x.publisher_id = g.publisher
-                    AND x.day = DATE '2000-01-01' + g.day::integer AND x.label = ({_LABEL_ARRAY})[g.label + 1]
-                    AND x.account_id = g.account""",
-            [ws],
-        )
-    own = stored == ch.old_rows  # every row of the key is in the batch's cascades
-    influence, cascades = ch.new_sum.copy(), ch.new_rows.copy()
-    rest = np.flatnonzero(~own)
-    if len(rest):
-        # the accounts' per-cascade rows, through the cascades they retweeted or published (the table has no
-        # index leading with the account: ``CascadeInfluence.objects.of_accounts``). The (tweet, account) pairs are
-        # read first and named in the second statement, which probes the unique key once per pair: joined in one
-        # statement, the planner misjudged how many pairs there were where the retweets' statistics were stale
-        # and scanned the whole per-cascade table (19 ms a micro-batch at 400,000 rows, benchmarks/stream_web.md)
-        accounts = int_array(unique(acc[rest]))
-        pt, pa = copy_out(
-            cur,
-            f"""SELECT r.tweet_id, r.retweeter_id FROM monitor_retweet r
-                WHERE r.workspace_id = {int(ws)} AND r.retweeter_id = ANY({accounts})
-                UNION SELECT t.id, t.author_id FROM monitor_tweet t WHERE t.author_id = ANY({accounts})""",
-            [],
-            [("t", "bigint"), ("a", "bigint")],
-        )
-        ta, tp, td, tl, ti = copy_out(
-            cur,
-            f"""SELECT ci.account_id, ci.publisher_id, {_DAY_NUMBER.format(col="ci.day")},
-                    ({_LABEL_CASE.format(col="ci.label")})::bigint, ci.influence
-                FROM unnest({int_array(pt)}, {int_array(pa)}) AS p(tweet, account)
-                JOIN monitor_cascadeinfluence ci
-                    ON ci.workspace_id = %s AND ci.tweet_id = p.tweet AND ci.account_id = p.account""",
-            [ws],
-            [("a", "bigint"), ("p", "bigint"), ("d", "bigint"), ("l", "bigint"), ("i", "float")],
-        )
-        count, total = _per_key(ch.keys, np.stack([tp, ta, td, tl], axis=1), ti)
-        influence[rest], cascades[rest] = total[rest], count[rest]
-    put = np.flatnonzero(cascades > 0)
-    delta = AllTimeDelta(
-        np.concatenate([acc[put], sacc[hit]]),
-        np.concatenate([lab[put], slab[hit]]),
-        np.concatenate([influence[put], -sinf[hit]]),
-        np.concatenate([cascades[put], -scount[hit]]),
-        np.concatenate([acc[put] == pub[put], sacc[hit] == spub[hit]]),
-    )
-    if not len(put):
-        return delta
-    order = put[lexorder((acc[put], lab[put], day[put], pub[put]))]  # the unique key's order
-    vals = _stage(cur, "dkput", _DailyRows, _DailyRows(*ch.keys[order].T, influence[order], cascades[order]))
-    cur.execute(
-        f"""INSERT INTO monitor_dailyinfluence (workspace_id, publisher_id, account_id, day, label, influence,
-                cascades)
-            SELECT %s, v.publisher, v.account, DATE '2000-01-01' + v.day::integer, ({_LABEL_ARRAY})[v.label + 1],
-                v.influence, v.cascades
-            FROM {vals} v""",
-        [ws],
-    )
-    cur.execute(f"DROP TABLE IF EXISTS {vals}")
-    return delta
-
-
-class AllTimeDelta(NamedTuple):
-    """What a write added to the all-time sums per (account, label) of the daily aggregates: one row per daily
-    row written (positive) or deleted (negative), in any order, several rows per pair allowed. ``label`` is the
-    code of :class:`~monitor.models.Label` in its order (``_LABELS``), ``cascades`` counts T_v, ``own`` marks a
-    row of an account on its own tweets (the spreaders' rankings leave those out; None: no such row)."""
-
-    account: np.ndarray
-    label: np.ndarray
-    influence: np.ndarray
-    cascades: np.ndarray
-    own: np.ndarray | None = None
-
-    @classmethod
-    def empty(cls) -> AllTimeDelta:
-        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64))

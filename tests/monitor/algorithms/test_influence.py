@@ -441,7 +441,7 @@ def test_code_groups_give_each_combination_of_codes_its_rows_in_order(radices):
     rng = np.random.default_rng(3)
     n = 3000
     codes = [rng.integers(0, r, n).astype(np.int8 if r < 100 else np.int64) for r in radices]
-    got = [(combo, rows.tolist()) for combo, rows in influence.store._code_groups(codes, n)]
+    got = [(combo, rows.tolist()) for combo, rows in influence.copies._code_groups(codes, n)]
     stacked = np.stack(codes, axis=1)
     want = [
         (tuple(c.tolist()), np.flatnonzero((stacked == c).all(axis=1)).tolist()) for c in np.unique(stacked, axis=0)
@@ -450,7 +450,7 @@ def test_code_groups_give_each_combination_of_codes_its_rows_in_order(radices):
 
 
 def test_code_groups_of_no_coded_column_no_row_or_a_negative_code():
-    groups = influence.store._code_groups
+    groups = influence.copies._code_groups
     assert [(c, r.tolist()) for c, r in groups([], 3)] == [((), [0, 1, 2])]
     assert list(groups([np.zeros(0, np.int64)], 0)) == []
     with pytest.raises(ValueError, match="negative code"):
