@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.core.checks import Warning, register
 
@@ -62,4 +64,35 @@ def spreadwatch_config(app_configs, **kwargs):
                 id="spreadwatch.W006",
             )
         )
+    w007 = _upload_folder_elsewhere()
+    if w007:
+        out.append(
+            Warning(
+                f"Uploads arrive in {settings.SPREADWATCH_UPLOAD_TEMP_DIR}, on another filesystem than the media "
+                f"folder {settings.MEDIA_ROOT}: every large upload is copied once more when it is stored.",
+                hint="Set SPREADWATCH_UPLOAD_TEMP_DIR to a folder on the media folder's filesystem (its default: "
+                "MEDIA_ROOT/.incoming).",
+                id="spreadwatch.W007",
+            )
+        )
     return out
+
+
+def _device(path) -> int | None:
+    """The filesystem (``st_dev``) ``path`` is on, or would be on once created: that of its nearest existing
+    folder."""
+    p = os.path.abspath(path)
+    while True:
+        try:
+            return os.stat(p).st_dev
+        except OSError:
+            parent = os.path.dirname(p)
+            if parent == p:
+                return None
+            p = parent
+
+
+def _upload_folder_elsewhere() -> bool:
+    """Whether large uploads are written on another filesystem than the media folder (monitor/uploads.py)."""
+    a, b = _device(settings.SPREADWATCH_UPLOAD_TEMP_DIR), _device(settings.MEDIA_ROOT)
+    return a is not None and b is not None and a != b

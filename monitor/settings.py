@@ -206,8 +206,14 @@ WHITENOISE_MANIFEST_STRICT = False
 WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
-# uploads above 2 MiB stream to a temporary file instead of memory
+# uploads above 2 MiB stream to a temporary file instead of memory, in a folder on the media folder's filesystem,
+# so that storing the upload renames that file instead of copying it (monitor/uploads.py)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+SPREADWATCH_UPLOAD_TEMP_DIR = env_str("SPREADWATCH_UPLOAD_TEMP_DIR", str(MEDIA_ROOT / ".incoming"))
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "monitor.uploads.MediaTemporaryFileUploadHandler",
+]
 DATA_UPLOAD_MAX_NUMBER_FILES = 20
 SPREADWATCH_UPLOAD_MAX_BYTES = env_int("SPREADWATCH_UPLOAD_MAX_BYTES", 10 * 1024**3)
 # zip / tar uploads are checked against these before anything is extracted (zip bombs, huge member lists)

@@ -103,6 +103,7 @@ def _plain_static(settings):
 @pytest.fixture
 def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.SPREADWATCH_UPLOAD_TEMP_DIR = str(tmp_path / "media" / ".incoming")  # where the settings put it, beside
     (tmp_path / "static").mkdir()
     settings.STATIC_ROOT = tmp_path / "static"
 
