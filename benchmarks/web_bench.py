@@ -166,6 +166,7 @@ def main() -> int:
         "follows": c.counts.get("follows_in_upload"),
         "input_bytes": size,
         "status": c.status,
+        "import_files_s": c.timings.get("files_s"),  # the input's paths copied into the media folder
         "import_read_s": c.timings.get("read_s"),
         "import_merge_s": c.timings.get("merge_s"),
         "import_merge_steps_s": c.timings.get("merge_steps_s"),

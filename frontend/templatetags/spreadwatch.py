@@ -149,6 +149,7 @@ COUNT_LABELS = {
 }
 
 TIMING_LABELS = {
+    "files_s": "Storing the files",
     "read_s": "Reading",
     "merge_s": "Storing",
     "merge_steps_s": "Storing, step by step",

@@ -119,6 +119,10 @@ def collection_retry(*, collection: Collection) -> Collection:
     return collection
 
 
+#: the seconds ``collection_create`` took to store the upload's files, kept among the collection's timings
+FILES_TIMING = "files_s"
+
+
 def collection_create(
     *,
     workspace: Workspace,
@@ -159,6 +163,7 @@ def collection_create(
     try:
         with transaction.atomic():
             collection.save()
+            t = time.perf_counter()
             for f, shown in zip(files, names):
                 cf = CollectionFile(
                     collection=collection, original_name=shown, format="" if format == "auto" else format
@@ -172,6 +177,9 @@ def collection_create(
                         cf.file.save(shown, File(fh), save=False)
                 saved.append(cf.file)
                 cf.save()
+            # a web upload's files are renamed into the media folder (monitor/uploads.py), a local path's copied
+            collection.timings = {FILES_TIMING: round(time.perf_counter() - t, 3)}
+            collection.save(update_fields=["timings"])
             jobs.enqueue_on_commit(jobs.INGEST_COLLECTION, collection.pk)
     except BaseException:
         # the rows rolled back: the files already written to the media folder must not stay behind them
@@ -329,7 +337,8 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
             _analyze(res, c.workspace_id)
         c.format = "+".join(res.formats)[:16]
         c.counts = res.counts
-        c.timings = res.timings
+        # the files' store (collection_create) kept beside the import's steps
+        c.timings = {k: v for k, v in (c.timings or {}).items() if k == FILES_TIMING} | res.timings
         c.report = report
         if c.validate_only:
             transaction.set_rollback(True)

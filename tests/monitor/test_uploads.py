@@ -78,3 +78,10 @@ def test_the_check_warns_where_uploads_arrive_on_another_filesystem(settings, tm
     real = checks._device
     monkeypatch.setattr(checks, "_device", lambda p: 1 if ".incoming" in os.fspath(p) else real(p))
     assert "spreadwatch.W007" in {w.id for w in spreadwatch_config(None)}
+
+
+def test_a_collections_timings_say_how_long_its_files_took_to_store_after_its_import_too(ws_a, import_files):
+    from tests.webapp import THESIS
+
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert {"files_s", "read_s", "merge_s"} <= set(c.timings) and c.timings["files_s"] >= 0
