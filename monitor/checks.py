@@ -64,8 +64,7 @@ def spreadwatch_config(app_configs, **kwargs):
                 id="spreadwatch.W006",
             )
         )
-    w007 = _upload_folder_elsewhere()
-    if w007:
+    if _upload_folder_elsewhere():
         out.append(
             Warning(
                 f"Uploads arrive in {settings.SPREADWATCH_UPLOAD_TEMP_DIR}, on another filesystem than the media "

@@ -88,11 +88,7 @@ def unpartition(apps, schema_editor):
     ex("ALTER TABLE monitor_cascadeinfluence RENAME TO monitor_cascadeinfluence_partitioned")
     ex("ALTER SEQUENCE monitor_cascadeinfluence_id_seq RENAME TO monitor_cascadeinfluence_partitioned_id_seq")
     ex(PLAIN)
-    ex(f"ALTER TABLE monitor_cascadeinfluence ALTER COLUMN id SET CACHE {CACHE}")
-    ex(
-        "SELECT setval(pg_get_serial_sequence('monitor_cascadeinfluence', 'id'), coalesce(max(id), 0) + 1, false) "
-        "FROM monitor_cascadeinfluence_partitioned"
-    )
+    _set_sequence(schema_editor, "monitor_cascadeinfluence_partitioned")
     ex(
         f"""INSERT INTO monitor_cascadeinfluence ({COLUMNS}) SELECT {COLUMNS} FROM monitor_cascadeinfluence_partitioned
             ORDER BY tweet_id, account_id"""

@@ -338,7 +338,8 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
         c.format = "+".join(res.formats)[:16]
         c.counts = res.counts
         # the files' store (collection_create) kept beside the import's steps
-        c.timings = {k: v for k, v in (c.timings or {}).items() if k == FILES_TIMING} | res.timings
+        stored = (c.timings or {}).get(FILES_TIMING)
+        c.timings = ({} if stored is None else {FILES_TIMING: stored}) | res.timings
         c.report = report
         if c.validate_only:
             transaction.set_rollback(True)

@@ -17,7 +17,9 @@ from monitor.models import CollectionFile
 from monitor.uploads import STALE_SECONDS, remove_stale
 
 
-def test_a_large_web_upload_is_stored_by_renaming_the_file_it_arrived_in(client, alice, ws_a, settings, tmp_path):
+def test_a_large_web_upload_is_stored_by_renaming_the_file_it_arrived_in(
+    client, alice, ws_a, settings, tmp_path, monkeypatch
+):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.SPREADWATCH_UPLOAD_TEMP_DIR = str(tmp_path / "media" / ".incoming")  # not there yet: the handler makes it
     body = b"follower_id,followee_id\n" + b"".join(b"%d,%d\n" % (i, i + 1) for i in range(1, 300_000))
@@ -31,15 +33,12 @@ def test_a_large_web_upload_is_stored_by_renaming_the_file_it_arrived_in(client,
         return real(old, new, *args, **kwargs)
 
     client.force_login(alice)
-    fs_storage.file_move_safe = spy
-    try:
-        with open(tmp_path / "follows.csv", "rb") as f:
-            r = client.post(
-                reverse("upload", kwargs={"ws": ws_a.slug}),
-                {"files": [f], "name": "big follows", "format": "auto", "mode": "strict"},
-            )
-    finally:
-        fs_storage.file_move_safe = real
+    monkeypatch.setattr(fs_storage, "file_move_safe", spy)
+    with open(tmp_path / "follows.csv", "rb") as f:
+        r = client.post(
+            reverse("upload", kwargs={"ws": ws_a.slug}),
+            {"files": [f], "name": "big follows", "format": "auto", "mode": "strict"},
+        )
     assert r.status_code == 302, r.content[:500]
     stored = CollectionFile.objects.get(collection__workspace=ws_a)
     # moved, not copied chunk by chunk, from the upload folder, which is on the media folder's filesystem
