@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from monitor import selectors, services
+from monitor.cache import bump_data_version
 from monitor.models import DailyInfluence, Tweet
 from monitor.selectors import rankings, windows
 from tests.webapp import EXPECTED_TOTAL, THESIS, total_by_name
@@ -100,6 +101,28 @@ def test_the_all_time_ranking_reads_the_snapshot_and_other_windows_the_daily_row
     with CaptureQueriesContext(connection) as q:
         assert selectors.ranking(ws_a, window=after).rows == []
     assert "monitor_dailyinfluence" in " ".join(x["sql"] for x in q.captured_queries)
+
+
+def test_a_rankings_variants_read_its_tweet_count_and_unit_once_per_data_version(ws_a, import_files):
+    """T and the unit are the same for every aggregate, sort and page of a ranking: read once per data version, not
+    by each variant (across publishers each reads every computed tweet or publisher-day of the workspace); a new
+    version reads them again."""
+    import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    first = selectors.ranking(ws_a)
+    variants = [{"aggregate": "mean"}, {"sort": "cascades"}, {"offset": 1}, {"aggregate": "participation", "limit": 3}]
+    with CaptureQueriesContext(connection) as q:
+        pages = [selectors.ranking(ws_a, **v) for v in variants]
+    sql = " ".join(x["sql"] for x in q.captured_queries)
+    assert "monitor_publisherday" not in sql and '"unit"' not in sql
+    assert {(p.tweets, p.unit) for p in pages} == {(first.tweets, first.unit)} == {(2, "followers reached")}
+    # a new data version (what a recompute, an import or a relabelling makes) reads them again
+    Tweet.objects.filter(workspace=ws_a).update(unit="retweeters")  # as if computed so: the words must follow
+    bump_data_version(ws_a.pk)
+    with CaptureQueriesContext(connection) as q:
+        again = selectors.ranking(ws_a, aggregate="mean")
+    sql = " ".join(x["sql"] for x in q.captured_queries)
+    assert "monitor_publisherday" in sql and '"unit"' in sql
+    assert (again.tweets, again.unit) == (2, "retweeters reached")
 
 
 def test_the_cached_all_time_sums_take_22_bytes_a_pair_and_rank_as_before(ws_a, import_files, twitter16_zip):
