@@ -331,20 +331,25 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
             mode=Collection.Mode.SKIP_BAD if c.validate_only else c.mode,
             store=not c.validate_only,
             progress=progress,
+            graph_later=True,  # the follower graph's file is written while the statistics and the plan are made
         )
-        report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
-        if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
-            _analyze(res, c.workspace_id)
-        c.format = "+".join(res.formats)[:16]
-        c.counts = res.counts
-        # the files' store (collection_create) kept beside the import's steps
-        stored = (c.timings or {}).get(FILES_TIMING)
-        c.timings = ({} if stored is None else {FILES_TIMING: stored}) | res.timings
-        c.report = report
-        if c.validate_only:
-            transaction.set_rollback(True)
-        else:
-            _finish_stored(c, res)
+        try:
+            report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
+            if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
+                _analyze(res, c.workspace_id)
+            c.format = "+".join(res.formats)[:16]
+            c.counts = res.counts
+            # the files' store (collection_create) kept beside the import's steps
+            stored = (c.timings or {}).get(FILES_TIMING)
+            c.timings = ({} if stored is None else {FILES_TIMING: stored}) | res.timings
+            c.report = report
+            if c.validate_only:
+                transaction.set_rollback(True)
+            else:
+                _finish_stored(c, res)
+        except BaseException:
+            res.wait_graph_file(failing=True)
+            raise
 
 
 # the tables an import writes in bulk, whose planner statistics must be fresh before the compute reads them
@@ -381,6 +386,8 @@ def _finish_stored(c: Collection, res: IngestResult) -> None:
         c.status = Collection.Status.COMPUTING
         c.save()
         run = compute_run_start(workspace=c.workspace, tweet_pks=res.tweet_pks, collection=c, user=c.uploaded_by)
+    # written meanwhile in a thread (load_files' graph_later); before the commit, which queues the run's batches
+    res.wait_graph_file()
     if run is None or run.status == run.Status.DONE:
         c.status = Collection.Status.DONE
         c.finished_at = timezone.now()

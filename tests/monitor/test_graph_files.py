@@ -156,6 +156,56 @@ def test_a_graph_folder_that_cannot_be_written_costs_speed_not_a_result(
     assert Account.objects.filter(workspace=ws_a).exists()
 
 
+def test_an_imports_graph_file_is_written_while_its_compute_is_planned(
+    ws_a, import_files, graph_dir, row_reads, monkeypatch
+):
+    """The file is built in a thread while the import's last statements run (the planner statistics, the run's
+    plan), and is there before the import commits: the run maps it and reads no follow rows."""
+    import threading
+
+    from monitor.algorithms.influence import Influence
+
+    planned, order = threading.Event(), []
+    real_csr, real_plan = graph_files._csr_from_owned, Influence.plan
+
+    def csr(edges):
+        planned.wait(timeout=10)  # built before the plan, as it was, it waits here in vain
+        order.append("graph file")
+        return real_csr(edges)
+
+    def plan(self, **kwargs):
+        order.append("plan")
+        planned.set()
+        return real_plan(self, **kwargs)
+
+    monkeypatch.setattr(graph_files, "_csr_from_owned", csr)
+    monkeypatch.setattr(Influence, "plan", plan)
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "done", c.error
+    assert order[:2] == ["plan", "graph file"]
+    assert c.timings["merge_steps_s"]["follower graph file"] > 0
+    assert _file_edges(ws_a) == _stored_edges(ws_a) and row_reads == []
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+    assert not [t for t in threading.enumerate() if t.name.startswith("graph-file")]
+
+
+def test_a_graph_file_that_fails_fails_its_import_whole(ws_a, import_files, graph_dir, monkeypatch):
+    import threading
+
+    def broken(edges):
+        raise RuntimeError("the graph file broke")
+
+    monkeypatch.setattr(graph_files, "_csr_from_owned", broken)
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == "failed" and "the graph file broke" in c.error
+    assert not Account.objects.filter(workspace=ws_a).exists()  # rolled back: nothing half-written
+    assert not [t for t in threading.enumerate() if t.name.startswith("graph-file")]
+    monkeypatch.undo()
+    again = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])  # the worker lives on
+    assert again.status == "done", again.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
 def test_self_follows_alone_give_their_accounts_and_no_edge():
     csr = csr_from_edges(np.array([4, 2, 4]), np.array([4, 2, 4]))
     assert csr.ids.tolist() == [2, 4] and csr.indptr.tolist() == [0, 0, 0] and csr.n_edges == 0

@@ -42,6 +42,7 @@ Archive safety (unpacking before anything is read) is :mod:`monitor.services.upl
 from __future__ import annotations
 
 import functools
+import logging
 import tempfile
 import time
 from collections.abc import Callable
@@ -66,6 +67,8 @@ from .unit import UnitGuard
 
 __all__ = ["IngestResult", "load_files"]
 
+log = logging.getLogger(__name__)
+
 ProgressFn = Callable[[str, float], None]
 
 # what the merge counted that the analyst should read about, in the words of the notes
@@ -88,6 +91,22 @@ class IngestResult:
     tweet_pks: list[int] = field(default_factory=list)  # tweets whose cascades changed
     report: ReadReport = field(default_factory=ReadReport)
     timings: dict = field(default_factory=dict)
+    # the follower graph's new version, written in a thread while the import goes on (``graph_later``)
+    _graph_file: Callable[[], float] | None = field(default=None, repr=False)
+
+    def wait_graph_file(self, *, failing: bool = False) -> None:
+        """Wait for the follower graph's file (:meth:`ImportedFollows.finish_later`), timed among the merge's steps;
+        raises what writing it raised, unless ``failing`` (the import is failing already: its own error is the one
+        to raise, this one is logged). Once only: later calls do nothing."""
+        wait, self._graph_file = self._graph_file, None
+        if wait is None:
+            return
+        try:
+            self.timings.setdefault("merge_steps_s", {})["follower graph file"] = round(wait(), 3)
+        except Exception:
+            if not failing:
+                raise
+            log.warning("the follower graph's file failed beside a failing import", exc_info=True)
 
 
 def load_files(
@@ -99,11 +118,14 @@ def load_files(
     store: bool,
     progress: ProgressFn | None = None,
     max_shown: int = 50,
+    graph_later: bool = False,
 ) -> IngestResult:
     """Parse ``files`` (``(path, shown name, format)``) and, when ``store``, merge them into the workspace.
 
     Must run inside ``transaction.atomic()``: the caller rolls back on any exception (and for validate-only
-    runs). Raises ``InputError`` (strict mode, first bad record) or :class:`UploadError`.
+    runs). Raises ``InputError`` (strict mode, first bad record) or :class:`UploadError`. ``graph_later``: the
+    follower graph's file may still be being written when this returns; the caller must call
+    :meth:`IngestResult.wait_graph_file` before its transaction ends, whatever happens.
     """
     res = IngestResult(report=ReadReport(max_shown=max_shown))
     progress = progress or (lambda stage, frac: None)
@@ -128,6 +150,11 @@ def load_files(
             res.timings = {"read_s": read_s, **res.timings}  # reading first, as the pages list the steps
             _note_reading(res, st, store)
             parts.last()
+            if not graph_later:
+                res.wait_graph_file()
+        except BaseException:
+            res.wait_graph_file(failing=True)  # not left writing after the import's rollback
+            raise
         finally:
             # the stager and the parts refer to each other through these: unlinked, both are freed as this returns,
             # not at the cyclic collector's next full pass, which a worker with frozen start-up objects makes
@@ -179,7 +206,7 @@ class _Parts:
         self._merge(self.progress)
         self._seen_timing()  # again: the last part's chunks looked in the spilled runs too
         if self.store:
-            self.st.timings["follower graph file"] = round(self.follows.finish(self.st.cur), 3)
+            self.res._graph_file = self.follows.finish_later(self.st.cur)
             self.res.tweet_pks = sorted(self.affected)
             for key, text in _MERGE_NOTES:
                 if self.res.counts.get(key):
