@@ -38,9 +38,9 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -328,46 +328,41 @@ class ImportedFollows:
 
     def finish(self, cur) -> float:
         """Write the new version (when there is one to write); returns the seconds the whole record took."""
-        return self.finish_later(cur)()
+        if self._has_version():
+            self._write(follows_token(cur, self.ws))
+        return self.seconds
 
     def finish_later(self, cur) -> Callable[[], float]:
         """:meth:`finish` in a thread of this process, so that the import's statements after its merge (the planner
         statistics, the compute's plan) run meanwhile: the version's token is read here, on the caller's
-        connection; the thread touches no database. Returns ``wait()``, which joins the thread, raises what it
+        connection; the thread touches no database. Returns ``wait()``, which waits for the thread, raises what it
         raised and returns the seconds the whole record took; the import waits before it commits. The thread's
         NumPy and numba steps hold the interpreter while the caller's statements wait on the server, which is what
         the overlap is for (2.1 s of the 10M benchmark's import: ``benchmarks/data_layer.md``)."""
-        if self.base is None or not self.parts or self.ws is None:
+        if not self._has_version():
             return lambda: self.seconds
-        token = follows_token(cur, self.ws)
-        failed: list[BaseException] = []
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"graph-file-w{self.ws}")
+        done = pool.submit(self._write, follows_token(cur, self.ws))
+        pool.shutdown(wait=False)  # the thread ends with its one task
+        return lambda: (done.result(), self.seconds)[1]
 
-        def write() -> None:
-            t = time.perf_counter()
+    def _has_version(self) -> bool:
+        """Whether there is a version to write: a base on this machine and edges merged into it."""
+        return self.base is not None and bool(self.parts) and self.ws is not None
+
+    def _write(self, token: str) -> None:
+        t = time.perf_counter()
+        try:
+            old_src, old_dst = self.base.edges()
+            parts, self.parts = self.parts, []
+            # one end at a time, each part's arrays freed once copied
+            src = self._joined(old_src, parts, 1)
+            del old_src
+            edges = [src, self._joined(old_dst, parts, 2)]
+            del old_dst, src, parts
             try:
-                old_src, old_dst = self.base.edges()
-                parts, self.parts = self.parts, []
-                # one end at a time, each part's arrays freed once copied
-                src = self._joined(old_src, parts, 1)
-                del old_src
-                edges = [src, self._joined(old_dst, parts, 2)]
-                del old_dst, src, parts
-                try:
-                    save(self.ws, token, _csr_from_owned(edges))
-                except OSError:
-                    log.warning("the follower graph of workspace %s could not be written", self.ws, exc_info=True)
-            except BaseException as exc:  # raised again by wait(), in the import's thread
-                failed.append(exc)
-            finally:
-                self.seconds += time.perf_counter() - t
-
-        thread = threading.Thread(target=write, name=f"graph-file-w{self.ws}", daemon=True)
-        thread.start()
-
-        def wait() -> float:
-            thread.join()
-            if failed:
-                raise failed.pop()
-            return self.seconds
-
-        return wait
+                save(self.ws, token, _csr_from_owned(edges))
+            except OSError:
+                log.warning("the follower graph of workspace %s could not be written", self.ws, exc_info=True)
+        finally:
+            self.seconds += time.perf_counter() - t
