@@ -61,6 +61,7 @@ from django.db import OperationalError, connection, transaction
 
 __all__ = [
     "DERIVED",
+    "LOAD_SUFFIX",
     "TABLES",
     "analyze_names",
     "begin_load",
@@ -98,6 +99,10 @@ _INDEXES = {**TABLES, **DERIVED}
 
 #: a derived partition's comment while a compute run loads it without indexes (the run's primary key follows)
 _LOADING = "loading by compute run "
+
+
+#: the name's end of a plain table into which a workspace's first rows are loaded before it becomes the partition
+LOAD_SUFFIX = "_load"
 
 
 def name(table: str, ws: int) -> str:
@@ -207,8 +212,16 @@ def drop_orphans() -> None:
             [list(_INDEXES)],
         )
         parts = [r[0] for r in cur.fetchall()]
+        # and the plain tables an import loading a workspace's first rows on a second connection left behind
+        # (monitor.services.ingest.side_load: a worker killed before its import ended)
+        cur.execute(
+            """SELECT relname FROM pg_class
+               WHERE relkind = 'r' AND relname ~ %s AND relnamespace = current_schema()::regnamespace""",
+            [f"^({'|'.join(TABLES)})_w[0-9]+{LOAD_SUFFIX}$"],
+        )
+        parts += [r[0] for r in cur.fetchall()]
         cur.execute("SELECT id FROM monitor_workspace")
-        live = {name(t, r[0]) for r in cur.fetchall() for t in _INDEXES}
+        live = {name(t, r[0]) + end for r in cur.fetchall() for t in _INDEXES for end in ("", LOAD_SUFFIX)}
     for part in sorted(p for p in parts if p not in live):
         t = time.perf_counter()
         try:

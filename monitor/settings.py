@@ -291,6 +291,10 @@ SPREADWATCH_BATCH_NODES = env_int("SPREADWATCH_BATCH_NODES", 1_000_000)
 # MiB), where 4M reached 1,832-1,928 MiB; smaller parts cost no checks since a later part checks in memory:
 # benchmarks/data_layer.md); 0 = one part
 SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 3_000_000))
+# an import (on PostgreSQL, owning its transaction) stores a workspace's first follows on a second connection while
+# its own stores the rest, and attaches them as the workspace's partition at its end (monitor/services/ingest/
+# side_load.py); 0: on the import's connection
+SPREADWATCH_SIDE_LOAD = env_bool("SPREADWATCH_SIDE_LOAD", True)
 # the follower graphs as memory-mapped CSR files, one per workspace and follows version, shared by every process of
 # a machine (monitor/graph_files.py); a folder on local disk, or storage shared by the workers
 SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "graphs")))

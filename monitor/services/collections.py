@@ -23,6 +23,7 @@ from ..db import analyze_after_bulk_write
 from ..models import Collection, CollectionFile, Lease, Workspace
 from ..progress import import_percent, progress_key
 from .ingest import IngestResult, load_files
+from .ingest.side_load import SideLoad
 from .leases import holding, notice_create
 from .runs import compute_run_start
 from .uploads import Upload, UploadError
@@ -315,7 +316,20 @@ def _progress_reporter(c: Collection) -> Callable[[str, float], None]:
 
 def _import(c: Collection, files: list[Upload], progress: Callable[[str, float], None], report: dict) -> None:
     """The import's one transaction: read and merge ``files``, record what happened, start the compute (a
-    validation rolls it all back). ``report`` is filled as it goes, for the failure paths too."""
+    validation rolls it all back). ``report`` is filled as it goes, for the failure paths too. A workspace's first
+    follows are stored on a second connection meanwhile (``side_load``), whose leftovers are dropped once this
+    transaction has ended, committed or not."""
+    side = SideLoad(c.workspace_id) if not c.validate_only and SideLoad.possible() else None
+    failed = True
+    try:
+        _import_in_transaction(c, files, progress, report, side)
+        failed = False
+    finally:
+        if side is not None:
+            side.close(failed=failed)
+
+
+def _import_in_transaction(c: Collection, files: list[Upload], progress, report: dict, side: SideLoad | None) -> None:
     with transaction.atomic():
         # held until the import commits or rolls back: a cancel tells a live import from a dead one by it
         locked = Collection.objects.select_for_update().filter(pk=c.pk).values_list("status", flat=True).first()
@@ -332,11 +346,12 @@ def _import(c: Collection, files: list[Upload], progress: Callable[[str, float],
             store=not c.validate_only,
             progress=progress,
             graph_later=True,  # the follower graph's file is written while the statistics and the plan are made
+            side_load=side,
         )
         try:
             report.update(read=res.report.to_dict(), notes=res.notes, formats=res.formats)
             if not c.validate_only:  # before the compute reads them, in this transaction (see the helper)
-                _analyze(res, c.workspace_id)
+                _analyze(res, c.workspace_id, done=side.analyzed if side is not None else ())
             c.format = "+".join(res.formats)[:16]
             c.counts = res.counts
             # the files' store (collection_create) kept beside the import's steps
@@ -363,11 +378,12 @@ _BULK_TABLES = [
 ]
 
 
-def _analyze(res: IngestResult, ws: int) -> None:
+def _analyze(res: IngestResult, ws: int, done=()) -> None:
+    """The planner statistics of what the import wrote; ``done``: partitions analysed already (the side load's)."""
     with connection.cursor() as cur:
         analyze_after_bulk_write(
             cur,
-            [*_BULK_TABLES, *partitions.analyze_names(cur, ws)],
+            [*_BULK_TABLES, *(t for t in partitions.analyze_names(cur, ws) if t not in done)],
             sum(v for k, v in res.counts.items() if k.endswith(("_new", "_stored")) and not k.startswith("conflicts")),
         )
 

@@ -62,6 +62,7 @@ from .conflicts import stored_conflicts
 from .merge import merge
 from .reading import detect, input_size, read_into
 from .seen import SpilledSeenTweets
+from .side_load import SideLoad
 from .stager import LABELS, Stager
 from .unit import UnitGuard
 
@@ -119,13 +120,16 @@ def load_files(
     progress: ProgressFn | None = None,
     max_shown: int = 50,
     graph_later: bool = False,
+    side_load: SideLoad | None = None,
 ) -> IngestResult:
     """Parse ``files`` (``(path, shown name, format)``) and, when ``store``, merge them into the workspace.
 
     Must run inside ``transaction.atomic()``: the caller rolls back on any exception (and for validate-only
     runs). Raises ``InputError`` (strict mode, first bad record) or :class:`UploadError`. ``graph_later``: the
     follower graph's file may still be being written when this returns; the caller must call
-    :meth:`IngestResult.wait_graph_file` before its transaction ends, whatever happens.
+    :meth:`IngestResult.wait_graph_file` before its transaction ends, whatever happens. ``side_load``: the
+    workspace's first follows are stored on its second connection (:mod:`.side_load`; the caller closes it after
+    its transaction has ended).
     """
     res = IngestResult(report=ReadReport(max_shown=max_shown))
     progress = progress or (lambda stage, frac: None)
@@ -134,6 +138,7 @@ def load_files(
         inputs = _typed_inputs(files, Path(tmp), mode, res.report)
         res.formats = sorted({f for _, _, f in inputs})
         st = Stager(cur, mode=mode, report=res.report, part_rows=settings.SPREADWATCH_IMPORT_PART_ROWS)
+        st.side = side_load if store else None
         seen = SpilledSeenTweets(Path(tmp) / "seen")  # the earlier parts' references, in files of the folder
         parts = _Parts(res, st, workspace_id, collection_id, store, progress, seen)
         st.on_full = parts.flush

@@ -13,9 +13,10 @@ per-workspace advisory lock (PostgreSQL; SQLite has one writer) from its first r
 so two imports of one workspace merge one after the other (their reading still runs side by side). Every
 writer of these tables must take it (:func:`lock_workspace`).
 
-The steps run in the order the foreign keys need: accounts, tweets (originals), retweets, follower counts,
-follows, given edges, publishers; then the tweets whose cascades may have changed are collected for the
-compute planner.
+The steps run in the order the foreign keys need: accounts, follows (they need only the accounts' keys, and a
+workspace's first follows are stored on a second connection meanwhile: :mod:`.side_load`), tweets (originals),
+retweets, follower counts, given edges, publishers; then the tweets whose cascades may have changed are collected
+for the compute planner.
 
 A large upload is merged in parts (:mod:`.stager`), each one an ordinary merge into what the earlier parts
 stored. What one merge of the whole upload would do across rows, the parts do across the stored rows of this
@@ -141,6 +142,11 @@ def merge(
 
     step("storing accounts", 0.86)
     accounts = _accounts(m, tweets, follows, edges)
+    # the follows next: they need only the accounts' keys, and a first import's go to a second connection that
+    # stores them while this one stores the rest (side_load)
+    step("storing follows", 0.87)
+    new_follows = _follows(m, follows, accounts)
+    st.merged_follows = new_follows  # the follower graph's next version is written from them (graph_files)
     step("storing tweets", 0.88)
     named_stage, old_tweets = stage_named_tweets(m, tweets)
     originals = merge_originals(m, tweets, accounts)
@@ -149,14 +155,13 @@ def merge(
     retweeted_pks = _retweets(m, tweets, accounts, named, old_tweets)
     step("storing follower counts", 0.91)
     _follower_counts(m, tweets, accounts)
-    step("storing follows", 0.93)
-    new_follows = _follows(m, follows, accounts)
-    st.merged_follows = new_follows  # the follower graph's next version is written from them (graph_files)
     step("storing given edges", 0.97)
     _given_edges(m, edges, accounts, named)
     _publishers(m, originals)
     step("finding the cascades to compute", 0.98)
     st.affected = _affected(m, tweets, originals, named, retweeted_pks, new_follows, accounts)
+    if st.final and st.side is not None:  # the follows stored on the side become the workspace's partition
+        st.side.attach_all(cur, st.timings)
     if m.counts.get("follows_new"):  # last: the workspace row stays locked from here to the commit
         renew_follows_token(cur, ws)  # the follower graphs the compute workers keep are stale from the commit on
     return m.counts
@@ -410,6 +415,7 @@ def _retweets(
     updated = 0
     if cand.any():
         cr = rts.take(cand)
+        _read_back(m, "monitor_retweet")
         picked = tweets.take(cr.rows)
         cols = [cr.tweet_pk, cr.account_pk, picked.tweet_id, picked.created_at, picked.followers]
         stored, mine = _stored_rows(
@@ -553,6 +559,7 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
         stored = m.st.earlier_follows(edges.follower[cand], edges.followee[cand])
         add_timing(m.st.timings, "check earlier parts' follows", t)
     if len(cand) and stored is None:
+        _read_back(m, "monitor_follow")
         stored, _ = _stored_rows(
             m,
             "folold",
@@ -575,6 +582,13 @@ def _follows(m: _Merge, follows: FollowRows, accounts: AccountKeys) -> FollowRow
     return edges
 
 
+def _read_back(m: _Merge, table: str) -> None:
+    """Before this merge reads ``table``'s rows of the workspace: those loaded on the side so far are attached
+    (:meth:`.side_load.SideLoad.attach_now`), so that the read finds them."""
+    if m.st.side is not None:
+        m.st.side.attach_now(m.cur, table, m.st.unindexed)
+
+
 def _copy_partitioned(
     m: _Merge, table: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], nulls: dict | None = None
 ) -> int:
@@ -583,11 +597,21 @@ def _copy_partitioned(
     are in (timed as ``index <table>``). An import merged in parts fills that partition part by part and builds
     them in its last part: kept up row by row, through a B-tree larger than memory by the later parts, they cost
     the 10M benchmark's merge most of its COPYs (benchmarks/data_layer.md). Until then the parts' checks against
-    the stored rows (:func:`_stored_rows`, the updates of earlier rows) join the partition by hashing."""
+    the stored rows (:func:`_stored_rows`, the updates of earlier rows) join the partition by hashing.
+
+    An import that owns its transaction stores a workspace's first follows on a second connection instead
+    (:mod:`.side_load`): they go into a table of their own there, which the last part's end makes the partition
+    (:func:`merge`)."""
     n = len(arrays[0])
+    side = m.st.side
+    if side is not None and (n or table in side.loading) and side.begin(m.cur, table):
+        out = _copy(m, table, [("workspace_id", "bigint"), *cols], [_constant(m.ws, n), *arrays], nulls, side=side)
+        if m.st.final:
+            side.last_rows(table)  # its index is built on the side while this merge stores the rest
+        return out
     if n and table not in m.st.unindexed and partitions.begin_load(m.cur, table, m.ws):
         m.st.unindexed.append(table)
-    out = _copy(m, table, [("workspace_id", "bigint"), *cols], [np.full(n, m.ws, np.int64), *arrays], nulls)
+    out = _copy(m, table, [("workspace_id", "bigint"), *cols], [_constant(m.ws, n), *arrays], nulls)
     if m.st.final and table in m.st.unindexed:  # every part calls this for each table, with rows or none
         t = time.perf_counter()
         partitions.build_indexes(m.cur, table, m.ws)
@@ -596,19 +620,35 @@ def _copy_partitioned(
     return out
 
 
+def _constant(value: int, n: int) -> np.ndarray:
+    """A COPY's column of ``n`` times ``value``: a read-only view of one number, not ``n`` of them in memory."""
+    return np.broadcast_to(np.int64(value), (n,))
+
+
 def _copy(
-    m: _Merge, table: str, cols: list[tuple[str, str]], arrays: list[np.ndarray], nulls: dict | None = None
+    m: _Merge,
+    table: str,
+    cols: list[tuple[str, str]],
+    arrays: list[np.ndarray],
+    nulls: dict | None = None,
+    *,
+    side=None,
 ) -> int:
     """Append new rows of this merge's collection to ``table`` by one COPY (``copy_in``), timed as
     ``copy into <table>``; returns how many. On PostgreSQL that is a binary COPY straight into the table instead
     of a COPY into a staging table and an ``INSERT ... SELECT`` from it: 1M retweets 6.1 s against 7.0 s, 1M
     snapshots 2.4 s against 3.8 s, the rest being the tables' index upkeep (``benchmarks/web.md``, 2026-11-29).
-    Times are converted as ``to_timestamp`` converts them, so later merges find the rows by them."""
+    Times are converted as ``to_timestamp`` converts them, so later merges find the rows by them. ``side``: the
+    COPY is queued on the import's side load instead (:mod:`.side_load`, timed there)."""
     n = len(arrays[0])
     t = time.perf_counter()
     if m.coll is not None:  # rows of the live stream belong to no collection: collection_id stays NULL
         cols = [*cols, ("collection_id", "bigint")]
-        arrays = [*arrays, np.full(n, m.coll, np.int64)]
+        arrays = [*arrays, _constant(m.coll, n)]
+    if side is not None:
+        if n:
+            side.copy(table, cols, arrays, nulls)
+        return n
     copy_in(m.cur, table, cols, arrays, nulls=nulls)
     key = f"copy into {table}"
     add_timing(m.st.timings, key, t)
@@ -664,6 +704,7 @@ def _affected(
         # at 10M retweets in parts, looking them up again took 69 s of the merge
         followers = followers[followers <= m.st.accounts_before]
     if len(followers):
+        _read_back(m, "monitor_retweet")
         fer_stage = m.st.stage("fer", [("account", "bigint")], [followers])
         m.timed(
             f"""SELECT DISTINCT r.tweet_id FROM {fer_stage} f {m.d.join} monitor_retweet r

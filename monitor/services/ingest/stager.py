@@ -93,6 +93,8 @@ class Stager:
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
         self.unindexed: list[str] = []
+        # an import owning its transaction: the workspace's first follows stored on a second connection (side_load)
+        self.side = None
 
     def drop(self) -> None:
         # temporary tables live as long as the connection (workers keep theirs open): drop them now
