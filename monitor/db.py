@@ -526,8 +526,43 @@ def analyze_after_bulk_write(
         stale = [name for name, seen, live in cursor.fetchall() if live - seen >= max(floor, grown * seen)]
     if stale:
         cols = f" ({', '.join(columns)})" if columns else ""
-        cursor.execute("ANALYZE " + ", ".join(name + cols for name in sorted(stale)))
+        targets = ", ".join(name + cols for name in sorted(stale))
+        if not columns:
+            targets = ", ".join(_split_wide_samples(cursor, sorted(stale)))
+        cursor.execute("ANALYZE " + targets)
     return bool(stale)
+
+
+def _split_wide_samples(cursor, tables: list[str]) -> list[str]:
+    """``tables`` as ANALYZE targets, a table with columns of a raised statistics target (the tweets' search
+    document: 2,000) given as two: those columns, then the others. ANALYZE samples rows for the largest target of
+    the columns it analyses (300 rows per unit of target) and then computes every column over that sample: the
+    whole tweets table at 10M retweets sampled all its 270K rows for the search column and detoasted every text
+    for theirs, 1.25-1.54 s, against 0.34 s for the search column alone and 0.24 s for the others on 30K rows
+    (``benchmarks/data_layer.md``, 2026-12-06 (fourth)). The other columns' statistics are then what the
+    default target gives, as for every other table."""
+    # only a table with more rows than the default sample (300 per unit of target): below it both samples are the
+    # whole table, and two passes over it cost more than one (the 1M benchmark's 27K tweets: 0.27 s against 0.25)
+    cursor.execute(
+        """SELECT c.relname, a.attname, a.attstattarget > current_setting('default_statistics_target')::int
+           FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+           WHERE c.oid = ANY(%s::regclass[]) AND a.attnum > 0 AND NOT a.attisdropped
+               AND pg_stat_get_live_tuples(c.oid) + pg_stat_get_xact_tuples_inserted(c.oid)
+                   > 300 * current_setting('default_statistics_target')::int
+           ORDER BY c.relname, a.attnum""",
+        [tables],
+    )
+    wide: dict[str, list[str]] = {}
+    narrow: dict[str, list[str]] = {}
+    for table, column, raised in cursor.fetchall():
+        (wide if raised else narrow).setdefault(table, []).append('"' + column.replace('"', '""') + '"')
+    out = []
+    for table in tables:
+        if table in wide and narrow.get(table):
+            out += [f"{table} ({', '.join(wide[table])})", f"{table} ({', '.join(narrow[table])})"]
+        else:
+            out.append(table)
+    return out
 
 
 def renew_follows_token(cursor, workspace_id: int) -> None:

@@ -152,3 +152,39 @@ def test_a_small_runs_result_tables_are_analysed_at_its_end_whatever_the_floor(w
     c = import_files(ws_a, _publisher_days(tmp_path))
     assert c.status == c.Status.DONE, c.error
     assert _reltuples("monitor_publisherday") == PublisherDay.objects.filter(workspace=ws_a).count() > 0
+
+
+def test_a_table_with_a_raised_statistics_target_is_analysed_as_two_samples(ws_a):
+    """The tweets' search column (target 2,000) is analysed on its own, over its large sample, and the other
+    columns over the default one, once the table has more rows than that sample (instead of every text detoasted
+    for a sample of every row); a smaller table is analysed whole."""
+    from datetime import UTC, datetime
+
+    from django.test.utils import CaptureQueriesContext
+
+    from monitor.models import Account, Tweet
+
+    author = Account.objects.create(workspace=ws_a, twitter_id=1)
+    at = datetime(2020, 1, 1, tzinfo=UTC)
+
+    def analyse() -> str:
+        with CaptureQueriesContext(connection) as queries, connection.cursor() as cur:
+            assert analyze_after_bulk_write(cur, ["monitor_tweet", "monitor_account"], 10**9) is True
+        (sql,) = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("ANALYZE")]
+        return sql
+
+    with connection.cursor() as cur:  # a default sample of 300 rows: 301 tweets are more than it
+        cur.execute("SET LOCAL default_statistics_target = 1")
+        cur.execute("SELECT count(*) FROM monitor_tweet")
+        before = cur.fetchone()[0]
+    if before > 300:
+        pytest.skip("the test database holds other tests' tweets")
+    Tweet.objects.bulk_create([Tweet(workspace=ws_a, tweet_id=k, author=author, created_at=at) for k in range(5)])
+    assert analyse() == "ANALYZE monitor_account, monitor_tweet"
+    Tweet.objects.bulk_create(
+        [Tweet(workspace=ws_a, tweet_id=k, author=author, created_at=at, text=f"t {k}") for k in range(5, 302)]
+    )
+    sql = analyse()
+    assert sql.startswith('ANALYZE monitor_account, monitor_tweet ("search"), monitor_tweet ("id", '), sql
+    assert '"text"' in sql and sql.count('"search"') == 1
+    assert {"search", "text", "created_at", "author_id"} <= _analysed_columns("monitor_tweet")
