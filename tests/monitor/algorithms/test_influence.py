@@ -4,6 +4,7 @@ units, stored spreading edges, a GPU that runs out of memory."""
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 
 import numpy as np
 import pytest
@@ -86,6 +87,26 @@ def test_a_runs_batches_hold_whole_publisher_days_and_store_what_one_batch_does(
     assert all(len(batches) == 1 for batches in where.values()), f"pairs spread over several batches: {where}"
     # each batch rewrites its pairs' daily rows from all of their cascades: the same rows as one batch
     assert _daily(ws_b) == _daily(ws_a) and _daily(ws_a)
+
+
+def test_a_plan_counts_the_same_participants_by_a_scan_of_the_retweets_as_by_probing_them(
+    ws_a, import_files, tmp_path, monkeypatch
+):
+    """A run over most of the workspace's tweets counts their retweets by one scan of the workspace's partition,
+    a smaller one by probing the pair index per tweet: the same sizes and (publisher, day) pairs."""
+    import_files(ws_a, _collection(tmp_path))
+    batch = importlib.import_module("monitor.algorithms.influence.batch")
+    pks = sorted(Tweet.objects.filter(workspace=ws_a).values_list("pk", flat=True))
+    asked = []
+    real = batch._counts_all_retweets
+    monkeypatch.setattr(batch, "_counts_all_retweets", lambda *a: asked.append(real(*a)) or asked[-1])
+    probed = batch._planned_cascades(pks, ws_a.pk)
+    monkeypatch.setattr(batch, "_PLAN_SCAN_MIN", 1)
+    scanned = batch._planned_cascades(pks, ws_a.pk)
+    few = batch._planned_cascades(pks[: len(pks) // 5], ws_a.pk)  # a fifth of the tweets: probed
+    assert asked == [False, connection.vendor == "postgresql", False]
+    assert scanned == probed and sum(probed[0].values()) > len(pks)
+    assert few == ({k: probed[0][k] for k in few[0]}, {k: probed[1][k] for k in few[0]})
 
 
 def test_a_publishers_day_totals_count_its_computed_tweets_only(ws_a, import_files, run_tasks, tmp_path):
