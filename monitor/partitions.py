@@ -20,7 +20,9 @@ Why this shape (``docs/data-layer.md``, "Follows, retweets and snapshots partiti
 * **Attach while empty, then load**: ``ATTACH PARTITION`` takes a SHARE UPDATE EXCLUSIVE lock on the parent, which
   readers and writers of other workspaces do not wait for; on an empty table it validates nothing. Until the
   import commits, no other session sees the partition, so nobody waits for its index builds either. Two imports
-  creating partitions at once run their attaches one after the other (the lock is held to the commit).
+  creating partitions at once run their attaches one after the other (the lock is held to the commit); the first
+  attach takes the lock on all three parents in one order (:func:`lock_parents`), so that writers attaching them
+  in different orders cannot deadlock.
 * **Indexes per partition, none on the parent**: a partitioned unique index must include the partition key, and
   the merge's keys ((follower, followee), (tweet, retweeter)) are unique within a workspace; the ``id`` values come
   from the parent's one identity sequence, so they stay unique across partitions without an index spanning them.
@@ -73,6 +75,7 @@ __all__ = [
     "drop_after_commit",
     "drop_orphans",
     "empty",
+    "lock_parents",
     "loading_state",
     "name",
 ]
@@ -150,12 +153,24 @@ def begin_load(cur, table: str, ws: int) -> bool:
     if not _postgres() or exists(cur, table, ws):
         return False
     part = name(table, ws)
+    lock_parents(cur, table)
     # the columns, NOT NULLs and CHECK constraints of the parent (ATTACH requires them); no identity: rows come
     # through the parent, whose identity numbers them
     unlogged = "UNLOGGED " if table in DERIVED else ""
     cur.execute(f"CREATE {unlogged}TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
     cur.execute(f"ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({int(ws)})")
     return True
+
+
+def lock_parents(cur, table: str) -> None:
+    """Before a partition of ``table`` is attached: the lock ATTACH takes on the parent (SHARE UPDATE EXCLUSIVE,
+    held to the commit), taken on every parent of :data:`TABLES` at once, in one order, where ``table`` is one of
+    them. Writers attach these partitions in different orders (an import loading follows and retweets on a second
+    connection attaches them at its end, after the snapshots': ``monitor.services.ingest.side_load``; a live
+    stream's micro-batch as its merge meets them), and two that each held one parent while waiting for the other's
+    would deadlock. ``ONLY``: not the workspaces' partitions, whose ANALYZE takes the same lock."""
+    group = sorted(TABLES) if table in TABLES else [table]
+    cur.execute("LOCK TABLE " + ", ".join(f"ONLY {t}" for t in group) + " IN SHARE UPDATE EXCLUSIVE MODE")
 
 
 def create(cur, ws: int, tables=tuple(TABLES)) -> None:

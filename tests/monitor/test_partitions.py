@@ -457,3 +457,47 @@ def test_reads_of_a_tweets_per_cascade_rows_open_only_its_workspaces_partition(w
         )
         plan = "\n".join(r[0] for r in cur.fetchall())
     assert partitions.name(CASCADE, ws_a.pk) in plan and partitions.name(CASCADE, ws_b.pk) not in plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_attaching_partitions_in_different_orders_wait_for_each_other_without_deadlocking(ws_a, ws_b):
+    """One writer attaches the follows' partition and then the snapshots', another the snapshots' and then the
+    follows' (as an import loading follows on the side and a live-stream micro-batch may): the first attach takes
+    every parent's lock in one order, so the second writer waits at its first attach instead of each holding the
+    lock the other needs (a deadlock, which PostgreSQL would end by failing one of them)."""
+    import threading
+
+    from django.db import connections
+
+    first_in, errors, order = threading.Event(), [], []
+
+    def writer(ws, tables, go: threading.Event | None):
+        try:
+            if go is not None:
+                go.wait(timeout=10)
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute("SET LOCAL lock_timeout = '20s'")
+                for i, table in enumerate(tables):
+                    partitions.begin_load(cur, table, ws.pk)
+                    order.append((ws.pk, table))
+                    if go is None and i == 0:
+                        first_in.set()
+                        time.sleep(0.5)  # the other writer takes its first lock meanwhile
+        except Exception as exc:  # reported by the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    a = threading.Thread(target=writer, args=(ws_a, ["monitor_follow", "monitor_followercount"], None))
+    b = threading.Thread(target=writer, args=(ws_b, ["monitor_followercount", "monitor_follow"], first_in))
+    a.start(), b.start()
+    a.join(30), b.join(30)
+    assert not errors, errors
+    assert order == [
+        (ws_a.pk, "monitor_follow"),
+        (ws_a.pk, "monitor_followercount"),
+        (ws_b.pk, "monitor_followercount"),
+        (ws_b.pk, "monitor_follow"),
+    ]
+    assert set(_partitions()) >= {partitions.name(t, ws.pk) for t in ("monitor_follow", "monitor_followercount")
+                                  for ws in (ws_a, ws_b)}  # fmt: skip

@@ -199,6 +199,7 @@ class SideLoad:
 
     def _attach(self, cur, table: str, *, indexed: bool) -> None:
         t, load, part = time.perf_counter(), load_name(table, self.ws), partitions.name(table, self.ws)
+        partitions.lock_parents(cur, table)  # in the order every writer takes them
         # the CHECK implies the partition's constraint, so the attach validates nothing
         cur.execute(f"ALTER TABLE {table} ATTACH PARTITION {load} FOR VALUES IN ({self.ws})")
         cur.execute(f"ALTER TABLE {load} DROP CONSTRAINT {load}_ws, ALTER COLUMN id DROP DEFAULT")
