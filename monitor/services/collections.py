@@ -317,8 +317,8 @@ def _progress_reporter(c: Collection) -> Callable[[str, float], None]:
 def _import(c: Collection, files: list[Upload], progress: Callable[[str, float], None], report: dict) -> None:
     """The import's one transaction: read and merge ``files``, record what happened, start the compute (a
     validation rolls it all back). ``report`` is filled as it goes, for the failure paths too. A workspace's first
-    follows are stored on a second connection meanwhile (``side_load``), whose leftovers are dropped once this
-    transaction has ended, committed or not."""
+    follows and retweets are stored on second connections meanwhile (``side_load``), whose leftovers are dropped
+    once this transaction has ended, committed or not."""
     side = SideLoad(c.workspace_id) if not c.validate_only and SideLoad.possible() else None
     failed = True
     try:

@@ -128,7 +128,7 @@ def load_files(
     runs). Raises ``InputError`` (strict mode, first bad record) or :class:`UploadError`. ``graph_later``: the
     follower graph's file may still be being written when this returns; the caller must call
     :meth:`IngestResult.wait_graph_file` before its transaction ends, whatever happens. ``side_load``: the
-    workspace's first follows are stored on its second connection (:mod:`.side_load`; the caller closes it after
+    workspace's first follows and retweets are stored on its connections (:mod:`.side_load`; the caller closes it after
     its transaction has ended).
     """
     res = IngestResult(report=ReadReport(max_shown=max_shown))

@@ -93,7 +93,7 @@ class Stager:
         # partitioned tables whose workspace partition this import created and has not indexed yet: an import in
         # parts fills it part by part and builds its indexes in the last part (merge._copy_partitioned)
         self.unindexed: list[str] = []
-        # an import owning its transaction: the workspace's first follows stored on a second connection (side_load)
+        # an import owning its transaction: its SideLoad, storing a workspace's first follows and retweets elsewhere
         self.side = None
 
     def drop(self) -> None:
