@@ -168,9 +168,11 @@ def lock_parents(cur, table: str) -> None:
     them. Writers attach these partitions in different orders (an import loading follows and retweets on a second
     connection attaches them at its end, after the snapshots': ``monitor.services.ingest.side_load``; a live
     stream's micro-batch as its merge meets them), and two that each held one parent while waiting for the other's
-    would deadlock. ``ONLY``: not the workspaces' partitions, whose ANALYZE takes the same lock."""
-    group = sorted(TABLES) if table in TABLES else [table]
-    cur.execute("LOCK TABLE " + ", ".join(f"ONLY {t}" for t in group) + " IN SHARE UPDATE EXCLUSIVE MODE")
+    would deadlock. ``ONLY``: not the workspaces' partitions, whose ANALYZE takes the same lock. Nothing outside a
+    transaction (autocommit: the attach's lock ends with its statement, and LOCK TABLE is refused there)."""
+    if table not in TABLES or not connection.in_atomic_block:
+        return  # the derived tables' writers attach one at a time; in autocommit the attach's lock ends with it
+    cur.execute("LOCK TABLE " + ", ".join(f"ONLY {t}" for t in sorted(TABLES)) + " IN SHARE UPDATE EXCLUSIVE MODE")
 
 
 def create(cur, ws: int, tables=tuple(TABLES)) -> None:

@@ -501,3 +501,12 @@ def test_writers_attaching_partitions_in_different_orders_wait_for_each_other_wi
     ]
     assert set(_partitions()) >= {partitions.name(t, ws.pk) for t in ("monitor_follow", "monitor_followercount")
                                   for ws in (ws_a, ws_b)}  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_partition_made_in_autocommit_takes_no_lock_beyond_its_attach(ws_a):
+    """Outside a transaction (a browser test's set-up) ``LOCK TABLE`` would be refused; each statement's lock ends
+    with it there, so there is no order to keep."""
+    assert not connection.in_atomic_block
+    partitions.create(connection.cursor(), ws_a.pk, tables=("monitor_follow", "monitor_dailyinfluence"))
+    assert {partitions.name("monitor_follow", ws_a.pk)} <= set(_partitions())
