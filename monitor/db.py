@@ -525,11 +525,11 @@ def analyze_after_bulk_write(
         )
         stale = [name for name, seen, live in cursor.fetchall() if live - seen >= max(floor, grown * seen)]
     if stale:
-        cols = f" ({', '.join(columns)})" if columns else ""
-        targets = ", ".join(name + cols for name in sorted(stale))
-        if not columns:
-            targets = ", ".join(_split_wide_samples(cursor, sorted(stale)))
-        cursor.execute("ANALYZE " + targets)
+        if columns:
+            targets = [f"{name} ({', '.join(columns)})" for name in sorted(stale)]
+        else:
+            targets = _split_wide_samples(cursor, sorted(stale))
+        cursor.execute("ANALYZE " + ", ".join(targets))
     return bool(stale)
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "begin_load",
     "build_indexes",
     "create",
+    "create_like",
     "derived_abandoned",
     "derived_begin",
     "derived_end",
@@ -76,6 +77,7 @@ __all__ = [
     "drop_orphans",
     "empty",
     "lock_parents",
+    "load_name",
     "loading_state",
     "name",
 ]
@@ -137,11 +139,26 @@ def exists(cur, table: str, ws: int) -> bool:
     return part in _found(cur, [part])
 
 
-def build_indexes(cur, table: str, ws: int) -> None:
-    """Build the partition's indexes (after its rows are in)."""
-    part = name(table, ws)
+def load_name(table: str, ws: int) -> str:
+    """The plain table workspace ``ws``'s first rows of ``table`` are loaded into before it becomes the partition
+    (``monitor.services.ingest.side_load``)."""
+    return name(table, ws) + LOAD_SUFFIX
+
+
+def build_indexes(cur, table: str, ws: int, relation: str | None = None) -> None:
+    """Build the partition's indexes (after its rows are in); ``relation``: on that table instead, named after it
+    (a load table, before it becomes the partition)."""
+    part = relation or name(table, ws)
     for suffix, unique, columns in _INDEXES[table]:
         cur.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX {part}_{suffix} ON {part} ({columns})")
+
+
+def create_like(cur, table: str, relation: str) -> None:
+    """A plain table ``relation`` with the columns, NOT NULLs and CHECK constraints of ``table``'s parent, which
+    ATTACH requires (unlogged as a derived table's partitions are); no identity: rows come through the parent,
+    whose identity numbers them."""
+    unlogged = "UNLOGGED " if table in DERIVED else ""
+    cur.execute(f"CREATE {unlogged}TABLE {relation} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
 
 
 def begin_load(cur, table: str, ws: int) -> bool:
@@ -154,10 +171,7 @@ def begin_load(cur, table: str, ws: int) -> bool:
         return False
     part = name(table, ws)
     lock_parents(cur, table)
-    # the columns, NOT NULLs and CHECK constraints of the parent (ATTACH requires them); no identity: rows come
-    # through the parent, whose identity numbers them
-    unlogged = "UNLOGGED " if table in DERIVED else ""
-    cur.execute(f"CREATE {unlogged}TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+    create_like(cur, table, part)
     cur.execute(f"ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({int(ws)})")
     return True
 
@@ -238,7 +252,7 @@ def drop_orphans() -> None:
         )
         parts += [r[0] for r in cur.fetchall()]
         cur.execute("SELECT id FROM monitor_workspace")
-        live = {name(t, r[0]) + end for r in cur.fetchall() for t in _INDEXES for end in ("", LOAD_SUFFIX)}
+        live = {made(t, r[0]) for r in cur.fetchall() for t in _INDEXES for made in (name, load_name)}
     for part in sorted(p for p in parts if p not in live):
         t = time.perf_counter()
         try:

@@ -173,16 +173,21 @@ def test_a_table_with_a_raised_statistics_target_is_analysed_as_two_samples(ws_a
         (sql,) = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("ANALYZE")]
         return sql
 
-    with connection.cursor() as cur:  # a default sample of 300 rows: 301 tweets are more than it
-        cur.execute("SET LOCAL default_statistics_target = 1")
-        cur.execute("SELECT count(*) FROM monitor_tweet")
-        before = cur.fetchone()[0]
-    if before > 300:
-        pytest.skip("the test database holds other tests' tweets")
+    def rows_counted() -> int:  # the tweets the split counts: live ones, plus this transaction's inserts
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_stat_get_live_tuples(%s::regclass) + pg_stat_get_xact_tuples_inserted(%s::regclass)",
+                        ["monitor_tweet", "monitor_tweet"])  # fmt: skip
+            return int(cur.fetchone()[0])
+
     Tweet.objects.bulk_create([Tweet(workspace=ws_a, tweet_id=k, author=author, created_at=at) for k in range(5)])
+    # a default sample just above the rows counted now (300 rows per unit of target), whatever other tests left
+    target = rows_counted() // 300 + 1
+    with connection.cursor() as cur:
+        cur.execute(f"SET LOCAL default_statistics_target = {target}")
     assert analyse() == "ANALYZE monitor_account, monitor_tweet"
+    more = 300 * target - rows_counted() + 1  # then one row more than that sample
     Tweet.objects.bulk_create(
-        [Tweet(workspace=ws_a, tweet_id=k, author=author, created_at=at, text=f"t {k}") for k in range(5, 302)]
+        [Tweet(workspace=ws_a, tweet_id=k, author=author, created_at=at, text=f"t {k}") for k in range(5, 5 + more)]
     )
     sql = analyse()
     assert sql.startswith('ANALYZE monitor_account, monitor_tweet ("search"), monitor_tweet ("id", '), sql

@@ -603,15 +603,16 @@ def _copy_partitioned(
     (:mod:`.side_load`): they go into a table of their own there, which the last part's end makes the partition
     (:func:`merge`)."""
     n = len(arrays[0])
+    cols, arrays = [("workspace_id", "bigint"), *cols], [_constant(m.ws, n), *arrays]
     side = m.st.side
     if side is not None and (n or table in side.loading) and side.begin(m.cur, table):
-        out = _copy(m, table, [("workspace_id", "bigint"), *cols], [_constant(m.ws, n), *arrays], nulls, side=side)
+        out = _copy(m, table, cols, arrays, nulls, side=side)
         if m.st.final:
             side.last_rows(table)  # its index is built on the side while this merge stores the rest
         return out
     if n and table not in m.st.unindexed and partitions.begin_load(m.cur, table, m.ws):
         m.st.unindexed.append(table)
-    out = _copy(m, table, [("workspace_id", "bigint"), *cols], [_constant(m.ws, n), *arrays], nulls)
+    out = _copy(m, table, cols, arrays, nulls)
     if m.st.final and table in m.st.unindexed:  # every part calls this for each table, with rows or none
         t = time.perf_counter()
         partitions.build_indexes(m.cur, table, m.ws)

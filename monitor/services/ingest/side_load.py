@@ -46,18 +46,15 @@ from django.db import connection
 
 from ... import partitions
 from ...db import copy_in
+from ...partitions import load_name
+from .stager import add_timing
 
-__all__ = ["SIDE_TABLES", "SideLoad", "load_name"]
+__all__ = ["SIDE_TABLES", "SideLoad"]
 
 log = logging.getLogger(__name__)
 
 #: the tables whose first rows may be loaded on the side
 SIDE_TABLES = ("monitor_follow", "monitor_retweet")
-
-
-def load_name(table: str, ws: int) -> str:
-    """The plain table workspace ``ws``'s first rows of ``table`` are loaded into before it becomes the partition."""
-    return partitions.name(table, ws) + partitions.LOAD_SUFFIX
 
 
 class SideLoad:
@@ -103,9 +100,6 @@ class SideLoad:
             pool = self._pools[table] = ThreadPoolExecutor(1, thread_name_prefix=f"side-load-{table}")
         self._last[table] = pool.submit(job)
 
-    def _timed(self, key: str, t: float) -> None:
-        self.timings[key] = round(self.timings.get(key, 0.0) + time.perf_counter() - t, 3)
-
     # ---- the side thread's statements (each on that thread's own connection, autocommit)
 
     def _create(self, table: str) -> None:
@@ -114,26 +108,25 @@ class SideLoad:
             cur.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
             (sequence,) = cur.fetchone()
             cur.execute(f"DROP TABLE IF EXISTS {load}")  # a killed import's (the merge lock keeps live ones out)
-            cur.execute(f"CREATE TABLE {load} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+            partitions.create_like(cur, table, load)
             cur.execute(f"ALTER TABLE {load} ADD CONSTRAINT {load}_ws CHECK (workspace_id = {self.ws})")
             cur.execute(f"ALTER TABLE {load} ALTER COLUMN id SET DEFAULT nextval('{sequence}'::regclass)")
-        self._timed(f"side: create {table}", t)
+        add_timing(self.timings, f"side: create {table}", t)
 
     def _copy(self, table: str, cols, arrays, nulls) -> None:
         t = time.perf_counter()
         with connection.cursor() as cur:
             copy_in(cur, load_name(table, self.ws), cols, arrays, nulls=nulls)
-        self._timed(f"side: copy into {table}", t)
+        add_timing(self.timings, f"side: copy into {table}", t)
 
     def _finish(self, table: str) -> None:
         t, load = time.perf_counter(), load_name(table, self.ws)
         with connection.cursor() as cur:
-            for suffix, unique, columns in partitions.TABLES[table]:
-                cur.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX {load}_{suffix} ON {load} ({columns})")
-            self._timed(f"side: index {table}", t)
+            partitions.build_indexes(cur, table, self.ws, relation=load)
+            add_timing(self.timings, f"side: index {table}", t)
             t = time.perf_counter()
             cur.execute(f"ANALYZE {load}")
-        self._timed(f"side: analyze {table}", t)
+        add_timing(self.timings, f"side: analyze {table}", t)
 
     def _drop(self, table: str | None) -> None:
         try:

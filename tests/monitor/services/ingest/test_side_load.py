@@ -15,7 +15,8 @@ from django.db import connection, transaction
 
 from monitor import partitions, services
 from monitor.models import Collection, Follow, Retweet
-from monitor.services.ingest.side_load import SideLoad, load_name
+from monitor.partitions import load_name
+from monitor.services.ingest.side_load import SideLoad
 from tests.monitor.services.ingest.test_parts import CSV_HEAD, T0, _big_upload, _row, _stored
 from tests.webapp import THESIS, total_by_name
 
