@@ -71,11 +71,17 @@ def main() -> int:
     ap.add_argument("--retweets", type=int, default=1_000_000)
     ap.add_argument("--data", default=str(ROOT / "var" / "bench1m"), help="folder for the generated files")
     ap.add_argument("--requests", type=int, default=200, help="ranking page requests for the latency")
+    ap.add_argument(
+        "--full-graph-scale",
+        type=float,
+        help="instead of --retweets: the twitter preset at this scale with its whole follower graph "
+        "(1.0: the bigger4-sized collection, 3.68M retweets and 341.7M follows)",
+    )
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--rss-every", type=float, default=0.05, help="seconds between two samples of the memory")
     args = ap.parse_args()
 
-    from _setup import django_on_postgres, generated_collection
+    from _setup import django_on_postgres, full_graph_collection, generated_collection
 
     if not django_on_postgres("web_bench", os.environ.get("DATABASE_URL", "")):
         return 2
@@ -85,7 +91,10 @@ def main() -> int:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    files = generated_collection(Path(args.data), args.retweets)
+    if args.full_graph_scale:
+        files = full_graph_collection(Path(args.data), args.full_graph_scale)
+    else:
+        files = generated_collection(Path(args.data), args.retweets)
     size = sum(f.stat().st_size for f in files)
 
     from monitor import selectors, services
