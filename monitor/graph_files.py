@@ -51,6 +51,7 @@ from django.db import connection
 from compute.arrays import sorted_positions_each, unique
 
 from .db import copy_out
+from .kept_follows import KeptFollows
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,16 @@ def _csr_from_owned(edges: list) -> Csr:
     np.subtract(key, src, out=src)  # the followees' positions, in place
     del key
     return Csr(ids, indptr, src.astype(np.int32 if len(ids) < 2**31 else np.int64))
+
+
+def _imported_csr(follows: ImportedFollows) -> Csr:
+    """The CSR of the version an import writes: its base's edges and the ones it kept. A first import's (no base
+    edges) straight from the kept keys, sorted already, in about a third of the memory
+    (:meth:`~monitor.kept_follows.KeptFollows.pop_csr`); else from the edges' two ends."""
+    arrays = follows.kept.pop_csr() if follows.base.n_edges == 0 else None
+    if arrays is not None:
+        return Csr(*arrays)
+    return _csr_from_owned(list(follows._ends()))
 
 
 def load(ws: int, token: str) -> Csr | None:
@@ -248,14 +259,15 @@ class ImportedFollows:
 
     :meth:`start` runs once the import holds the workspace's merge lock, before its first part: it notes the
     version it builds on (the files of the token then, or an empty graph when the workspace has no accounts, so
-    no follows). :meth:`add` takes each part's merged edges (account pks); :meth:`finish`, in the import's
-    transaction after its last part, writes the new token's version. Without a base on this machine it writes
-    nothing and the first reader builds the version from the rows."""
+    no follows). :meth:`add` takes each part's merged edges (account pks), kept as sorted keys
+    (:class:`monitor.kept_follows.KeptFollows`, 8 bytes a follow), which :meth:`stored` asks for a later part;
+    :meth:`finish`, in the import's transaction after its last part, writes the new token's version. Without a
+    base on this machine it writes nothing and the first reader builds the version from the rows."""
 
     def __init__(self) -> None:
         self.ws: int | None = None
         self.base: Csr | None = None
-        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.kept = KeptFollows()
         self.seconds = 0.0
 
     def start(self, cur, ws: int) -> None:
@@ -269,62 +281,31 @@ class ImportedFollows:
         self.seconds += time.perf_counter() - t
 
     def add(self, follower: np.ndarray, followee: np.ndarray) -> None:
-        """Keep a part's merged edges, as uint32 offsets from the part's smallest pk where they fit (8 bytes a
-        follow instead of 16, held for the rest of the import: 111 MB less at 13.9M follows)."""
+        """Keep a part's merged edges (nothing without a base: no version will be written)."""
         if self.base is None or not len(follower):
             return
-        fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
-        lo = int(min(fr.min(), fe.min()))
-        if max(int(fr.max()), int(fe.max())) - lo < 2**32:
-            fr, fe = (fr - lo).astype(np.uint32), (fe - lo).astype(np.uint32)
-        else:
-            lo = 0
-        self.parts.append([lo, fr, fe])
+        self.kept.add(follower, followee)
 
     def stored(self, follower: np.ndarray, followee: np.ndarray) -> np.ndarray | None:
         """Mask of the edges (account pks) that a part added so far, or None where the parts cannot tell: their
-        follows are not kept (no base on this machine) or a part's pks span 2**32 or more. A part's edges come
-        sorted by (follower, followee) from the merge; a part that is not is sorted here. The edges are looked up
-        a million at a time (a part's key and its temporaries: 8 bytes a kept follow, about 40 MB a million
-        asked)."""
-        if self.base is None or any(p[1].dtype != np.uint32 for p in self.parts):
+        follows are not kept (no base on this machine) or a part's pks span 2**32 or more."""
+        if self.base is None:
             return None
-        fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
-        found = np.zeros(len(fr), bool)
-        for lo, pfr, pfe in self.parts:
-            if not len(pfr):
-                continue
-            keys = pfr.astype(np.uint64)
-            keys <<= np.uint64(32)
-            keys |= pfe
-            if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():
-                keys.sort()
-            for a in range(0, len(fr), 1 << 20):
-                f, e = fr[a : a + (1 << 20)] - lo, fe[a : a + (1 << 20)] - lo
-                at = np.flatnonzero(~found[a : a + len(f)] & (f >= 0) & (e >= 0) & (f < 2**32) & (e < 2**32))
-                want = f[at].astype(np.uint64)
-                want <<= np.uint64(32)
-                want |= e[at].astype(np.uint64)
-                pos = np.searchsorted(keys, want)
-                pos[pos == len(keys)] = 0
-                found[a + at[keys[pos] == want]] = True
-            del keys
-        return found
+        return self.kept.stored(follower, followee)
 
-    @staticmethod
-    def _joined(first: np.ndarray, parts: list, end: int) -> np.ndarray:
-        """``first`` then each part's ``end`` (1: followers, 2: followees) as int64 pks, each part's array freed
-        once copied."""
-        out = np.empty(len(first) + sum(len(p[end]) for p in parts), np.int64)
-        out[: len(first)] = first
-        at = len(first)
-        for p in parts:
-            k = len(p[end])
-            out[at : at + k] = p[end]
-            out[at : at + k] += p[0]
-            p[end] = None
-            at += k
-        return out
+    def _ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """The version before's edges and every kept one, as (follower pks, followee pks), int64; the kept runs
+        freed as they are copied."""
+        old_src, old_dst = self.base.edges()
+        n = len(old_src) + len(self.kept)
+        src, dst = np.empty(n, np.int64), np.empty(n, np.int64)
+        src[: len(old_src)], dst[: len(old_dst)] = old_src, old_dst
+        at = len(old_src)
+        del old_src, old_dst
+        for fr, fe in self.kept.pop_ends():
+            src[at : at + len(fr)], dst[at : at + len(fe)] = fr, fe
+            at += len(fr)
+        return src, dst
 
     def finish(self, cur) -> float:
         """Write the new version (when there is one to write); returns the seconds the whole record took."""
@@ -348,20 +329,13 @@ class ImportedFollows:
 
     def _has_version(self) -> bool:
         """Whether there is a version to write: a base on this machine and edges merged into it."""
-        return self.base is not None and bool(self.parts) and self.ws is not None
+        return self.base is not None and len(self.kept) > 0 and self.ws is not None
 
     def _write(self, token: str) -> None:
         t = time.perf_counter()
         try:
-            old_src, old_dst = self.base.edges()
-            parts, self.parts = self.parts, []
-            # one end at a time, each part's arrays freed once copied
-            src = self._joined(old_src, parts, 1)
-            del old_src
-            edges = [src, self._joined(old_dst, parts, 2)]
-            del old_dst, src, parts
             try:
-                save(self.ws, token, _csr_from_owned(edges))
+                save(self.ws, token, _imported_csr(self))
             except OSError:
                 log.warning("the follower graph of workspace %s could not be written", self.ws, exc_info=True)
         finally:

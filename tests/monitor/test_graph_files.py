@@ -166,19 +166,19 @@ def test_an_imports_graph_file_is_written_while_its_compute_is_planned(
     from monitor.algorithms.influence import Influence
 
     planned, order = threading.Event(), []
-    real_csr, real_plan = graph_files._csr_from_owned, Influence.plan
+    real_csr, real_plan = graph_files._imported_csr, Influence.plan
 
-    def csr(edges):
+    def csr(follows):
         planned.wait(timeout=10)  # built before the plan, as it was, it waits here in vain
         order.append("graph file")
-        return real_csr(edges)
+        return real_csr(follows)
 
     def plan(self, **kwargs):
         order.append("plan")
         planned.set()
         return real_plan(self, **kwargs)
 
-    monkeypatch.setattr(graph_files, "_csr_from_owned", csr)
+    monkeypatch.setattr(graph_files, "_imported_csr", csr)
     monkeypatch.setattr(Influence, "plan", plan)
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     assert c.status == "done", c.error
@@ -192,10 +192,10 @@ def test_an_imports_graph_file_is_written_while_its_compute_is_planned(
 def test_a_graph_file_that_fails_fails_its_import_whole(ws_a, import_files, graph_dir, monkeypatch):
     import threading
 
-    def broken(edges):
+    def broken(follows):
         raise RuntimeError("the graph file broke")
 
-    monkeypatch.setattr(graph_files, "_csr_from_owned", broken)
+    monkeypatch.setattr(graph_files, "_imported_csr", broken)
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     assert c.status == "failed" and "the graph file broke" in c.error
     assert not Account.objects.filter(workspace=ws_a).exists()  # rolled back: nothing half-written
@@ -218,9 +218,9 @@ def test_csr_edges_of_a_graph_with_isolated_rows():
 
 
 def test_the_follows_an_import_keeps_are_the_edges_it_was_given_whatever_their_pks(monkeypatch):
-    """A part's edges are kept as uint32 offsets from its smallest pk where they fit, as int64 pks where they do
-    not; the version written is the CSR of the version before and every part's edges, self-follows and
-    duplicates dropped."""
+    """A part's edges are kept as 64-bit keys of offsets from a window's start where they fit in it, as int64 pks
+    where they do not; the version written is the CSR of the version before and every part's edges, self-follows
+    and duplicates dropped."""
     rng = np.random.default_rng(5)
     before = (rng.integers(10, 60, 300), rng.integers(10, 60, 300))
     near = (rng.integers(2**40, 2**40 + 90, 400), rng.integers(2**40, 2**40 + 90, 400))  # offsets within uint32
@@ -232,9 +232,9 @@ def test_the_follows_an_import_keeps_are_the_edges_it_was_given_whatever_their_p
     follows.ws, follows.base = 1, csr_from_edges(*before)
     for fr, fe in (near, far, near):
         follows.add(fr, fe)
-    assert [p[1].dtype for p in follows.parts] == [np.uint32, np.int64, np.uint32]
+    assert len(follows.kept.runs) == 1 and len(follows.kept.wide) == 1  # the two near parts: one run
     follows.finish(None)
-    assert follows.parts == []
+    assert len(follows.kept) == 0 and not follows.kept.runs and not follows.kept.wide
     expected = csr_from_edges(*(np.concatenate([b, n, f, n]) for b, n, f in zip(before, near, far, strict=True)))
     assert all(np.array_equal(a, b) for a, b in zip(written["t"], expected, strict=True))
     assert {(int(a), int(b)) for a, b in zip(*written["t"].edges())} == {

@@ -49,7 +49,10 @@ def pair_hashes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class StoredKeys:
-    """Sorted hashes of the rows each earlier part stored (one array per part): a filter with no false negatives."""
+    """Sorted hashes of the rows the earlier parts stored: a filter with no false negatives. A part's hashes are one
+    sorted run, merged with the run before it while that one is at most twice its size: O(log parts) runs to ask,
+    not one per part (a lookup per part and earlier part is quadratic in the parts; the follows' kept keys,
+    ``monitor.kept_follows``, cost the ``bigger4``-sized upload 896 s that way)."""
 
     def __init__(self) -> None:
         self.parts: list[np.ndarray] = []
@@ -60,6 +63,11 @@ class StoredKeys:
             hashes = np.asarray(hashes, _U)
             hashes.sort()
             self.parts.append(hashes)
+            while len(self.parts) > 1 and len(self.parts[-2]) <= 2 * len(self.parts[-1]):
+                last = self.parts.pop()
+                merged = np.concatenate([self.parts[-1], last])
+                merged.sort(kind="stable")  # two sorted runs: one merge pass
+                self.parts[-1] = merged
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
         """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored. The hashes

@@ -41,6 +41,18 @@ def test_stored_keys_miss_nothing_an_earlier_part_added():
     assert not keys.maybe(hashes[:20_000]).any()
 
 
+def test_stored_keys_of_many_parts_are_asked_in_a_few_merged_runs():
+    """Sixty parts of equal size are kept as a few sorted runs (merged as they come), and still miss nothing."""
+    rng = np.random.default_rng(4)
+    hashes = pair_hashes(rng.integers(1, 10**9, 60_000), rng.integers(1, 10**9, 60_000))
+    keys = StoredKeys()
+    for part in np.array_split(np.arange(60_000), 60):
+        keys.add(hashes[part].copy())
+    assert len(keys.parts) <= 7 and all((p[1:] >= p[:-1]).all() for p in keys.parts)
+    assert keys.nbytes == 8 * 60_000 and keys.maybe(hashes).all()
+    assert not keys.maybe(pair_hashes(rng.integers(10**9, 2 * 10**9, 5_000), rng.integers(1, 9, 5_000))).any()
+
+
 def test_kept_snapshots_find_their_own_key_only_and_keep_the_highest_count():
     """A row is found only with its account and time (not another key with the same hash, made here by hand);
     a raised count is kept for the next part."""

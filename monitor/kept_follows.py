@@ -1,0 +1,199 @@
+"""The follow edges an import has merged so far, kept in memory: to answer a later part's "did an earlier part
+store this edge?" without the table, and to write the follower graph's next version (``graph_files``).
+
+An edge is kept as one unsigned 64-bit key, ``(follower - lo) << 32 | (followee - lo)`` (8 bytes a follow), in
+sorted runs without duplicates. A part's keys are one run; a run is merged with the one before it (same ``lo``)
+while that one is at most twice its size, so an import of P parts holds O(log P) runs and each key is merged
+O(log P) times (two sorted runs merged by NumPy's stable sort, a timsort: one linear pass). A lookup is one binary
+search per run, and is asked only for the edges whose follower some earlier part gave follows for: a follows file
+grouped by follower, as exports and crawls write them, repeats a follower only across a part's boundary.
+
+Before this, each part's ends were kept as two arrays and every later part rebuilt every earlier part's keys to
+ask them: work quadratic in the parts. The ``bigger4``-sized upload (341.7M follows, 114 parts) spent 896 s of its
+1,263 s merge there (``benchmarks/data_layer.md``, 2026-12-06 (sixth)).
+
+``lo`` is 0 while the pks are below 2**32; a part whose pks lie further up gets the ``lo`` of the run before it
+when they fit that window, else one of its own (its runs are then not merged with the earlier ones). A part whose
+pks span 2**32 or more is kept as two int64 arrays (:attr:`KeptFollows.exact` false: lookups answer None and the
+caller asks the table). Nothing here imports Django."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from compute.arrays import argsort_ints, sort_ints, unique
+
+__all__ = ["KeptFollows"]
+
+_U = np.uint64
+_SPAN = 1 << 32
+_LOW = np.uint64(_SPAN - 1)
+
+
+def _dedup_sorted(keys: np.ndarray) -> np.ndarray:
+    if len(keys) < 2:
+        return keys
+    first = np.empty(len(keys), bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    return keys if first.all() else keys[first]
+
+
+def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two sorted arrays without duplicates as one (a stable sort of their concatenation finds the two runs)."""
+    out = np.concatenate([a, b])
+    out.sort(kind="stable")
+    return _dedup_sorted(out)
+
+
+class KeptFollows:
+    """See the module. :meth:`add` a part's edges (account pks), :meth:`stored` asks which edges were added,
+    :meth:`pop_ends` hands every kept edge back (as int64 pks) and forgets them."""
+
+    def __init__(self) -> None:
+        self.runs: list[list] = []  # [lo, sorted unique uint64 keys]
+        self.wide: list[tuple[np.ndarray, np.ndarray]] = []  # parts whose pks span 2**32 or more: int64 ends
+        self.followers = np.zeros(0, np.int64)  # sorted, unique: every follower of a kept edge
+
+    @property
+    def exact(self) -> bool:
+        """Whether :meth:`stored` can answer (no part kept as wide pks)."""
+        return not self.wide
+
+    def __len__(self) -> int:
+        return sum(len(r[1]) for r in self.runs) + sum(len(f) for f, _ in self.wide)
+
+    def add(self, follower: np.ndarray, followee: np.ndarray) -> None:
+        fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
+        if not len(fr):
+            return
+        lo_pk, hi_pk = int(min(fr.min(), fe.min())), int(max(fr.max(), fe.max()))
+        if hi_pk - lo_pk >= _SPAN:
+            self.wide.append((fr.copy(), fe.copy()))
+            return
+        self.followers = _merge_sorted(self.followers, unique(fr))
+        lo = self._window(lo_pk, hi_pk)
+        keys = (fr - lo).astype(_U)
+        keys <<= _U(32)
+        keys |= (fe - lo).astype(_U)
+        if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():  # the merge hands them sorted, mostly
+            keys = sort_ints(keys, overwrite=True)
+        self.runs.append([lo, _dedup_sorted(keys)])
+        while len(self.runs) > 1 and self.runs[-2][0] == lo and len(self.runs[-2][1]) <= 2 * len(self.runs[-1][1]):
+            last = self.runs.pop()
+            self.runs[-1][1] = _merge_sorted(self.runs[-1][1], last[1])
+
+    def _window(self, lo_pk: int, hi_pk: int) -> int:
+        """The ``lo`` of a part whose pks lie in [lo_pk, hi_pk]: the last run's where they fit it, else 0 where
+        they are below 2**32, else one that leaves room on both sides."""
+        if self.runs:
+            lo = self.runs[-1][0]
+            if lo <= lo_pk and hi_pk < lo + _SPAN:
+                return lo
+        if hi_pk < _SPAN:
+            return 0
+        return max(0, lo_pk - (_SPAN - 1 - (hi_pk - lo_pk)) // 2)  # the slack split: later pks may lie either side
+
+    def stored(self, follower: np.ndarray, followee: np.ndarray) -> np.ndarray | None:
+        """Mask of the edges (account pks) an earlier :meth:`add` kept; None where a part was kept wide. Only the
+        edges whose follower is among the kept ones' are looked up, a million at a time, sorted first (binary
+        searches in key order stay in the cache)."""
+        if not self.exact:
+            return None
+        fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
+        found = np.zeros(len(fr), bool)
+        ask = np.flatnonzero(_in_sorted(self.followers, fr)) if len(self.followers) else np.zeros(0, np.int64)
+        for a in range(0, len(ask), 1 << 20):
+            at = ask[a : a + (1 << 20)]
+            f, e = fr[at], fe[at]
+            hit = np.zeros(len(at), bool)
+            for lo, keys in self.runs:
+                inside = np.flatnonzero(~hit & (f >= lo) & (e >= lo) & (f - lo < _SPAN) & (e - lo < _SPAN))
+                if not len(inside) or not len(keys):
+                    continue
+                want = (f[inside] - lo).astype(_U)
+                want <<= _U(32)
+                want |= (e[inside] - lo).astype(_U)
+                order = argsort_ints(want)
+                want = want[order]
+                pos = np.searchsorted(keys, want)
+                pos[pos == len(keys)] = 0
+                hit[inside[order[keys[pos] == want]]] = True
+            found[at] = hit
+        return found
+
+    def pop_csr(self, max_span: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every kept edge as a follower graph in CSR over account pks (ids ascending, each row's followees sorted,
+        no duplicates, no self-follows: ``graph_files.Csr``'s arrays), and forgets them; None, keeping them, unless
+        every run shares one window whose offsets stay below ``max_span`` (default: four times the edges, at least
+        2**24). The runs are merged into one and read in chunks: about 8 bytes a follow for the keys and 4 for the
+        followees' positions, where building it from the two ends took about 40 (the ``bigger4``-sized import's
+        peak, 14.6 GB at 341.7M follows, ``benchmarks/data_layer.md``)."""
+        if not self.exact or not self.runs or len({lo for lo, _ in self.runs}) != 1:
+            return None
+        n = len(self)
+        span = 1 + max(max(int(keys[-1] >> _U(32)), int((keys & _LOW).max())) for _, keys in self.runs if len(keys))
+        if span > (max_span if max_span is not None else max(4 * n, 1 << 24)):
+            return None
+        lo = self.runs[0][0]
+        runs, self.runs, self.followers = self.runs, [], np.zeros(0, np.int64)
+        keys = runs.pop()[1]
+        while runs:  # the smaller runs into the larger, newest first
+            keys = _merge_sorted(runs.pop()[1], keys)
+        return _csr_of_keys(keys, lo, span)
+
+    def pop_ends(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every kept edge as (follower pks, followee pks), int64, run by run; each run forgotten once handed out."""
+        runs, wide = self.runs, self.wide
+        self.runs, self.wide, self.followers = [], [], np.zeros(0, np.int64)
+        while runs:
+            lo, keys = runs.pop(0)
+            fr = (keys >> _U(32)).astype(np.int64)
+            keys &= _LOW
+            fe = keys.astype(np.int64)
+            del keys
+            if lo:
+                fr += lo
+                fe += lo
+            yield fr, fe
+        while wide:
+            yield wide.pop(0)
+
+
+def _csr_of_keys(keys: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, indptr, indices) of sorted unique edge keys whose pk offsets from ``lo`` are below ``span``, without
+    self-follows: a pk's position is read from a table over the offsets, a row's start found by a binary search
+    of its first key."""
+    step = 1 << 24
+    self_follow = np.zeros(0, np.int64)
+    present = np.zeros(span, bool)
+    for a in range(0, len(keys), step):
+        chunk = keys[a : a + step]
+        src, dst = (chunk >> _U(32)).astype(np.int64), (chunk & _LOW).astype(np.int64)
+        loops = np.flatnonzero(src == dst)
+        if len(loops):
+            self_follow = np.concatenate([self_follow, a + loops])
+        present[src] = True
+        present[dst] = True
+    if len(self_follow):  # its account stays a node, as the graph built from the ends keeps it
+        keys = np.delete(keys, self_follow)
+    offsets = np.flatnonzero(present)
+    del present
+    wide = len(offsets) >= 2**31
+    position = np.zeros(span, np.int64 if wide else np.int32)
+    position[offsets] = np.arange(len(offsets), dtype=position.dtype)
+    indptr = np.empty(len(offsets) + 1, np.int64)
+    indptr[:-1] = np.searchsorted(keys, offsets.astype(_U) << _U(32))
+    indptr[-1] = len(keys)
+    indices = np.empty(len(keys), position.dtype)
+    for a in range(0, len(keys), step):
+        indices[a : a + step] = position[(keys[a : a + step] & _LOW).astype(np.int64)]
+    return offsets + lo, indptr, indices
+
+
+def _in_sorted(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    pos = np.searchsorted(sorted_keys, values)
+    pos[pos == len(sorted_keys)] = 0
+    return sorted_keys[pos] == values
