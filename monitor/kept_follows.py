@@ -166,7 +166,7 @@ def _csr_of_keys(keys: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.n
     """(ids, indptr, indices) of sorted unique edge keys whose pk offsets from ``lo`` are below ``span``, without
     self-follows: a pk's position is read from a table over the offsets, a row's start found by a binary search
     of its first key."""
-    step = 1 << 24
+    step = 1 << 20  # 8 MB an array of a chunk: the temporaries stay small beside the keys
     self_follow = np.zeros(0, np.int64)
     present = np.zeros(span, bool)
     for a in range(0, len(keys), step):
