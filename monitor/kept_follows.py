@@ -30,6 +30,7 @@ __all__ = ["KeptFollows"]
 _U = np.uint64
 _SPAN = 1 << 32
 _LOW = np.uint64(_SPAN - 1)
+_STEP = 1 << 20  # keys a chunk when a graph is built from the runs: each temporary 8 MB
 
 
 def _dedup_sorted(keys: np.ndarray) -> np.ndarray:
@@ -128,9 +129,9 @@ class KeptFollows:
         """Every kept edge as a follower graph in CSR over account pks (ids ascending, each row's followees sorted,
         no duplicates, no self-follows: ``graph_files.Csr``'s arrays), and forgets them; None, keeping them, unless
         every run shares one window whose offsets stay below ``max_span`` (default: four times the edges, at least
-        2**24). The runs are merged into one and read in chunks: about 8 bytes a follow for the keys and 4 for the
-        followees' positions, where building it from the two ends took about 40 (the ``bigger4``-sized import's
-        peak, 14.6 GB at 341.7M follows, ``benchmarks/data_layer.md``)."""
+        2**24). The runs are read range by range (:func:`_csr_of_runs`): about 8 bytes a follow for the keys and 4
+        for the followees' positions, where building it from the two ends took about 40 (the ``bigger4``-sized
+        import's peak, 14.6 GB at 341.7M follows, ``benchmarks/data_layer.md``)."""
         if not self.exact or not self.runs or len({lo for lo, _ in self.runs}) != 1:
             return None
         n = len(self)
@@ -138,11 +139,9 @@ class KeptFollows:
         if span > (max_span if max_span is not None else max(4 * n, 1 << 24)):
             return None
         lo = self.runs[0][0]
-        runs, self.runs, self.followers = self.runs, [], np.zeros(0, np.int64)
-        keys = runs.pop()[1]
-        while runs:  # the smaller runs into the larger, newest first
-            keys = _merge_sorted(runs.pop()[1], keys)
-        return _csr_of_keys(keys, lo, span)
+        runs = [keys for _, keys in self.runs if len(keys)]
+        self.runs, self.followers = [], np.zeros(0, np.int64)
+        return _csr_of_runs(runs, lo, span)
 
     def pop_ends(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every kept edge as (follower pks, followee pks), int64, run by run; each run forgotten once handed out."""
@@ -162,35 +161,50 @@ class KeptFollows:
             yield wide.pop(0)
 
 
-def _csr_of_keys(keys: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, indptr, indices) of sorted unique edge keys whose pk offsets from ``lo`` are below ``span``, without
-    self-follows: a pk's position is read from a table over the offsets, a row's start found by a binary search
-    of its first key."""
-    step = 1 << 20  # 8 MB an array of a chunk: the temporaries stay small beside the keys
-    self_follow = np.zeros(0, np.int64)
+def _csr_of_runs(runs: list[np.ndarray], lo: int, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, indptr, indices) of the edges of sorted runs of unique keys whose pk offsets from ``lo`` are below
+    ``span``: duplicates across runs and self-follows dropped (a self-follow's account stays a node, as the graph
+    built from the ends keeps it). A pk's position is read from a table over the offsets; the rows are made range
+    of followers by range, each range's keys taken from every run by two binary searches and merged there, so the
+    runs are never merged whole: the keys (8 bytes a follow) and the followees' positions (4) are all it holds."""
+    step = _STEP
     present = np.zeros(span, bool)
-    for a in range(0, len(keys), step):
-        chunk = keys[a : a + step]
-        src, dst = (chunk >> _U(32)).astype(np.int64), (chunk & _LOW).astype(np.int64)
-        loops = np.flatnonzero(src == dst)
-        if len(loops):
-            self_follow = np.concatenate([self_follow, a + loops])
-        present[src] = True
-        present[dst] = True
-    if len(self_follow):  # its account stays a node, as the graph built from the ends keeps it
-        keys = np.delete(keys, self_follow)
+    for keys in runs:
+        for a in range(0, len(keys), step):
+            chunk = keys[a : a + step]
+            present[(chunk >> _U(32)).astype(np.int64)] = True
+            present[(chunk & _LOW).astype(np.int64)] = True
     offsets = np.flatnonzero(present)
     del present
     wide = len(offsets) >= 2**31
     position = np.zeros(span, np.int64 if wide else np.int32)
     position[offsets] = np.arange(len(offsets), dtype=position.dtype)
-    indptr = np.empty(len(offsets) + 1, np.int64)
-    indptr[:-1] = np.searchsorted(keys, offsets.astype(_U) << _U(32))
-    indptr[-1] = len(keys)
-    indices = np.empty(len(keys), position.dtype)
-    for a in range(0, len(keys), step):
-        indices[a : a + step] = position[(keys[a : a + step] & _LOW).astype(np.int64)]
-    return offsets + lo, indptr, indices
+    row_size = np.zeros(len(offsets), np.int64)
+    indices = np.empty(sum(len(r) for r in runs), position.dtype)
+    at = 0
+    biggest = max(runs, key=len)
+    # ranges of followers of about ``step`` keys of the largest run each (a follower's row whole in one range)
+    cuts = unique(biggest[step::step] >> _U(32)).astype(np.int64) if len(biggest) > step else np.zeros(0, np.int64)
+    starts = np.concatenate([[0], cuts]).astype(_U) << _U(32)
+    for i, a in enumerate(starts):
+        b = starts[i + 1] if i + 1 < len(starts) else None  # the last range: to the runs' ends
+        parts = [r[np.searchsorted(r, a) : None if b is None else np.searchsorted(r, b)] for r in runs]
+        keys = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if len(parts) > 1:
+            keys = _dedup_sorted(sort_ints(keys, overwrite=True))
+        src, dst = (keys >> _U(32)).astype(np.int64), (keys & _LOW).astype(np.int64)
+        keep = src != dst
+        if not keep.all():
+            src, dst = src[keep], dst[keep]
+        rows = position[src]  # ascending: the keys are sorted by follower
+        if len(rows):
+            first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+            row_size[rows[first]] = np.diff(np.append(first, len(rows)))
+        indices[at : at + len(dst)] = position[dst]
+        at += len(dst)
+    indptr = np.zeros(len(offsets) + 1, np.int64)
+    np.cumsum(row_size, out=indptr[1:])
+    return offsets + lo, indptr, indices[:at] if at < len(indices) else indices
 
 
 def _in_sorted(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:

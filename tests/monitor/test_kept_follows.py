@@ -101,3 +101,24 @@ def test_follows_in_two_windows_or_too_sparse_are_left_for_the_general_build():
     sparse = KeptFollows()
     sparse.add(np.array([1, 3_000_000]), np.array([3_000_000, 1]))
     assert sparse.pop_csr(max_span=1_000_000) is None and len(sparse) == 2
+
+
+def test_the_graph_is_built_range_by_range_from_several_runs_as_from_the_ends(monkeypatch):
+    """Runs that were not merged (sizes apart), an edge in two of them, a self-follow, and ranges of followers
+    much smaller than the runs: the same CSR as the general path's."""
+    import monitor.kept_follows as kf
+    from monitor.graph_files import csr_from_edges
+
+    monkeypatch.setattr(kf, "_STEP", 64)
+    rng = np.random.default_rng(9)
+    kept, parts = KeptFollows(), []
+    for n in (4_000, 1_000, 200, 30):
+        fr, fe = _edges(rng, n, 10, 400)
+        parts.append((fr, fe))
+        kept.add(fr, fe)
+    parts.append((np.array([11, 12]), np.array([11, parts[0][1][0]])))
+    kept.add(*parts[-1])
+    assert len(kept.runs) >= 3
+    expected = csr_from_edges(*(np.concatenate(c) for c in zip(*parts)))
+    got = kept.pop_csr()
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, expected, strict=True))
