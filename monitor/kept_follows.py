@@ -4,9 +4,10 @@ store this edge?" without the table, and to write the follower graph's next vers
 An edge is kept as one unsigned 64-bit key, ``(follower - lo) << 32 | (followee - lo)`` (8 bytes a follow), in
 sorted runs without duplicates. A part's keys are one run; a run is merged with the one before it (same ``lo``)
 while that one is at most twice its size, so an import of P parts holds O(log P) runs and each key is merged
-O(log P) times (two sorted runs merged by NumPy's stable sort, a timsort: one linear pass). A lookup is one binary
-search per run, and is asked only for the edges whose follower some earlier part gave follows for: a follows file
-grouped by follower, as exports and crawls write them, repeats a follower only across a part's boundary.
+O(log P) times (two sorted runs merged by NumPy's stable sort, a timsort: one linear pass; the largest merge holds
+the keys and half of them once more for a moment). A lookup is one binary search per run, and is asked only for
+the edges whose follower some earlier part gave follows for: a follows file grouped by follower, as exports and
+crawls write them, repeats a follower only across a part's boundary.
 
 Before this, each part's ends were kept as two arrays and every later part rebuilt every earlier part's keys to
 ask them: work quadratic in the parts. The ``bigger4``-sized upload (341.7M follows, 114 parts) spent 896 s of its
@@ -183,8 +184,10 @@ def _csr_of_runs(runs: list[np.ndarray], lo: int, span: int) -> tuple[np.ndarray
     indices = np.empty(sum(len(r) for r in runs), position.dtype)
     at = 0
     biggest = max(runs, key=len)
-    # ranges of followers of about ``step`` keys of the largest run each (a follower's row whole in one range)
-    cuts = unique(biggest[step::step] >> _U(32)).astype(np.int64) if len(biggest) > step else np.zeros(0, np.int64)
+    # ranges of followers of about ``step`` keys of all the runs each, cut where the largest run has its share of
+    # them (a follower's row whole in one range; the runs are each spread over every follower)
+    every = max(1, step * len(biggest) // max(len(indices), 1))
+    cuts = unique(biggest[every::every] >> _U(32)).astype(np.int64) if len(biggest) > every else np.zeros(0, np.int64)
     starts = np.concatenate([[0], cuts]).astype(_U) << _U(32)
     for i, a in enumerate(starts):
         b = starts[i + 1] if i + 1 < len(starts) else None  # the last range: to the runs' ends
