@@ -83,16 +83,13 @@ def full_graph_collection(data: Path, scale: float, *, seed: int = 0) -> list[Pa
     cascades' participants (:func:`generated_collection`). At scale 1.0 the size of CRGP's ``bigger4``: 3.68M
     retweets and 341.7M follows (about 7 GB of files)."""
     if not (data / "tweets.jsonl").exists():
-        import numpy as np
-
         from compute.generators.export import write_follows_csv, write_v1_jsonl
         from compute.generators.twitter import twitter_collection
 
         t = time.perf_counter()
         tweets, graph = twitter_collection(scale=scale, seed=seed)
         data.mkdir(parents=True, exist_ok=True)
-        follower = graph.user_ids[np.repeat(np.arange(graph.n_users), np.diff(graph.friends_indptr))]
-        followee = graph.user_ids[graph.friends_indices]
+        follower, followee = graph.to_edges()
         write_follows_csv(data / "follows.csv.tmp", follower, followee)
         del follower, followee
         (data / "follows.csv.tmp").rename(data / "follows.csv")

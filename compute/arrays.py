@@ -8,7 +8,9 @@ from ._jit import HAVE_NUMBA, njit
 
 __all__ = [
     "argsort_ints",
+    "distinct_sorted",
     "lexorder",
+    "merge_sorted",
     "sort_ints",
     "sorted_positions",
     "sorted_positions_each",
@@ -39,6 +41,22 @@ def _run_starts(s: np.ndarray) -> np.ndarray:
     first[0] = True
     np.not_equal(s[1:], s[:-1], out=first[1:])
     return first
+
+
+def distinct_sorted(s: np.ndarray) -> np.ndarray:
+    """The sorted ``s`` with each value once (``s`` itself when no value repeats)."""
+    if s.size < 2:
+        return s
+    first = _run_starts(s)
+    return s if first.all() else s[first]
+
+
+def merge_sorted(a: np.ndarray, b: np.ndarray, *, distinct: bool = True) -> np.ndarray:
+    """The sorted arrays ``a`` and ``b`` as one sorted array: NumPy's stable sort (a timsort) of their
+    concatenation finds the two runs and merges them in one pass. ``distinct``: each value once."""
+    out = np.concatenate([a, b])
+    out.sort(kind="stable")
+    return distinct_sorted(out) if distinct else out
 
 
 #: from this many values on, ``sort_ints`` sorts an int64 array by radix (numba) rather than by ``np.sort``

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from compute.arrays import argsort_ints, sort_ints, unique
+from compute.arrays import argsort_ints, distinct_sorted, merge_sorted, sort_ints, sorted_positions, unique
 
 __all__ = ["KeptFollows"]
 
@@ -32,22 +32,6 @@ _U = np.uint64
 _SPAN = 1 << 32
 _LOW = np.uint64(_SPAN - 1)
 _STEP = 1 << 20  # keys a chunk when a graph is built from the runs: each temporary 8 MB
-
-
-def _dedup_sorted(keys: np.ndarray) -> np.ndarray:
-    if len(keys) < 2:
-        return keys
-    first = np.empty(len(keys), bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    return keys if first.all() else keys[first]
-
-
-def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Two sorted arrays without duplicates as one (a stable sort of their concatenation finds the two runs)."""
-    out = np.concatenate([a, b])
-    out.sort(kind="stable")
-    return _dedup_sorted(out)
 
 
 class KeptFollows:
@@ -75,17 +59,17 @@ class KeptFollows:
         if hi_pk - lo_pk >= _SPAN:
             self.wide.append((fr.copy(), fe.copy()))
             return
-        self.followers = _merge_sorted(self.followers, unique(fr))
+        self.followers = merge_sorted(self.followers, unique(fr))
         lo = self._window(lo_pk, hi_pk)
         keys = (fr - lo).astype(_U)
         keys <<= _U(32)
         keys |= (fe - lo).astype(_U)
         if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():  # the merge hands them sorted, mostly
             keys = sort_ints(keys, overwrite=True)
-        self.runs.append([lo, _dedup_sorted(keys)])
+        self.runs.append([lo, distinct_sorted(keys)])
         while len(self.runs) > 1 and self.runs[-2][0] == lo and len(self.runs[-2][1]) <= 2 * len(self.runs[-1][1]):
             last = self.runs.pop()
-            self.runs[-1][1] = _merge_sorted(self.runs[-1][1], last[1])
+            self.runs[-1][1] = merge_sorted(self.runs[-1][1], last[1])
 
     def _window(self, lo_pk: int, hi_pk: int) -> int:
         """The ``lo`` of a part whose pks lie in [lo_pk, hi_pk]: the last run's where they fit it, else 0 where
@@ -106,7 +90,7 @@ class KeptFollows:
             return None
         fr, fe = np.asarray(follower, np.int64), np.asarray(followee, np.int64)
         found = np.zeros(len(fr), bool)
-        ask = np.flatnonzero(_in_sorted(self.followers, fr)) if len(self.followers) else np.zeros(0, np.int64)
+        ask = np.flatnonzero(sorted_positions(self.followers, fr)[1])
         for a in range(0, len(ask), 1 << 20):
             at = ask[a : a + (1 << 20)]
             f, e = fr[at], fe[at]
@@ -118,11 +102,8 @@ class KeptFollows:
                 want = (f[inside] - lo).astype(_U)
                 want <<= _U(32)
                 want |= (e[inside] - lo).astype(_U)
-                order = argsort_ints(want)
-                want = want[order]
-                pos = np.searchsorted(keys, want)
-                pos[pos == len(keys)] = 0
-                hit[inside[order[keys[pos] == want]]] = True
+                order = argsort_ints(want)  # searched in key order: the binary searches stay in the cache
+                hit[inside[order[sorted_positions(keys, want[order])[1]]]] = True
             found[at] = hit
         return found
 
@@ -136,7 +117,7 @@ class KeptFollows:
         if not self.exact or not self.runs or len({lo for lo, _ in self.runs}) != 1:
             return None
         n = len(self)
-        span = 1 + max(max(int(keys[-1] >> _U(32)), int((keys & _LOW).max())) for _, keys in self.runs if len(keys))
+        span = 1 + max(_max_offset(keys) for _, keys in self.runs if len(keys))
         if span > (max_span if max_span is not None else max(4 * n, 1 << 24)):
             return None
         lo = self.runs[0][0]
@@ -160,6 +141,12 @@ class KeptFollows:
             yield fr, fe
         while wide:
             yield wide.pop(0)
+
+
+def _max_offset(keys: np.ndarray) -> int:
+    """The largest follower or followee offset of sorted keys (the followees' read in chunks: no temporary of the
+    keys' length)."""
+    return max(int(keys[-1] >> _U(32)), *(int((keys[a : a + _STEP] & _LOW).max()) for a in range(0, len(keys), _STEP)))
 
 
 def _csr_of_runs(runs: list[np.ndarray], lo: int, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -194,7 +181,7 @@ def _csr_of_runs(runs: list[np.ndarray], lo: int, span: int) -> tuple[np.ndarray
         parts = [r[np.searchsorted(r, a) : None if b is None else np.searchsorted(r, b)] for r in runs]
         keys = np.concatenate(parts) if len(parts) > 1 else parts[0]
         if len(parts) > 1:
-            keys = _dedup_sorted(sort_ints(keys, overwrite=True))
+            keys = distinct_sorted(sort_ints(keys, overwrite=True))
         src, dst = (keys >> _U(32)).astype(np.int64), (keys & _LOW).astype(np.int64)
         keep = src != dst
         if not keep.all():
@@ -208,9 +195,3 @@ def _csr_of_runs(runs: list[np.ndarray], lo: int, span: int) -> tuple[np.ndarray
     indptr = np.zeros(len(offsets) + 1, np.int64)
     np.cumsum(row_size, out=indptr[1:])
     return offsets + lo, indptr, indices[:at] if at < len(indices) else indices
-
-
-def _in_sorted(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    pos = np.searchsorted(sorted_keys, values)
-    pos[pos == len(sorted_keys)] = 0
-    return sorted_keys[pos] == values

@@ -236,3 +236,13 @@ def test_sort_ints_takes_the_radix_sort_from_its_threshold_with_numba(monkeypatc
     assert sort_ints(packed, bits=40).tolist() == np.sort(packed).tolist()
     assert sort_ints(big[:100]).tolist() == np.sort(big[:100]).tolist()  # below it: np.sort
     assert len(calls) == (2 if arrays.HAVE_NUMBA else 0)
+
+
+def test_two_sorted_arrays_merge_into_one_sorted_array_each_value_once_unless_asked_to_keep_repeats():
+    from compute.arrays import distinct_sorted, merge_sorted
+
+    a, b = np.array([1, 3, 3, 8], np.uint64), np.array([2, 3, 9], np.uint64)
+    assert merge_sorted(a, b).tolist() == [1, 2, 3, 8, 9]
+    assert merge_sorted(a, b, distinct=False).tolist() == [1, 2, 3, 3, 3, 8, 9]
+    same = np.array([4, 5], np.int64)
+    assert distinct_sorted(same) is same and distinct_sorted(np.zeros(0, np.int64)).size == 0

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from compute.arrays import merge_sorted
+
 from ...db import pg_timestamptz
 
 __all__ = ["EarlierSnapshots", "KeptSnapshots", "StoredKeys", "pair_hashes", "snapshot_key"]
@@ -65,9 +67,7 @@ class StoredKeys:
             self.parts.append(hashes)
             while len(self.parts) > 1 and len(self.parts[-2]) <= 2 * len(self.parts[-1]):
                 last = self.parts.pop()
-                merged = np.concatenate([self.parts[-1], last])
-                merged.sort(kind="stable")  # two sorted runs: one merge pass
-                self.parts[-1] = merged
+                self.parts[-1] = merge_sorted(self.parts[-1], last, distinct=False)
 
     def maybe(self, hashes: np.ndarray) -> np.ndarray:
         """Mask of ``hashes`` that some earlier part stored a row with: only those rows can be stored. The hashes
