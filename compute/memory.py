@@ -5,8 +5,10 @@ process killed by the kernel's OOM killer, and with it every batch it would have
 a block of work to ``limit`` bytes over what the process held when the block began, two ways:
 
 * **soft**: :meth:`Ceiling.check`, called by the work at its safe points (between chunks of sampling, between
-  groups of cascades: where an analysis already asks whether it was cancelled), compares the resident memory's
-  growth with the limit and raises :class:`MemoryCeilingExceeded`;
+  groups of cascades: where an analysis already asks whether it was cancelled), compares the growth of the
+  process's own resident memory (:func:`private_bytes`: not the pages of files it maps, such as a follower graph's
+  file, which are the machine's page cache, shared by every process that maps it) with the limit and raises
+  :class:`MemoryCeilingExceeded`;
 * **hard** (Linux): while the block runs, the soft limit of ``RLIMIT_DATA`` is set to the process's data size at
   the start plus ``limit`` plus a margin. Since Linux 4.7 that limit covers private anonymous mappings too, so an
   allocation that would cross it (NumPy's, Python's, numba's) fails with :class:`MemoryError` in the process
@@ -38,6 +40,7 @@ __all__ = [
     "data_bytes",
     "describe_bytes",
     "peak_rss_bytes",
+    "private_bytes",
     "release",
     "reset_peak",
     "rss_bytes",
@@ -84,6 +87,21 @@ def rss_bytes() -> int:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+def private_bytes(*, shared: bool = True) -> int:
+    """The process's own resident memory (Linux: ``RssAnon + RssShmem``, ``RssAnon`` alone with ``shared=False``):
+    what it holds that no one else does, without the resident pages of the files it maps (``RssFile``). Those are
+    the machine's page cache: shared by every process mapping the same file (a follower graph's file is mapped by
+    each worker of a machine, and a GPU worker reads all of it to copy it to the device) and reclaimed by the kernel
+    when memory runs short, so they are no batch's to answer for. ``shared=False`` is for a CUDA process, whose
+    driver maps shared memory as it copies to the device (a 1.2 GB graph uploaded from its file: ``RssShmem`` +2.2
+    GB, ``RssAnon`` +2 MB on an H100 machine: ``benchmarks/gpu_upload_memory.py``). Where ``/proc/self/status``
+    cannot be read, :func:`rss_bytes`."""
+    anon = _status_kb("RssAnon")
+    if anon is None:
+        return rss_bytes()
+    return anon + ((_status_kb("RssShmem") or 0) if shared else 0)
 
 
 def _status_kb(field: str) -> int | None:
@@ -147,17 +165,20 @@ class Ceiling:
     """Hold the block it guards to ``limit`` bytes over the process's memory at its start (see the module).
 
     ``with Ceiling(limit) as c: ... c.check() ...``; ``hard=False`` leaves ``RLIMIT_DATA`` alone (a CUDA process,
-    or where the operator turned it off). :attr:`hard_set` says whether the hard limit is in force now,
+    or where the operator turned it off), ``shared=False`` counts the process's anonymous pages alone (a CUDA process:
+    :func:`private_bytes`). :attr:`hard_set` says whether the hard limit is in force now,
     :attr:`hard_used` whether it was at any time (after the block: for the message of a refused allocation)."""
 
-    def __init__(self, limit: int, *, hard: bool = True):
+    def __init__(self, limit: int, *, hard: bool = True, shared: bool = True):
         if int(limit) <= 0:
             raise ValueError(f"limit must be a positive number of bytes, not {limit!r}")
         self.limit = int(limit)
         self.hard = hard
+        self.shared = shared  # whether shared-memory pages count (:func:`private_bytes`); not in a CUDA process
         self.hard_set = False
         self.hard_used = False  # stays True after the block: whether the hard limit was in force in it
         self.baseline = 0
+        self._files = 0
         self._peak_reset = False
         self._saved: tuple[int, int] | None = None
         self._token = None
@@ -167,7 +188,8 @@ class Ceiling:
         # every object of the process at every batch (seconds in a long-lived process), and memory the last batch
         # left to the collector is reused before the process grows, so it can only make this batch look smaller
         trim()
-        self.baseline = rss_bytes()
+        self.baseline = private_bytes(shared=self.shared)
+        self._files = rss_bytes() - self.baseline  # the mapped files' resident pages, not counted
         self._peak_reset = reset_peak()
         if self.hard:
             self._set_hard()
@@ -205,13 +227,16 @@ class Ceiling:
             self.hard_set = False
 
     def used(self) -> int:
-        """Bytes the block added over its start: the peak where the system keeps one per block, else now."""
-        now = rss_bytes()
+        """Bytes of its own (:func:`private_bytes`) the block added over its start: the peak where the system keeps
+        one per block (the peak resident size less the mapped files' pages as they were at the start: an upper
+        bound), else now."""
+        now = private_bytes(shared=self.shared)
         peak = peak_rss_bytes() if self._peak_reset else None
-        return max(now, peak or 0) - self.baseline
+        return max(now, (peak or 0) - self._files) - self.baseline
 
     def check(self) -> None:
-        """Raise :class:`MemoryCeilingExceeded` when the block's resident memory grew above the limit."""
-        grown = rss_bytes() - self.baseline
+        """Raise :class:`MemoryCeilingExceeded` when the block's own resident memory (:func:`private_bytes`) grew
+        above the limit."""
+        grown = private_bytes(shared=self.shared) - self.baseline
         if grown > self.limit:
             raise MemoryCeilingExceeded(grown, self.limit)

@@ -420,10 +420,13 @@ def _poisoned(batch: ComputeBatch, run: ComputeRun, *, after_error: bool) -> boo
 
 def _ceiling(run: ComputeRun, backend: str) -> Ceiling:
     """The batch's memory ceiling: its workspace's limit; the hard backstop only on a CPU worker (a CUDA process's
-    host mappings count in the data size, and a refused one is no clean error)."""
+    host mappings count in the data size, and a refused one is no clean error), and on a GPU worker only the
+    process's anonymous pages count (the driver maps shared memory as it copies to the device: about twice the
+    graph's size, which stopped a bigger4-sized run's first GPU batch at the default 2 GB ceiling)."""
     limit = budgets.workspace_limits(run.workspace).run_memory_bytes
-    hard = bool(getattr(settings, "SPREADWATCH_MEMORY_HARD_LIMIT", True)) and backend != "gpu"
-    return Ceiling(limit, hard=hard)
+    gpu = backend == "gpu"
+    hard = bool(getattr(settings, "SPREADWATCH_MEMORY_HARD_LIMIT", True)) and not gpu
+    return Ceiling(limit, hard=hard, shared=not gpu)
 
 
 def _over_memory(exc: BaseException) -> bool:

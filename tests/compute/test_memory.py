@@ -43,6 +43,43 @@ def test_the_soft_ceiling_raises_at_a_safe_point_once_the_memory_grew_above_it()
     check_active()  # outside any ceiling: nothing to check
 
 
+@linux
+def test_the_ceiling_does_not_count_the_pages_of_a_mapped_file_which_the_machine_shares(tmp_path):
+    """A GPU worker reads the whole of a follower graph's file to copy it to the device: the file's pages are the
+    machine's page cache, not the batch's memory. A bigger4-sized graph's 1.4 GB of them stopped a GPU batch at a
+    2 GB ceiling before."""
+    path = tmp_path / "graph.bin"
+    with open(path, "wb") as fh:
+        for _ in range(6):
+            fh.write(np.arange(2 * MB, dtype=np.int64).tobytes())  # 96 MB of data, not sparse
+    with Ceiling(32 * MB, hard=False) as c:
+        mapped = np.memmap(path, dtype=np.int64, mode="r")
+        assert int(mapped[:: 4096 // 8].sum()) > 0  # every page read in
+        c.check()  # 96 MB resident over its start, none of it the process's own
+        held = _fresh_pages(48 * MB)  # but its own memory still counts
+        with pytest.raises(MemoryCeilingExceeded):
+            c.check()
+    del mapped, held
+
+
+@linux
+def test_a_ceiling_for_a_cuda_process_counts_its_anonymous_pages_not_its_shared_ones():
+    """The CUDA driver maps shared memory as a process copies to the device (about twice what it copies): on a GPU
+    worker the ceiling counts the anonymous pages alone (``shared=False``)."""
+    with Ceiling(32 * MB, hard=False, shared=False) as c:
+        shared = _fresh_pages(48 * MB)  # an anonymous shared mapping: RssShmem
+        c.check()
+        own = np.frombuffer(mmap.mmap(-1, 48 * MB, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS), dtype=np.float64)
+        own.fill(1.0)  # a private one: RssAnon, as NumPy's and Python's memory
+        with pytest.raises(MemoryCeilingExceeded):
+            c.check()
+    with Ceiling(32 * MB, hard=False) as c:  # elsewhere the shared pages are the process's too
+        more = _fresh_pages(48 * MB)
+        with pytest.raises(MemoryCeilingExceeded):
+            c.check()
+    del shared, own, more
+
+
 def test_it_measures_resident_memory_and_describes_bytes():
     before = rss_bytes()
     a = np.ones(64 * MB // 8)

@@ -92,12 +92,15 @@ def test_one_allocation_far_above_the_ceiling_fails_the_batch_not_the_process(ho
     assert np.ones(1 << 20).sum() == 1 << 20  # this process allocates as before
 
 
-def test_a_batch_within_its_ceiling_is_untouched_and_the_gpu_worker_gets_no_hard_limit(hog, settings):
+def test_a_batch_within_its_ceiling_is_untouched_and_the_gpu_worker_gets_no_hard_limit_nor_counts_shared_pages(
+    hog, settings
+):
     algo, run, batch = hog(total_mb=64, step_mb=16, ceiling_mb=512)
     assert services.compute_batch_run(batch_id=batch.pk).status == ComputeBatch.Status.DONE
     assert algo.calls == ["compute", "store"]
     run.refresh_from_db()
     assert _ceiling(run, "cpu").hard and not _ceiling(run, "gpu").hard
+    assert _ceiling(run, "cpu").shared and not _ceiling(run, "gpu").shared  # the CUDA driver's mappings are shared
     assert _ceiling(run, "cpu").limit == 512 * MB
     settings.SPREADWATCH_MEMORY_HARD_LIMIT = False
     assert not _ceiling(run, "cpu").hard
