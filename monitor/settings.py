@@ -295,6 +295,10 @@ SPREADWATCH_IMPORT_PART_ROWS = max(0, env_int("SPREADWATCH_IMPORT_PART_ROWS", 3_
 # its own stores the rest, and attaches them as the workspace's partition at its end (monitor/services/ingest/
 # side_load.py); 0: on the import's connection
 SPREADWATCH_SIDE_LOAD = env_bool("SPREADWATCH_SIDE_LOAD", True)
+# the side's COPYs of one table spread over this many connections, and the parallel workers its index builds ask
+# PostgreSQL for; 0 (copies) and -1 (workers): by the cores (none more on 2 cores, 4 and 4 on 16: side_load.py)
+SPREADWATCH_SIDE_LOAD_COPIES = max(0, env_int("SPREADWATCH_SIDE_LOAD_COPIES", 0))
+SPREADWATCH_SIDE_INDEX_WORKERS = max(-1, env_int("SPREADWATCH_SIDE_INDEX_WORKERS", -1))
 # the follower graphs as memory-mapped CSR files, one per workspace and follows version, shared by every process of
 # a machine (monitor/graph_files.py); a folder on local disk, or storage shared by the workers
 SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "graphs")))

@@ -59,10 +59,15 @@ def _partitions_as_made_without_the_side(ws) -> dict:
     return {part: (True, sorted(f"{part}_{s}" for s, _, _ in partitions.TABLES[t])) for t, part in parts.items()}
 
 
-@pytest.mark.parametrize("part_rows", [0, 9], ids=["one-part", "in-parts"])
+@pytest.mark.parametrize(
+    "part_rows, copies, workers",
+    [(0, 1, 0), (9, 1, 0), (9, 3, 2)],
+    ids=["one-part", "in-parts", "in-parts-on-three-connections-with-parallel-index-workers"],
+)
 def test_a_first_import_loaded_on_the_side_stores_and_counts_what_one_connection_stores(
-    ws_a, ws_b, import_files, settings, tmp_path, part_rows
+    ws_a, ws_b, import_files, settings, tmp_path, part_rows, copies, workers
 ):
+    settings.SPREADWATCH_SIDE_LOAD_COPIES, settings.SPREADWATCH_SIDE_INDEX_WORKERS = copies, workers
     big = _big_upload(tmp_path, 1)
     alone = _import(import_files, settings, ws_a, big, side=False, part_rows=part_rows)
     side = _import(import_files, settings, ws_b, big, side=True, part_rows=part_rows)
@@ -107,7 +112,9 @@ def test_a_later_part_that_reads_the_side_loaded_rows_finds_them_attached(ws_a, 
     assert _tables(ws_b) == _partitions_as_made_without_the_side(ws_b)
 
 
-@pytest.mark.parametrize("where", ["on-the-side", "in-the-merge", "after-the-attach"])
+@pytest.mark.parametrize(
+    "where", ["on-the-side", "on-one-of-three-side-connections", "in-the-merge", "after-the-attach"]
+)
 def test_an_import_that_fails_while_loading_on_the_side_leaves_nothing_and_the_next_one_stores_it_all(
     ws_a, import_files, settings, monkeypatch, where
 ):
@@ -118,6 +125,19 @@ def test_an_import_that_fails_while_loading_on_the_side_leaves_nothing_and_the_n
 
     if where == "on-the-side":  # the side connection's COPY fails: the import fails with its error
         monkeypatch.setattr(SideLoad, "_copy", lambda self, *a: broken())
+    elif where == "on-one-of-three-side-connections":  # the third part's COPY, on the third connection, fails
+        settings.SPREADWATCH_SIDE_LOAD_COPIES, settings.SPREADWATCH_IMPORT_PART_ROWS = 3, 3
+        settings.SPREADWATCH_READ_CHUNK_ROWS = 2
+        copied = []
+        real = SideLoad._copy
+
+        def third_fails(self, table, *a):
+            copied.append(table)
+            if copied.count(table) == 3:
+                broken()
+            return real(self, table, *a)
+
+        monkeypatch.setattr(SideLoad, "_copy", third_fails)
     elif where == "in-the-merge":  # the follows and retweets are queued on the side; not attached yet
         monkeypatch.setattr(merge, "_given_edges", broken)
     else:  # attached in the import's transaction, which then rolls back
