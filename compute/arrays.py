@@ -44,7 +44,8 @@ def _run_starts(s: np.ndarray) -> np.ndarray:
 
 
 def distinct_sorted(s: np.ndarray) -> np.ndarray:
-    """The sorted ``s`` with each value once (``s`` itself when no value repeats)."""
+    """The sorted ``s`` with each value once (``s`` itself when no value repeats). Of an array in any order: each
+    run of one value squeezed to one, the order kept."""
     if s.size < 2:
         return s
     first = _run_starts(s)
