@@ -77,6 +77,12 @@ def main() -> int:
         help="instead of --retweets: the twitter preset at this scale with its whole follower graph "
         "(1.0: the bigger4-sized collection, 3.68M retweets and 341.7M follows)",
     )
+    ap.add_argument(
+        "--rerun-backends",
+        default="",
+        help="after the requests, run the compute again over the same tweets on each of these backends "
+        "(comma-separated, e.g. gpu,cpu): a worker's compute end to end on the same data, side by side",
+    )
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--rss-every", type=float, default=0.05, help="seconds between two samples of the memory")
     args = ap.parse_args()
@@ -157,6 +163,14 @@ def main() -> int:
         assert resp.status_code == 200, (u, resp.status_code)
 
     t_requests = time.perf_counter() - t0
+    reruns = []
+    for backend in filter(None, args.rerun_backends.split(",")):
+        t = time.perf_counter()
+        again = services.compute_run_start(workspace=ws, collection=c, user=user, backend=backend)
+        again.refresh_from_db()
+        wall = time.perf_counter() - t
+        wait_for_rest()  # the warm-up the run started, so that it does not overlap the next one
+        reruns.append({"backend": backend, "status": again.status, "wall_s": round(wall, 2), "timings": again.timings})
     rss.done.set()
 
     def pct(xs: list[float], q: float) -> float:
@@ -196,6 +210,7 @@ def main() -> int:
         "requests_done_s": round(t_requests, 2),
         "vm_hwm_mb": rss.rss_kb()["VmHWM"] // 1024,  # the kernel's high-water mark, the generation included
         "cpu_count": os.cpu_count(),
+        "reruns": reruns,
         "rss_trace_mb": rss.trace,
     }
     shown = json.dumps({k: v for k, v in res.items() if k != "rss_trace_mb"}, indent=2)
