@@ -163,6 +163,10 @@ def main() -> int:
         assert resp.status_code == 200, (u, resp.status_code)
 
     t_requests = time.perf_counter() - t0
+    run.refresh_from_db()
+    failed = list(run.batches.exclude(status="done").values_list("index", "error"))
+    if failed:  # the ranking shows what the other batches stored: not a run to report as one
+        print(f"web_bench: compute run {run.pk} is {run.status}; batches not done: {failed}", file=sys.stderr)
     reruns = []
     for backend in filter(None, args.rerun_backends.split(",")):
         t = time.perf_counter()
@@ -170,7 +174,16 @@ def main() -> int:
         again.refresh_from_db()
         wall = time.perf_counter() - t
         wait_for_rest()  # the warm-up the run started, so that it does not overlap the next one
-        reruns.append({"backend": backend, "status": again.status, "wall_s": round(wall, 2), "timings": again.timings})
+        not_done = again.batches.exclude(status="done").count()
+        reruns.append(
+            {
+                "backend": backend,
+                "status": again.status,
+                "batches_not_done": not_done,
+                "wall_s": round(wall, 2),
+                "timings": again.timings,
+            }
+        )
     rss.done.set()
 
     def pct(xs: list[float], q: float) -> float:
@@ -194,6 +207,8 @@ def main() -> int:
         "import_merge_s": c.timings.get("merge_s"),
         "import_merge_steps_s": c.timings.get("merge_steps_s"),
         "compute_s": run.timings,
+        "run_status": run.status,
+        "batches_not_done": len(failed),
         "batches": run.n_batches,
         "import_and_compute_s": round(t_import, 2),
         "until_ranking_shows_s": round(t_total, 2),
@@ -217,7 +232,7 @@ def main() -> int:
     print(shown)
     if args.json:  # the trace on one line
         Path(args.json).write_text(f'{shown[:-2]},\n  "rss_trace_mb": {json.dumps(res["rss_trace_mb"])}\n}}\n')
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
