@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -86,7 +87,8 @@ class SideLoad:
         self.loading: set[str] = set()  # tables whose load table exists and is not attached
         self.attached: set[str] = set()  # tables attached in the import's transaction
         self.analyzed: set[str] = set()  # partitions whose statistics the side connection made
-        self.timings: dict[str, float] = {}  # seconds on the side connection, by step
+        self.timings: dict[str, float] = {}  # seconds on the side connections, by step (a table's lanes summed)
+        self._timing = threading.Lock()
         self._stopped = False
 
     @staticmethod
@@ -141,7 +143,8 @@ class SideLoad:
         t = time.perf_counter()
         with connection.cursor() as cur:
             copy_in(cur, load_name(table, self.ws), cols, arrays, nulls=nulls)
-        add_timing(self.timings, f"side: copy into {table}", t)
+        with self._timing:  # a table's lanes add their COPYs' seconds to one entry
+            add_timing(self.timings, f"side: copy into {table}", t)
 
     def _finish(self, table: str) -> None:
         t, load = time.perf_counter(), load_name(table, self.ws)
