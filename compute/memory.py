@@ -98,21 +98,30 @@ def private_bytes(*, shared: bool = True) -> int:
     driver maps shared memory as it copies to the device (a 1.2 GB graph uploaded from its file: ``RssShmem`` +2.2
     GB, ``RssAnon`` +2 MB on an H100 machine: ``benchmarks/gpu_upload_memory.py``). Where ``/proc/self/status``
     cannot be read, :func:`rss_bytes`."""
-    anon = _status_kb("RssAnon")
-    if anon is None:
+    got = _status_bytes("RssAnon", "RssShmem")  # one read of the file: a batch asks at every safe point
+    if "RssAnon" not in got:
         return rss_bytes()
-    return anon + ((_status_kb("RssShmem") or 0) if shared else 0)
+    return got["RssAnon"] + (got.get("RssShmem", 0) if shared else 0)
 
 
-def _status_kb(field: str) -> int | None:
+def _status_bytes(*fields: str) -> dict[str, int]:
+    """The ``fields`` of ``/proc/self/status`` found there, in bytes, from one read of it."""
+    out: dict[str, int] = {}
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
+                name, _, rest = line.partition(":")
+                if name in fields:
+                    out[name] = int(rest.split()[0]) * 1024
+                    if len(out) == len(fields):
+                        break
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    return out
+
+
+def _status_kb(field: str) -> int | None:
+    return _status_bytes(field).get(field)
 
 
 def data_bytes() -> int | None:

@@ -102,12 +102,7 @@ class SideLoad:
 
     def _submit(self, table: str, fn, *args, lane: int = 0, after: list[Future | None] = ()) -> Future:
         """Run ``fn(*args)`` on ``table``'s lane ``lane`` after that lane's last statement and ``after``."""
-        lanes = self._lanes.setdefault(table, [])
-        while len(lanes) <= lane:
-            lanes.append(ThreadPoolExecutor(1, thread_name_prefix=f"side-load-{table}-{len(lanes)}"))
-        last = self._last.setdefault(table, [])
-        while len(last) <= lane:
-            last.append(None)
+        last = self._last[table]
         before = [f for f in (last[lane], *after) if f is not None]
 
         def job():
@@ -117,7 +112,7 @@ class SideLoad:
                 return None
             return fn(*args)
 
-        last[lane] = lanes[lane].submit(job)
+        last[lane] = self._lanes[table][lane].submit(job)
         return last[lane]
 
     def _wait(self, table: str) -> None:
@@ -182,6 +177,9 @@ class SideLoad:
         if partitions.exists(cur, table, self.ws):
             return False
         self.loading.add(table)
+        n = copy_lanes()
+        self._lanes[table] = [ThreadPoolExecutor(1, thread_name_prefix=f"side-load-{table}-{i}") for i in range(n)]
+        self._last[table] = [None] * n
         self._created[table] = self._submit(table, self._create, table)
         self._turn[table] = 0
         return True
@@ -193,7 +191,7 @@ class SideLoad:
             if isinstance(a, np.ndarray) and a.flags.owndata:
                 a.flags.writeable = False
         lane = self._turn[table]
-        self._turn[table] = (lane + 1) % copy_lanes()
+        self._turn[table] = (lane + 1) % len(self._lanes[table])
         self._submit(table, self._copy, table, list(cols), list(arrays), nulls, lane=lane, after=[self._created[table]])
 
     def attach_all(self, cur, timings: dict[str, float]) -> None:
@@ -262,15 +260,20 @@ class SideLoad:
                     lane.shutdown()
 
 
+def _spare_cores() -> int:
+    """A third of the machine's cores beyond the first two (the import's thread and its PostgreSQL backend)."""
+    return max(0, (os.cpu_count() or 2) - 2) // 3
+
+
 def copy_lanes() -> int:
     """How many side connections a table's COPYs are spread over (``SPREADWATCH_SIDE_LOAD_COPIES``; 0: by the
     machine's cores, one per three beyond the first two, from one to four)."""
     n = int(getattr(settings, "SPREADWATCH_SIDE_LOAD_COPIES", 0) or 0)
-    return n if n > 0 else max(1, min(4, ((os.cpu_count() or 2) - 2) // 3))
+    return n if n > 0 else max(1, min(4, _spare_cores()))
 
 
 def index_workers() -> int:
     """The parallel workers asked for a side load's index builds (``SPREADWATCH_SIDE_INDEX_WORKERS``; -1: by the
     machine's cores, a third of those beyond the first two, at most seven; 0: PostgreSQL's own choice)."""
     n = int(getattr(settings, "SPREADWATCH_SIDE_INDEX_WORKERS", -1))
-    return n if n >= 0 else min(7, ((os.cpu_count() or 2) - 2) // 3)
+    return n if n >= 0 else min(7, _spare_cores())
