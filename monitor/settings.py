@@ -302,6 +302,10 @@ SPREADWATCH_SIDE_INDEX_WORKERS = max(-1, env_int("SPREADWATCH_SIDE_INDEX_WORKERS
 # the follower graphs as memory-mapped CSR files, one per workspace and follows version, shared by every process of
 # a machine (monitor/graph_files.py); a folder on local disk, or storage shared by the workers
 SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "graphs")))
+# an import parses up to this many follow edges ahead, in a thread, while it merges the part before (numba's parse
+# releases the GIL: compute/formats/_ahead.py); 30M edges on a 2-core host, the wait for the parse 2.9 -> 0.4-0.5 s
+# (benchmarks/follows_ahead_bench.py); costs their memory, ~16 B an edge; 0: parsed in the import's thread
+SPREADWATCH_FOLLOWS_AHEAD_ROWS = max(0, env_int("SPREADWATCH_FOLLOWS_AHEAD_ROWS", SPREADWATCH_IMPORT_PART_ROWS))
 # rows per chunk of the streaming readers (0: theirs, 200,000 tweets and 1,000,000 follow edges): a part ends
 # between two chunks, so a part can exceed SPREADWATCH_IMPORT_PART_ROWS by up to one chunk
 SPREADWATCH_READ_CHUNK_ROWS = max(0, env_int("SPREADWATCH_READ_CHUNK_ROWS", 0))

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..structures import Cascades, FollowerGraph, SpreadingGraphs
 from ..tables import FollowTable, TweetTable, concat_follows, concat_tweets
+from ._ahead import read_ahead
 from ._dups import SeenTweets
 from ._fields import Ctx
 from ._io import Progress, input_size
@@ -233,23 +234,37 @@ def iter_follows(
     report: ReadReport | None = None,
     progress: ProgressFn | None = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
+    ahead_rows: int = 0,
 ) -> Iterator[FollowTable]:
     """Stream the follow edges of one input (follows file, cascade trees, or a collection archive's graph)
     as ``FollowTable`` chunks of about ``chunk_size`` edges; ``progress`` and ``max_record_bytes`` as for
-    :func:`iter_tweets`."""
+    :func:`iter_tweets`. With ``ahead_rows`` > 0 the next chunks are parsed in a thread, up to that many edges
+    ahead of the caller, while the caller works on the current one (:mod:`._ahead`): the same chunks, errors
+    and report, progress called from the caller's thread."""
     _check_args(format, mode, max_record_bytes)
     fmt = _resolve(path, format)
     if not FORMATS[fmt].of(path).has_follows:
         raise ValueError(f"{os.fspath(path)}: a {fmt!r} input holds no follow edges")
     report = ReadReport() if report is None else report
-    prog = Progress(progress, _size(path, fmt) if progress else 0)
-    _, parts = _stream(
-        path, fmt, mode, report, prog, follow_chunk=chunk_size, want_tweets=False, follows_from_graph=True,
-        max_record=int(max_record_bytes),
-    )  # fmt: skip
-    for kind, obj in parts:
-        if kind == "follows" and len(obj):
-            yield obj
+    total = _size(path, fmt) if progress else 0
+
+    def chunks(on_progress: ProgressFn | None) -> Iterator[FollowTable]:
+        _, parts = _stream(
+            path, fmt, mode, report, Progress(on_progress, total), follow_chunk=chunk_size, want_tweets=False,
+            follows_from_graph=True, max_record=int(max_record_bytes),
+        )  # fmt: skip
+        try:
+            for kind, obj in parts:
+                if kind == "follows" and len(obj):
+                    yield obj
+        finally:
+            if hasattr(parts, "close"):
+                parts.close()
+
+    if ahead_rows > 0:
+        yield from read_ahead(chunks, int(ahead_rows), progress)
+    else:
+        yield from chunks(progress)
 
 
 def read_many(

@@ -72,7 +72,8 @@ def read_into(
 ) -> None:
     """Stage every record of one input; bad records name the file as uploaded (``shown``). A format that
     streams (:attr:`FormatSpec.streams`) is staged a chunk at a time; the others are read whole. A large v1.1
-    JSONL file is parsed by ``SPREADWATCH_READ_WORKERS`` processes, with the same rows and report."""
+    JSONL file is parsed by ``SPREADWATCH_READ_WORKERS`` processes, with the same rows and report; follow edges are
+    parsed up to ``SPREADWATCH_FOLLOWS_AHEAD_ROWS`` ahead in a thread while the stager merges the part before."""
     kw = {"mode": mode, "report": report, "max_record_bytes": max_record}
     if settings.SPREADWATCH_READ_CHUNK_ROWS:
         kw["chunk_size"] = settings.SPREADWATCH_READ_CHUNK_ROWS
@@ -92,7 +93,8 @@ def read_into(
                     st.add_tweets(chunk)
                     st.maybe_flush()
             if spec.has_follows:
-                for chunk in iter_follows(path, fmt, progress=live, **kw):
+                ahead = settings.SPREADWATCH_FOLLOWS_AHEAD_ROWS
+                for chunk in iter_follows(path, fmt, progress=live, ahead_rows=ahead, **kw):
                     st.add_follows(chunk)
                     st.maybe_flush()
         else:  # trees, tudataset, spreading-graph npz: read whole (labels and graphs come with the read)
