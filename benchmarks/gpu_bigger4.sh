@@ -11,12 +11,17 @@
 #   sh benchmarks/gpu_bigger4.sh wait 580     # waits again; the run's JSON and log go to $OUT when it ends
 #
 # The next command must come within the machine's idle time (30 s) or the machine, and the run, are gone.
+# SCALE=0.5 (each of the three) runs the preset at that scale instead: about half the files, the run and the
+# device time.
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p var
 OUT=${OUT:-var}
 log=var/bigger4_gpu.log
 json=var/bigger4_gpu.json
+SCALE=${SCALE:-1.0}
+data=var/bigger4
+[ "$SCALE" = "1.0" ] || data=var/fullgraph_$SCALE
 
 wait_for_run() {
   n=0
@@ -40,15 +45,15 @@ prepare)
   t=$(date +%s)
   python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from pathlib import Path
 from _setup import full_graph_collection
-full_graph_collection(Path('var/bigger4'), 1.0)"
-  echo "files generated in $(($(date +%s) - t)) s"; du -sh var/bigger4
+full_graph_collection(Path('$data'), $SCALE)"
+  echo "files generated in $(($(date +%s) - t)) s"; du -sh $data
   wait; tail -2 var/precompile.log; df -h .
   ;;
 start)
   rm -f var/bigger4_gpu.rc
   export SPREADWATCH_BACKEND=gpu SPREADWATCH_UPLOAD_MAX_BYTES=17179869184 PYTHONUNBUFFERED=1
   setsid sh -c "sh benchmarks/gpu_stack.sh python3 scripts/with_services.py -- python3 benchmarks/web_bench.py \
-    --full-graph-scale 1.0 --data var/bigger4 --requests 20 --rerun-backends ${RERUN-gpu,cpu} --json $json; \
+    --full-graph-scale $SCALE --data $data --requests 20 --rerun-backends ${RERUN-gpu,cpu} --json $json; \
     echo \$? >var/bigger4_gpu.rc" >"$log" 2>&1 </dev/null &
   wait_for_run "${2:-580}"
   ;;

@@ -59,3 +59,54 @@ def test_a_strict_import_fails_on_the_same_line_with_two_workers(settings, impor
     two = _import_with(settings, import_files, ws_b, files, 2, mode="strict")
     assert one.status == two.status == Collection.Status.FAILED
     assert one.error == two.error and "tweets.jsonl:98" in one.error
+
+
+def _follows_upload(tmp_path, bad_line: int | None = None):
+    lines = [f"{5000 + i},{1000 + i % 20}\n" for i in range(400)]
+    if bad_line is not None:
+        lines[bad_line - 2] = "12,x\n"  # the header is line 1
+    f = tmp_path / "follows.csv"
+    f.write_text("follower_id,followee_id\n" + "".join(lines))
+    return [f]
+
+
+def _import_ahead(settings, import_files, ws, files, ahead: int, **kw) -> tuple[Collection, list]:
+    """The import with follow edges parsed ``ahead`` rows ahead in a thread (0: in the import's), in parts."""
+    from compute import formats
+
+    used = []
+    real = formats.read_ahead
+    settings.SPREADWATCH_FOLLOWS_AHEAD_ROWS = ahead
+    settings.SPREADWATCH_IMPORT_PART_ROWS = 150
+    with mock.patch.object(formats, "read_ahead", lambda *a, **k: used.append(a[1]) or real(*a, **k)):
+        c = import_files(ws, files, **kw)
+    return c, used
+
+
+def test_follows_parsed_ahead_in_a_thread_are_stored_counted_and_reported_as_without(
+    settings, import_files, ws_a, ws_b, tmp_path
+):
+    from monitor.models import Follow
+
+    files = _follows_upload(tmp_path)
+    plain, used_plain = _import_ahead(settings, import_files, ws_a, files, 0)
+    ahead, used_ahead = _import_ahead(settings, import_files, ws_b, files, 100)
+    assert used_plain == [] and used_ahead == [100]
+    assert plain.status == ahead.status == Collection.Status.DONE
+    assert plain.counts == ahead.counts and plain.report["read"] == ahead.report["read"]
+    pairs = [
+        set(Follow.objects.filter(workspace=ws).values_list("follower__twitter_id", "followee__twitter_id"))
+        for ws in (ws_a, ws_b)
+    ]
+    assert len(pairs[0]) == 400 and pairs[0] == pairs[1]
+
+
+def test_a_bad_follows_line_parsed_ahead_fails_the_import_on_its_line_and_stores_nothing(
+    settings, import_files, ws_a, tmp_path
+):
+    from monitor.models import Follow
+
+    c, used = _import_ahead(settings, import_files, ws_a, _follows_upload(tmp_path, bad_line=321), 100, mode="strict")
+    assert used == [100] and c.status == Collection.Status.FAILED
+    assert c.error.startswith("follows.csv:321: field 'followee_id'"), c.error
+    assert not Follow.objects.filter(workspace=ws_a).exists()
