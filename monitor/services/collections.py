@@ -164,6 +164,9 @@ def collection_create(
     try:
         with transaction.atomic():
             collection.save()
+            # a cancel or progress that an earlier collection of the same number left in the cache (the database
+            # re-created or restored beside a cache that was not) must not reach this one
+            cache.delete_many([cancel_key(collection.pk), progress_key(collection.pk)])
             t = time.perf_counter()
             for f, shown in zip(files, names):
                 cf = CollectionFile(

@@ -32,6 +32,20 @@ def test_it_rolls_back_an_import_cancelled_while_it_runs(ws_a):
     assert not Tweet.objects.filter(workspace=ws_a).exists()
 
 
+def test_a_new_import_is_not_cancelled_by_what_an_earlier_one_of_its_number_left_in_the_cache(ws_a, import_files):
+    """A database re-created or restored beside a cache that was not numbers its collections again from where the
+    cache's keys already are: the keys of the number a new collection takes are its own."""
+    from monitor.progress import progress_key
+
+    nxt = (Collection.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
+    for pk in range(nxt, nxt + 20):  # the sequence may skip numbers a rolled-back test took
+        cache.set(cancel_key(pk), True)
+        cache.set(progress_key(pk), {"stage": "storing", "phase": "storing", "percent": 50.0, "at": 0.0})
+    c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
+    assert c.status == Collection.Status.DONE, c.error
+    assert total_by_name(ws_a) == EXPECTED_TOTAL
+
+
 def test_it_retries_a_cancelled_import_with_the_same_files(ws_a, run_tasks):
     c = services.collection_create(workspace=ws_a, files=[THESIS / "tweets.csv", THESIS / "follows.csv"])
     services.collection_cancel(collection=c)
