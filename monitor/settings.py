@@ -305,12 +305,11 @@ SPREADWATCH_GRAPH_DIR = Path(env_str("SPREADWATCH_GRAPH_DIR", str(DATA_DIR / "gr
 # an import parses up to this many follow edges ahead, in a thread, while it merges the part before (numba's parse
 # releases the GIL: compute/formats/_ahead.py); 30M edges and a stand-in merge on a 2-core host, the wait for the
 # parse 2.9 -> 0.4-0.5 s (benchmarks/follows_ahead_bench.py); costs their memory, ~16 B an edge (the 10M upload's
-# peak 1,807 -> 1,923 MiB). By default one part's worth where the machine has a core to spare for it (4 or more:
-# on 2 the import, its PostgreSQL backend and the side load's use both, and the 10M run took 399 s with it against
-# 361 s without, one pair); 0: parsed in the import's thread
-SPREADWATCH_FOLLOWS_AHEAD_ROWS = max(
-    0, env_int("SPREADWATCH_FOLLOWS_AHEAD_ROWS", SPREADWATCH_IMPORT_PART_ROWS if (os.cpu_count() or 1) >= 4 else 0)
-)
+# peak 1,807 -> 1,923 MiB). Off by default (0: parsed in the import's thread) until an upload shows a gain: on 2
+# cores the import, its PostgreSQL backend and the side load's use both (the 10M run took 399 s with one part
+# ahead against 361 s without, one pair), and on 16 the stand-in merge's wall did not drop (benchmarks/
+# data_layer.md, 2026-12-06 (eighth)); 3000000 (one part) is the setting to measure on many cores
+SPREADWATCH_FOLLOWS_AHEAD_ROWS = max(0, env_int("SPREADWATCH_FOLLOWS_AHEAD_ROWS", 0))
 # rows per chunk of the streaming readers (0: theirs, 200,000 tweets and 1,000,000 follow edges): a part ends
 # between two chunks, so a part can exceed SPREADWATCH_IMPORT_PART_ROWS by up to one chunk
 SPREADWATCH_READ_CHUNK_ROWS = max(0, env_int("SPREADWATCH_READ_CHUNK_ROWS", 0))
