@@ -20,21 +20,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from compute.formats import iter_follows
+from compute.generators.export import write_follows_csv
 
 
 def make_file(path: Path, edges: int, seed: int = 7) -> None:
     if path.exists():
         return
     rng = np.random.default_rng(seed)
-    with open(path, "w") as f:
-        f.write("follower_id,followee_id\n")
-        step = 5_000_000
-        for lo in range(0, edges, step):
-            n = min(step, edges - lo)
-            a = rng.integers(10**6, 10**12, n)
-            b = rng.integers(10**6, 10**12, n)
-            f.write("\n".join(f"{x},{y}" for x, y in zip(a.tolist(), b.tolist(), strict=True)))
-            f.write("\n")
+    write_follows_csv(path, rng.integers(10**6, 10**12, edges), rng.integers(10**6, 10**12, edges))
 
 
 def run(path: Path, ahead: int, part_rows: int) -> dict:
