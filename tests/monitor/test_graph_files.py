@@ -183,7 +183,7 @@ def test_an_imports_graph_file_is_written_while_its_compute_is_planned(
     c = import_files(ws_a, [THESIS / "tweets.csv", THESIS / "follows.csv"])
     assert c.status == "done", c.error
     assert order[:2] == ["plan", "graph file"]
-    assert c.timings["merge_steps_s"]["follower graph file"] > 0
+    assert "follower graph file" in c.timings["merge_steps_s"]  # timed (its seconds can round to 0)
     assert _file_edges(ws_a) == _stored_edges(ws_a) and row_reads == []
     assert total_by_name(ws_a) == EXPECTED_TOTAL
     assert not [t for t in threading.enumerate() if t.name.startswith("graph-file")]

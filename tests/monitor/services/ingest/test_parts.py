@@ -299,7 +299,7 @@ def test_a_conflict_with_a_row_of_an_earlier_part_is_found_and_named_as_in_one_m
         assert parts.error == whole.error and "tweet 3 was read before (line" in whole.error
         return
     assert parts.status == whole.status == Collection.Status.DONE
-    assert parts.timings["parts"] > 5 and parts.timings["merge_steps_s"]["duplicate check, spilled"] > 0
+    assert parts.timings["parts"] > 5 and "duplicate check, spilled" in parts.timings["merge_steps_s"]
     bad = whole.report["read"]
     assert [r["reason"].removeprefix("conflicting duplicate: ") for r in bad["shown"]] == [
         f"tweet 3 was read before (line {next(i for i, x in enumerate(lines) if x.startswith('3,,3,')) + 1}) "

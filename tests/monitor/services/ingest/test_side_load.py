@@ -74,7 +74,8 @@ def test_a_first_import_loaded_on_the_side_stores_and_counts_what_one_connection
 
     steps = side.timings["merge_steps_s"]
     assert not any(k.startswith("side:") for k in alone.timings["merge_steps_s"])
-    assert steps["side: copy into monitor_follow"] > 0 and steps["side: index monitor_follow"] > 0
+    # the steps that ran are timed (a key each); their seconds, rounded to the millisecond, can be 0 on a fast host
+    assert "side: copy into monitor_follow" in steps and "side: index monitor_follow" in steps
     assert "index monitor_follow" not in steps  # not built on the import's connection
     assert side.counts == alone.counts
     assert _stored(ws_b) == _stored(ws_a)
@@ -105,8 +106,8 @@ def test_a_later_part_that_reads_the_side_loaded_rows_finds_them_attached(ws_a, 
 
     steps = side.timings["merge_steps_s"]
     for table in SIDE:
-        assert steps[f"side: copy into {table}"] > 0 and f"side: index {table}" not in steps, table
-        assert steps[f"index {table}"] > 0, table  # built on the import's connection after the attach
+        assert f"side: copy into {table}" in steps and f"side: index {table}" not in steps, table
+        assert f"index {table}" in steps, table  # built on the import's connection after the attach
     assert side.counts == alone.counts
     assert _stored(ws_b) == _stored(ws_a)
     assert _tables(ws_b) == _partitions_as_made_without_the_side(ws_b)
