@@ -23,9 +23,15 @@ it leaves is spent by random walks, ``ceil(r[u] walks)`` from each account ``u``
 probability ``1 - d``. Every account a walk visits, its start included, gets ``(1 - d)`` times ``r[u]`` over the
 number of walks: a walk of geometric length visits an account ``x_u / (1 - d)`` times on average, so this is an
 unbiased estimate of the part the push left, with less variance than adding ``r[u]`` only where a walk stops (the
-visits near the start, which carry most of the mass, are counted, not sampled). The walks draw from NumPy's
-generator in numba, seeded per seed account, so a seed's result is the same alone or in a batch, and from run to
-run.
+visits near the start, which carry most of the mass, are counted, not sampled).
+
+The walks draw the GPU twin's counter-based streams (splitmix64 of the seed, the start account and the walk's
+number), so a walk's path depends on nothing else. They are split in equal ranges over numba's threads, and each
+thread keeps ``_LANES`` walks in flight, one step of each in turn: a step waits on the follow the last one read
+(a random read in the follows, which no cache holds on a large graph), and interleaving lets the processor have
+that many reads under way instead of one. Each thread counts its visits as integers (units of 2^-60) and the
+counts are summed at the end, so the estimate is the same bits on any number of threads, alone or in a batch, and
+from run to run (``benchmarks/wtf_push.md``, 2026-12-07: 2.2-4.7x faster than one walk at a time).
 
 The accounts are pushed in first-in first-out order from one queue, so a seed's result does not depend on the
 other seeds of a call. The arrays (estimate, residual, flags, queue) are allocated once per graph and direction
@@ -39,7 +45,7 @@ import weakref
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import HAVE_NUMBA, njit, prange
 from ..graphs import Graph, per_graph
 from ..results import PageRank, walk_adjacency
 
@@ -98,36 +104,201 @@ def _push(out_ptr, out_idx, seed, damping, eps, p, r, queued, seen, queue, touch
     return n_touched, pushes
 
 
+# The walks' random numbers: splitmix64, counter-based, as the GPU twin draws them (``compute/gpu/wtf_push.py``):
+# walk j of start account u for seed s starts from mix(s * GOLD ^ mix(u + C) ^ j) and adds GOLD before each draw;
+# the draw's high 32 bits decide whether the walk goes on, its low 32 bits which follow it takes. So a walk's path
+# depends only on (s, u, j), never on which thread or lane walks it, or when.
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_START = np.uint64(0x632BE59BD9B4E019)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S27, _S30, _S31, _S32 = (np.uint64(v) for v in (27, 30, 31, 32))
+#: the visits are added as integers in units of 2^-60 (the GPU's fixed point): integer sums are the same in any
+#: order, so the estimate is the same bits on any number of threads
+_V_ONE = float(1 << 60)
+#: walks in flight per thread: a walk's steps wait on each other (each reads where the last one led), so a thread
+#: interleaves this many walks to keep that many memory reads under way
+_LANES = 16
+#: the most the walks' per-thread arrays may take (fewer threads walk on a graph too large for one each)
+_PARTS_BYTES = 256 << 20
+
+
+def numba_threads() -> int:
+    """The threads numba's parallel loops use here (1 without numba)."""
+    if not HAVE_NUMBA:
+        return 1
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+if HAVE_NUMBA:
+
+    @njit(cache=True, inline="always")
+    def _wrap_add(a, b):  # pragma: no cover - numba
+        return a + b
+
+    @njit(cache=True, inline="always")
+    def _wrap_mul(a, b):  # pragma: no cover - numba
+        return a * b
+
+    @njit(cache=True, inline="always")
+    def _mix(z):  # pragma: no cover - numba
+        z = (z ^ (z >> _S30)) * _M1
+        z = (z ^ (z >> _S27)) * _M2
+        return z ^ (z >> _S31)
+
+else:  # the same 64-bit arithmetic with Python integers (NumPy's scalars warn when they wrap)
+    _MASK = (1 << 64) - 1
+
+    def _wrap_add(a, b):
+        return np.uint64((int(a) + int(b)) & _MASK)
+
+    def _wrap_mul(a, b):
+        return np.uint64((int(a) * int(b)) & _MASK)
+
+    def _mix(z):
+        z = int(z)
+        z = ((z ^ (z >> 30)) * int(_M1)) & _MASK
+        z = ((z ^ (z >> 27)) * int(_M2)) & _MASK
+        return np.uint64(z ^ (z >> 31))
+
+
 @njit(cache=True)
-def _walks(out_ptr, out_idx, seed, damping, per_unit, rng_seed, p, r, seen, touched, n_touched):  # pragma: no cover
-    """FORA's second half: from every account with residual ``r[u]``, ``ceil(r[u] per_unit)`` random walks that
-    stop at each step with probability ``1 - damping`` (an account with nowhere to go sends the walk to the seed),
-    each adding ``(1 - damping)`` times its share of ``r[u]`` to ``p`` at every account it visits, the start
-    included: an unbiased estimate of ``sum_u r[u] x_u``. The residuals are spent (set to 0); accounts first
-    reached are appended to ``touched``; returns their number."""
-    np.random.seed(rng_seed)
-    n_start = n_touched
-    for i in range(n_start):
+def _walk_plan(r, touched, n_touched, per_unit, damping):  # pragma: no cover - numba
+    """FORA's walks, from every touched account with residual ``r[u] > 0``: ``ceil(r[u] per_unit)`` of them, each
+    adding ``(1 - damping) r[u] / count`` (fixed point) at every account it visits. The residuals are spent (set
+    to 0). Returns (start accounts, one past each start's last walk (a running total), each start's weight)."""
+    starts = np.empty(n_touched, dtype=np.int64)
+    ends = np.empty(n_touched, dtype=np.int64)
+    weights = np.empty(n_touched, dtype=np.uint64)
+    k = 0
+    total = 0
+    for i in range(n_touched):
         u = touched[i]
         ru = r[u]
         if ru <= 0.0:
             continue
         r[u] = 0.0
-        k = int(np.ceil(ru * per_unit))
-        share = (1.0 - damping) * ru / k
-        for _ in range(k):
-            v = u
-            while True:
-                p[v] += share
-                if seen[v] == 0:
-                    seen[v] = 1
-                    touched[n_touched] = v
-                    n_touched += 1
-                if np.random.random() >= damping:
-                    break
-                lo = out_ptr[v]
-                deg = out_ptr[v + 1] - lo
-                v = seed if deg == 0 else out_idx[lo + np.random.randint(0, deg)]
+        count = int(np.ceil(ru * per_unit))
+        total += count
+        starts[k] = u
+        ends[k] = total
+        weights[k] = np.uint64((1.0 - damping) * ru / count * _V_ONE)
+        k += 1
+    return starts[:k], ends[:k], weights[:k]
+
+
+@njit(cache=True)
+def _walk_state(base, u, j):  # pragma: no cover - numba
+    """Walk ``j`` of start account ``u``'s first state (``base``: the seed times ``_GOLD``)."""
+    # every operand cast: numba types a uint64 that fits in 63 bits, passed from Python, as int64, and an int64's
+    # right shift would copy its sign bit
+    return _mix(np.uint64(base) ^ _mix(_wrap_add(np.uint64(u), _START)) ^ np.uint64(j))
+
+
+@njit(cache=True)
+def _visit(vis, tl, n_tl, t, v, w):  # pragma: no cover - numba
+    if vis[t, v] == 0:
+        tl[t, n_tl[t]] = v
+        n_tl[t] += 1
+    vis[t, v] += w
+
+
+@njit(cache=True, parallel=True)
+def _walk_lanes(out_ptr, out_idx, seed, damping, starts, ends, weights, vis, tl, n_tl):  # pragma: no cover
+    """The plan's walks, split in equal ranges over ``vis.shape[0]`` parts (threads); a part walks ``_LANES`` walks
+    at a time, one step of each in turn, a finished walk's lane taking the part's next walk. Each part adds its
+    visits to its own row of ``vis`` and lists the accounts it reached first in its row of ``tl``."""
+    parts = vis.shape[0]
+    total = ends[len(ends) - 1]
+    go = np.uint64(damping * 4294967296.0)
+    base = _wrap_mul(np.uint64(seed), _GOLD)
+    for t in prange(parts):
+        lo, hi = total * t // parts, total * (t + 1) // parts
+        lane_v = np.zeros(_LANES, dtype=np.int64)
+        lane_state = np.zeros(_LANES, dtype=np.uint64)
+        lane_w = np.zeros(_LANES, dtype=np.uint64)
+        live = np.zeros(_LANES, dtype=np.bool_)
+        e = np.searchsorted(ends, lo, side="right")
+        nxt = lo
+        n_live = 0
+        for k in range(_LANES):  # each lane takes the part's next walk
+            if nxt < hi:
+                while ends[e] <= nxt:
+                    e += 1
+                u = starts[e]
+                lane_v[k] = u
+                lane_state[k] = _walk_state(base, u, nxt - (ends[e - 1] if e else 0))
+                lane_w[k] = weights[e]
+                live[k] = True
+                n_live += 1
+                nxt += 1
+                _visit(vis, tl, n_tl, t, u, weights[e])  # a walk's start counts as a visit
+        at = np.zeros(_LANES, dtype=np.int64)
+        while n_live:  # one step of each live walk: first every lane's draw and row, then every lane's follow
+            for k in range(_LANES):
+                at[k] = -1
+                if not live[k]:
+                    continue
+                st = _wrap_add(lane_state[k], _GOLD)
+                lane_state[k] = st
+                x = _mix(st)
+                if (x >> _S32) >= go:  # this walk stops; the lane takes the part's next one
+                    if nxt >= hi:
+                        live[k] = False
+                        n_live -= 1
+                        continue
+                    while ends[e] <= nxt:
+                        e += 1
+                    u = starts[e]
+                    lane_v[k] = u
+                    lane_state[k] = _walk_state(base, u, nxt - (ends[e - 1] if e else 0))
+                    lane_w[k] = weights[e]
+                    nxt += 1
+                    _visit(vis, tl, n_tl, t, u, weights[e])
+                    continue
+                v = lane_v[k]
+                a = out_ptr[v]
+                deg = out_ptr[v + 1] - a
+                # nowhere to go (-2): back to the seed, as the exact method's dangling mass
+                at[k] = a + np.int64(((x & _LOW32) * np.uint64(deg)) >> _S32) if deg else -2
+            # the follows read apart from the draws: the lanes' reads do not wait on each other, so the
+            # processor has all of them under way at once (one lane's whole step between them kept it to a few)
+            for k in range(_LANES):
+                if at[k] >= 0:
+                    lane_v[k] = out_idx[at[k]]
+                elif at[k] == -2:
+                    lane_v[k] = seed
+            for k in range(_LANES):
+                if at[k] != -1:
+                    _visit(vis, tl, n_tl, t, lane_v[k], lane_w[k])
+
+
+@njit(cache=True)
+def _merge_visits(vis, tl, n_tl, p, seen, touched, n_touched):  # pragma: no cover - numba
+    """Every part's visits summed (integers: any order, the same total) into ``p``; the parts' rows cleared; the
+    accounts first reached appended to ``touched``. Returns their number."""
+    c0 = n_tl[0]
+    for t in range(1, vis.shape[0]):
+        for i in range(n_tl[t]):
+            v = tl[t, i]
+            if vis[0, v] == 0:
+                tl[0, c0] = v
+                c0 += 1
+            vis[0, v] += vis[t, v]
+            vis[t, v] = 0
+        n_tl[t] = 0
+    for i in range(c0):
+        v = tl[0, i]
+        p[v] += vis[0, v] / _V_ONE
+        vis[0, v] = 0
+        if seen[v] == 0:
+            seen[v] = 1
+            touched[n_touched] = v
+            n_touched += 1
+    n_tl[0] = 0
     return n_touched
 
 
@@ -144,6 +315,21 @@ class _State:
         self.seen = np.zeros(n, dtype=np.uint8)
         self.queue = np.zeros(n + 1, dtype=np.int64)
         self.touched = np.zeros(max(n, 1), dtype=np.int64)
+        self._walk_parts: tuple | None = None
+
+    def _parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The walks' per-thread arrays (visits, accounts reached, their count), one row per part: as many parts
+        as numba has threads, within ``_PARTS_BYTES`` (16 bytes an account a part); kept while the count holds."""
+        n = max(len(self.p), 1)
+        threads = numba_threads()
+        parts = max(1, min(threads, _PARTS_BYTES // (16 * n)))
+        if self._walk_parts is None or self._walk_parts[0].shape[0] != parts:
+            self._walk_parts = (
+                np.zeros((parts, n), dtype=np.uint64),
+                np.zeros((parts, n), dtype=np.int64),
+                np.zeros(parts, dtype=np.int64),
+            )
+        return self._walk_parts
 
     def run(
         self, seed: int, damping: float, epsilon: float | None, walks: float = 0.0
@@ -162,9 +348,11 @@ class _State:
             )  # fmt: skip
         residual = float(self.r[self.touched[:k]].sum())
         if walks > 0:
-            rng_seed = (seed * 2654435761 + 97) % (1 << 32)  # the seed's own stream: alone or in a batch, the same
-            k = _walks(self.out_ptr, self.out_idx, seed, damping, float(walks), rng_seed, self.p, self.r, self.seen,
-                       self.touched, k)  # fmt: skip
+            starts, ends, weights = _walk_plan(self.r, self.touched, k, float(walks), damping)
+            if len(starts):
+                vis, tl, n_tl = self._parts()
+                _walk_lanes(self.out_ptr, self.out_idx, seed, damping, starts, ends, weights, vis, tl, n_tl)
+                k = _merge_visits(vis, tl, n_tl, self.p, self.seen, self.touched, k)
         return self.touched[:k], int(pushes), residual
 
     def clear(self, touched: np.ndarray) -> None:

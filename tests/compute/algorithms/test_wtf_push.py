@@ -2,7 +2,8 @@
 iteration's converged PPR and it never overshoots; the distance shrinks with epsilon within the push bound; a
 seed's result does not depend on the other seeds; tiny epsilon gives the exact method's circle and lists; bad
 arguments are refused by name; plain walks (no push) land near the converged PPR, closer with more walks, and give
-a seed the same estimate alone or in a batch."""
+a seed the same estimate alone or in a batch; the walks draw the GPU twin's splitmix64 streams and give the same
+bits on any number of threads and without numba."""
 
 from __future__ import annotations
 
@@ -152,3 +153,63 @@ def test_plain_walks_give_a_seed_the_same_estimate_alone_and_in_a_batch():
         assert np.array_equal(personalized_pagerank(g, [s], **kw).values[0], together.values[j])
     lists = wtf(g, seeds[:1], **kw)[0]
     assert lists.seed == seeds[0] and len(lists.circle) > 0
+
+
+def test_the_walks_draw_splitmix64_as_the_gpu_twin_does():
+    from compute.algorithms import wtf_push
+
+    # splitmix64's first output from state 0 (the state advanced by the golden gamma, then mixed)
+    assert int(wtf_push._mix(wtf_push._GOLD)) == 0xE220A8397B1DCDAF
+    # a walk's first state from (seed, start account, walk number), as the GPU's kernel forms it
+    base = wtf_push._wrap_mul(np.uint64(12), wtf_push._GOLD)
+    mask = (1 << 64) - 1
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    want = mix(((12 * 0x9E3779B97F4A7C15) & mask) ^ mix((5 + 0x632BE59BD9B4E019) & mask) ^ 3)
+    assert int(wtf_push._walk_state(base, 5, 3)) == want
+
+
+@pytest.mark.parametrize("method", ["fora", "walks"])
+def test_the_walks_give_the_same_bits_on_any_number_of_threads(method, monkeypatch):
+    from compute.algorithms import wtf_push
+
+    g, rng = random_graph(11, n=300, m=3000)
+    seeds = rng.integers(0, g.n_nodes, 3)
+    kw = {"direction": "followers", "method": method, "walks": 3e4, "backend": "cpu"}
+    if method == "fora":
+        kw["epsilon"] = 1e-3
+    runs = []
+    for parts in (1, 2, 5):  # the walks split over that many parts, each with its own visit counts
+        monkeypatch.setattr(wtf_push, "numba_threads", lambda parts=parts: parts)
+        runs.append(personalized_pagerank(g, seeds, **kw).values)
+        assert wtf_push.state(g, "followers")._parts()[0].shape[0] == parts
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+
+
+def test_the_walks_without_numba_give_the_bits_of_the_compiled_walks():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import numpy as np, hashlib\n"
+        "from compute.algorithms.wtf import personalized_pagerank\n"
+        "from tests.compute.algorithms.test_wtf import random_graph\n"
+        "g, rng = random_graph(13, n=120, m=700)\n"
+        "v = personalized_pagerank(g, [3, 40], direction='follows', method='fora', epsilon=1e-3, walks=2e3,"
+        " backend='cpu').values\n"
+        "print(hashlib.sha1(v.tobytes()).hexdigest())\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    digests = []
+    for flag in ("0", "1"):
+        env = dict(os.environ, PYTHONPATH=str(root), SPREADWATCH_NO_NUMBA=flag)
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        digests.append(out.stdout.strip())
+    assert digests[0] == digests[1]
