@@ -7,7 +7,8 @@ the public dispatchers :func:`wtf` and :func:`personalized_pagerank` (``backend=
   ``x' = d (P x + dangling(x) e_s) + (1 - d) e_s`` from ``x = e_s``, until the L1 change is < ``tol`` or
   ``max_iter`` updates. It runs *pull*-style over the reverse CSR of the walk (:func:`compute.results.
   walk_adjacency`): each row sums its in-neighbours' ``x / out_degree``, so every sum has a fixed order.
-* Seeds go in blocks of :data:`compute.results.BATCH`: one sparse matrix x dense (n x k) block per iteration,
+* Seeds go in blocks (:func:`cpu_block`: 1 or 4 seeds here; the GPU's 64, :data:`compute.results.BATCH`): one
+  sparse matrix x dense (n x k) block per iteration,
   each column stopping on its own convergence (the block shrinks to the columns still moving). Every column's
   arithmetic is the single-seed arithmetic (SciPy's CSR times a C-ordered block sums each row's terms in
   index order per column; reductions run per column along a contiguous row), so a seed's results are bitwise
@@ -89,8 +90,9 @@ def wtf(
     epsilon: float = DEFAULT_EPSILON,
     walks: float = DEFAULT_WALKS,
 ) -> list[Recommendations]:
-    """Who-to-follow for each seed (node indices), in blocks of :data:`BATCH`: the circle of trust (top
-    ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar accounts.
+    """Who-to-follow for each seed (node indices), in blocks (:func:`cpu_block`; :data:`BATCH` on the GPU): the
+    circle of trust (top ``circle`` by PPR, the seed always in), then Money on it; the ``top`` relevant and similar
+    accounts.
     ``method``: ``exact`` (the power iteration to ``tol``), ``push`` (the local forward push to ``epsilon``),
     ``fora`` (the push, then ``walks`` random walks per unit of the residual it left) or ``walks`` (``walks``
     random walks from the seed, no push); the local ones are
@@ -257,7 +259,7 @@ def _column_sums(block: np.ndarray) -> np.ndarray:
 
 
 def _ppr_block(walk: _Walk, seeds: np.ndarray, damping: float, tol: float, max_iter: int):
-    """PPR of up to BATCH seeds: (x (n, k) float64, iterations, converged, delta)."""
+    """PPR of a block of seeds: (x (n, k) float64, iterations, converged, delta)."""
     k = len(seeds)
     cols = np.arange(k)
     x = np.zeros((walk.n, k))
@@ -287,6 +289,20 @@ def _ppr_block(walk: _Walk, seeds: np.ndarray, damping: float, tol: float, max_i
     return x, iterations, converged, delta
 
 
+#: seeds per block of the exact iteration on the CPU where the follows outweigh the block's own arrays
+CPU_BLOCK = 4
+
+
+def cpu_block(walk: _Walk) -> int:
+    """Seeds per block of the CPU's exact iteration. A block of k seeds reads the follows once per iteration for
+    all k, but its dense arrays (about ten passes of 8 n k bytes) leave the caches as k grows: where the follows
+    (4 bytes each, 8 a row) take less than one seed's passes (80 n bytes), there is nothing to share and one
+    seed at a time is fastest; elsewhere 4 (``benchmarks/wtf_cpu.md``, 2026-12-07: on the project's 2-core
+    machine, Twitter16's follower graph 0.19 s a seed at 1 against 1.33 s at 64; the `twitter` preset at scale 0.1
+    0.31 s at 4 against 0.63 s at 64). A seed's bits do not depend on its block."""
+    return 1 if 4 * len(walk.in_idx) + 8 * walk.n < 80 * walk.n else CPU_BLOCK
+
+
 def personalized_pagerank_cpu(
     g: Graph, seeds: np.ndarray, *, direction: str, damping: float, tol: float, max_iter: int
 ) -> PageRank:
@@ -296,10 +312,12 @@ def personalized_pagerank_cpu(
     iterations = np.zeros(k, dtype=np.int64)
     converged = np.zeros(k, dtype=bool)
     delta = np.zeros(k)
-    for lo in range(0, k, BATCH):
-        x, it, conv, d = _ppr_block(walk, seeds[lo : lo + BATCH], damping, tol, max_iter)
-        values[lo : lo + BATCH] = x.T
-        iterations[lo : lo + BATCH], converged[lo : lo + BATCH], delta[lo : lo + BATCH] = it, conv, d
+    width = cpu_block(walk)
+    for lo in range(0, k, width):
+        hi = lo + width
+        x, it, conv, d = _ppr_block(walk, seeds[lo:hi], damping, tol, max_iter)
+        values[lo:hi] = x.T
+        iterations[lo:hi], converged[lo:hi], delta[lo:hi] = it, conv, d
     return PageRank(seeds.astype(np.int64), values, iterations, converged, delta)
 
 
@@ -419,8 +437,9 @@ def wtf_cpu(
                 st.clear(touched)
         return out
     walk = _walk(g, direction)
-    for lo in range(0, len(seeds), BATCH):
-        block = seeds[lo : lo + BATCH]
+    width = cpu_block(walk)
+    for lo in range(0, len(seeds), width):
+        block = seeds[lo : lo + width]
         x, iterations, converged, delta = _ppr_block(walk, block, damping, tol, max_iter)
         for j, seed in enumerate(block.tolist()):
             col = np.ascontiguousarray(x[:, j])

@@ -10,7 +10,8 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from compute.algorithms.wtf import BATCH, money, personalized_pagerank, wtf
+from compute.algorithms import wtf as wtf_module
+from compute.algorithms.wtf import BATCH, CPU_BLOCK, money, personalized_pagerank, wtf
 from compute.graphs import graph_from_edges, undirected
 from compute.results import rank_key
 
@@ -231,12 +232,16 @@ def test_the_circle_and_both_lists_follow_their_definitions(seed, direction, cir
     assert rec.account == g.ids[s] and rec.direction == direction
 
 
-def test_a_batch_gives_the_bits_of_one_seed_at_a_time():
+@pytest.mark.parametrize("width", [CPU_BLOCK, BATCH])
+def test_a_batch_gives_the_bits_of_one_seed_at_a_time(width, monkeypatch):
+    # the CPU's block of seeds is chosen by the graph's size (cpu_block): this small graph would get one seed a
+    # block, so the blocks are forced to the widths the CPU and the GPU use on large graphs
+    monkeypatch.setattr(wtf_module, "cpu_block", lambda walk: width)
     rng = np.random.default_rng(5)
     src, dst = rng.integers(0, 400, 4000), rng.integers(0, 400, 4000)
     # beside the random part, which mixes fast: a 2-cycle (stops at max_iter) and a dangling account (1 step)
     g = graph_from_edges(np.r_[src, 400, 401, 402], np.r_[dst, 401, 400, 403])
-    seeds = rng.integers(0, g.n_nodes, BATCH + 9)  # two blocks, with repeats across them
+    seeds = rng.integers(0, g.n_nodes, BATCH + 9)  # several blocks, with repeats across them
     seeds[BATCH + 3] = seeds[2]
     seeds[[5, BATCH + 1]] = [400, 403]
     for direction in ("follows", "followers"):
@@ -386,3 +391,11 @@ def test_the_one_column_pull_kernels_give_the_bits_of_the_block_kernel_and_scipy
     if HAVE_NUMBA:
         names = {f._cache._cache_file._index_name for f in (engine._pull_one_serial, engine._pull_one_parallel)}
         assert len(names) == 2 and any("_pull_one_serial" in n for n in names)
+
+
+def test_the_cpu_takes_one_seed_a_block_where_the_follows_are_few_and_four_where_they_are_many():
+    sparse = graph_from_edges(np.arange(0, 999), np.arange(1, 1000))  # a path: one follow an account
+    rng = np.random.default_rng(2)
+    dense = graph_from_edges(rng.integers(0, 100, 5000), rng.integers(0, 100, 5000))  # ~50 an account
+    assert wtf_module.cpu_block(wtf_module._walk(sparse, "follows")) == 1
+    assert wtf_module.cpu_block(wtf_module._walk(dense, "follows")) == CPU_BLOCK
