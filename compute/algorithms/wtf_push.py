@@ -206,6 +206,20 @@ def _visit(vis, tl, n_tl, t, v, w):  # pragma: no cover - numba
     vis[t, v] += w
 
 
+@njit(cache=True)
+def _take_walk(k, w, e, starts, ends, weights, base, lane_v, lane_state, lane_w, vis, tl, n_tl, t):  # pragma: no cover
+    """Lane ``k`` takes walk ``w`` (``e``: the plan's entry of an earlier walk, moved on to ``w``'s and returned);
+    the walk's start counts as a visit."""
+    while ends[e] <= w:
+        e += 1
+    u = starts[e]
+    lane_v[k] = u
+    lane_state[k] = _walk_state(base, u, w - (ends[e - 1] if e else 0))
+    lane_w[k] = weights[e]
+    _visit(vis, tl, n_tl, t, u, weights[e])
+    return e
+
+
 @njit(cache=True, parallel=True)
 def _walk_lanes(out_ptr, out_idx, seed, damping, starts, ends, weights, vis, tl, n_tl):  # pragma: no cover
     """The plan's walks, split in equal ranges over ``vis.shape[0]`` parts (threads); a part walks ``_LANES`` walks
@@ -226,16 +240,10 @@ def _walk_lanes(out_ptr, out_idx, seed, damping, starts, ends, weights, vis, tl,
         n_live = 0
         for k in range(_LANES):  # each lane takes the part's next walk
             if nxt < hi:
-                while ends[e] <= nxt:
-                    e += 1
-                u = starts[e]
-                lane_v[k] = u
-                lane_state[k] = _walk_state(base, u, nxt - (ends[e - 1] if e else 0))
-                lane_w[k] = weights[e]
+                e = _take_walk(k, nxt, e, starts, ends, weights, base, lane_v, lane_state, lane_w, vis, tl, n_tl, t)
                 live[k] = True
                 n_live += 1
                 nxt += 1
-                _visit(vis, tl, n_tl, t, u, weights[e])  # a walk's start counts as a visit
         at = np.zeros(_LANES, dtype=np.int64)
         while n_live:  # one step of each live walk: first every lane's draw and row, then every lane's follow
             for k in range(_LANES):
@@ -250,14 +258,8 @@ def _walk_lanes(out_ptr, out_idx, seed, damping, starts, ends, weights, vis, tl,
                         live[k] = False
                         n_live -= 1
                         continue
-                    while ends[e] <= nxt:
-                        e += 1
-                    u = starts[e]
-                    lane_v[k] = u
-                    lane_state[k] = _walk_state(base, u, nxt - (ends[e - 1] if e else 0))
-                    lane_w[k] = weights[e]
+                    e = _take_walk(k, nxt, e, starts, ends, weights, base, lane_v, lane_state, lane_w, vis, tl, n_tl, t)
                     nxt += 1
-                    _visit(vis, tl, n_tl, t, u, weights[e])
                     continue
                 v = lane_v[k]
                 a = out_ptr[v]
