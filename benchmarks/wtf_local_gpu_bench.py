@@ -4,6 +4,9 @@ exact method, on the follower graph of the ``twitter`` preset (scale 2.0: 6.35M 
     python3 benchmarks/wtf_local_gpu_bench.py --scale 2.0 --random 1000 --top-degree 100 \
         --runs fora:1e-6:4e6 --out $OUT/wtf_local_gpu.json
 
+``--input PATH`` (repeat) measures the follower graph of those files instead (a follows CSV, an edge list, a
+Twitter15/16 trees folder: what ``python -m compute wtf`` reads).
+
 ``--runs``: ``push:EPSILON`` or ``fora:EPSILON:WALKS`` (walks per unit of residual), comma-separated.
 
 Seeds, per direction: ``--random`` uniform accounts with an edge in that direction (``default_rng(--seed)``) and
@@ -12,7 +15,9 @@ method (``tol`` 1e-10) runs in blocks of 64; while a block's exact PPR is on the
 on each of its seeds alone (what an account page asks), and is scored against it:
 
 * circle: the share of the local circle (less the seed) whose exact PPR is at least the exact (circle-1)-th
-  largest non-seed value (an account tied with the last one in is right);
+  largest non-seed value (an account tied with the last one in is right); where the seed reaches fewer accounts
+  than that (a small component), the share of the accounts it reaches with an exact PPR above 1e-10 (the exact
+  method's tolerance) that the local circle holds;
 * relevance and similarity: the share of the exact top-``--top`` list the local list holds (as sets).
 
 Time, per account: the wall clock of ``wtf(g, [seed], method=..., backend="gpu")`` (estimate, circle, Money and
@@ -92,6 +97,12 @@ def _phases(cp, twin, g, dg, direction: str, seeds, run: tuple, circle: int, top
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=2.0)
+    p.add_argument(
+        "--input",
+        action="append",
+        metavar="PATH",
+        help="a follower graph from files instead of the generated one (repeat; what `python -m compute wtf` reads)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--random", type=int, default=1000)
     p.add_argument("--top-degree", type=int, default=100)
@@ -129,10 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
     emit({"case": "device", "name": name.decode() if isinstance(name, bytes) else name})
     t = time.perf_counter()
-    fg, _ = generate(scale=args.scale, seed=args.seed)
-    g = follower_graph(fg)
-    del fg
-    emit({"case": "graph", "users": g.n_nodes, "follows": g.n_edges, "generate_s": time.perf_counter() - t})
+    if args.input:
+        from compute.cli import _follower_graph
+
+        g = _follower_graph(args.input, "auto", None)
+    else:
+        fg, _ = generate(scale=args.scale, seed=args.seed)
+        g = follower_graph(fg)
+        del fg
+    emit({"case": "graph", "inputs": args.input, "users": g.n_nodes, "follows": g.n_edges,
+          "generate_s": time.perf_counter() - t})  # fmt: skip
     t = time.perf_counter()
     dg = twin.device_graph(g)
     sync()
@@ -175,11 +192,12 @@ def main(argv: list[str] | None = None) -> int:
                 sync()
                 exact_s += time.perf_counter() - t
                 x, ranks = est[0], est[1]
-                kth = []
+                kth, reached = [], []
                 for j in range(len(block)):
                     col = x[:, j].copy()
                     col[ranks[j]] = -1.0
                     kth.append(float(cp.partition(col, len(col) - want)[len(col) - want].get()))
+                    reached.append(int(cp.count_nonzero(col > 1e-10).get()))  # above the exact method's tolerance
                     del col
                 exact_json = [r.to_json(g.ids) for r in exact]
                 for r in runs:
@@ -198,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
                         acc[r]["wtf_s"].append(time.perf_counter() - t)
                         members = np.asarray(rec.circle, dtype=np.int64)
                         members = members[members != seed]
-                        if len(members):
-                            vals = x[walk.rank[cp.asarray(members)], j].get()
+                        vals = x[walk.rank[cp.asarray(members)], j].get() if len(members) else np.zeros(0)
+                        if reached[j] <= want:  # a small component: the share of what the seed reaches
+                            acc[r]["circle"].append(
+                                float(np.count_nonzero(vals > 1e-10)) / reached[j] if reached[j] else 1.0
+                            )
+                        elif len(members):
                             acc[r]["circle"].append(float(np.mean(vals >= kth[j] * (1.0 - RANK_SLACK))))
                         else:
                             acc[r]["circle"].append(1.0)
