@@ -115,6 +115,36 @@ def twitter_graph(scale: float, seed: int, emit) -> object:
     return g
 
 
+#: the exact method's tolerance (L1 change 1e-10): PPR values below it are not told from zero by the exact method
+#: itself, so where a seed reaches fewer accounts than its circle holds, those below it are not asked of a local one
+EXACT_FLOOR = 1e-10
+
+
+def add_input_argument(parser) -> None:
+    """The WTF benchmarks' ``--input PATH`` (repeat): a follower graph from files instead of the generated one."""
+    parser.add_argument(
+        "--input",
+        action="append",
+        metavar="PATH",
+        help="a follower graph from files instead of the generated one (repeat; what `python -m compute wtf` reads)",
+    )
+
+
+def bench_graph(inputs: list[str] | None, scale: float, seed: int, emit) -> object:
+    """The follower graph of ``inputs`` (a follows CSV, an edge list, a Twitter15/16 trees folder: what ``python -m
+    compute wtf`` reads) or, without any, the ``twitter`` preset's at ``scale`` (:func:`twitter_graph`); ``emit``
+    gets its row."""
+    if not inputs:
+        return twitter_graph(scale, seed, emit)
+    from compute.cli import _follower_graph
+
+    t = time.perf_counter()
+    g = _follower_graph(inputs, "auto", None)
+    emit({"case": "graph", "inputs": inputs, "users": g.n_nodes, "follows": g.n_edges,
+          "read_s": time.perf_counter() - t})  # fmt: skip
+    return g
+
+
 def json_lines():
     """``(rows, emit)``: ``emit(row)`` prints ``row`` as a JSON line at once (a stopped run keeps what it printed)
     and appends it to ``rows`` (for ``--out``)."""

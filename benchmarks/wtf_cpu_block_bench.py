@@ -25,26 +25,22 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _setup import add_input_argument
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=0.1)
-    p.add_argument("--input", action="append", metavar="PATH", help="a follower graph from files (repeat)")
+    add_input_argument(p)
     p.add_argument("--widths", default="1,4,16,64")
     p.add_argument("--seeds", type=int, default=64)
     p.add_argument("--direction", choices=("follows", "followers"), default="follows")
     p.add_argument("--out", metavar="JSON")
     args = p.parse_args(argv)
-    from _setup import json_lines, twitter_graph
+    from _setup import bench_graph, json_lines
 
     from compute.algorithms import wtf as cpu
 
     rows, emit = json_lines()
-    if args.input:
-        from compute.cli import _follower_graph
-
-        g = _follower_graph(args.input, "auto", None)
-        emit({"case": "graph", "inputs": args.input, "users": g.n_nodes, "follows": g.n_edges})
-    else:
-        g = twitter_graph(args.scale, 0, emit)
+    g = bench_graph(args.input, args.scale, 0, emit)
     walk = cpu._walk(g, args.direction)
     chosen = cpu.cpu_block(walk)
     seeds = np.random.default_rng(0).choice(g.n_nodes, size=min(args.seeds, g.n_nodes), replace=False)

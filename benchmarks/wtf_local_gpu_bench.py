@@ -95,14 +95,11 @@ def _phases(cp, twin, g, dg, direction: str, seeds, run: tuple, circle: int, top
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _setup import add_input_argument
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=2.0)
-    p.add_argument(
-        "--input",
-        action="append",
-        metavar="PATH",
-        help="a follower graph from files instead of the generated one (repeat; what `python -m compute wtf` reads)",
-    )
+    add_input_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--random", type=int, default=1000)
     p.add_argument("--top-degree", type=int, default=100)
@@ -120,16 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    from _setup import json_lines, wtf_run_name, wtf_runs
+    from _setup import EXACT_FLOOR, bench_graph, json_lines, wtf_run_name, wtf_runs
 
     runs = wtf_runs(args.runs)
 
     import cupy as cp
 
     from compute.algorithms.wtf import wtf
-    from compute.generators.twitter import follower_graph as generate
     from compute.gpu import wtf as twin
-    from compute.graphs import follower_graph
     from compute.results import RANK_SLACK
 
     rows, emit = json_lines()
@@ -139,17 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
     name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
     emit({"case": "device", "name": name.decode() if isinstance(name, bytes) else name})
-    t = time.perf_counter()
-    if args.input:
-        from compute.cli import _follower_graph
-
-        g = _follower_graph(args.input, "auto", None)
-    else:
-        fg, _ = generate(scale=args.scale, seed=args.seed)
-        g = follower_graph(fg)
-        del fg
-    emit({"case": "graph", "inputs": args.input, "users": g.n_nodes, "follows": g.n_edges,
-          "generate_s": time.perf_counter() - t})  # fmt: skip
+    g = bench_graph(args.input, args.scale, args.seed, emit)
     t = time.perf_counter()
     dg = twin.device_graph(g)
     sync()
@@ -197,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                     col = x[:, j].copy()
                     col[ranks[j]] = -1.0
                     kth.append(float(cp.partition(col, len(col) - want)[len(col) - want].get()))
-                    reached.append(int(cp.count_nonzero(col > 1e-10).get()))  # above the exact method's tolerance
+                    reached.append(int(cp.count_nonzero(col > EXACT_FLOOR).get()))
                     del col
                 exact_json = [r.to_json(g.ids) for r in exact]
                 for r in runs:
@@ -219,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                         vals = x[walk.rank[cp.asarray(members)], j].get() if len(members) else np.zeros(0)
                         if reached[j] <= want:  # a small component: the share of what the seed reaches
                             acc[r]["circle"].append(
-                                float(np.count_nonzero(vals > 1e-10)) / reached[j] if reached[j] else 1.0
+                                float(np.count_nonzero(vals > EXACT_FLOOR)) / reached[j] if reached[j] else 1.0
                             )
                         elif len(members):
                             acc[r]["circle"].append(float(np.mean(vals >= kth[j] * (1.0 - RANK_SLACK))))

@@ -39,17 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-#: the exact method's tolerance (L1 change 1e-10): PPR values below it are not told from zero by the exact
-#: method itself, so a small component's accounts below it are not asked of a local circle
-EXACT_FLOOR = 1e-10
-
-
 def _circle_share(exact_x: np.ndarray, seed: int, members: np.ndarray, circle: int) -> float:
     """How much of the exact circle the local one gets right. Where the seed reaches more than ``circle`` - 1
     accounts: the share of the local circle (less the seed) whose exact PPR is at least the exact (circle-1)-th
     largest non-seed value, less the ranking's slack. Where it reaches fewer (a small component: every account
     it reaches is in the exact circle): the share of those accounts the local circle holds, counting only those
     whose exact PPR is above ``EXACT_FLOOR`` (below it the exact method's own values are within its tolerance)."""
+    from _setup import EXACT_FLOOR
+
     from compute.results import RANK_SLACK
 
     others = np.delete(exact_x, seed)
@@ -69,14 +66,11 @@ def _list_share(exact_ids: list[str], push_ids: list[str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _setup import add_input_argument
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=0.1)
-    p.add_argument(
-        "--input",
-        action="append",
-        metavar="PATH",
-        help="a follower graph from files instead of the generated one (repeat; what `python -m compute wtf` reads)",
-    )
+    add_input_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--random", type=int, default=64)
     p.add_argument("--top-degree", type=int, default=32)
@@ -85,11 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--out", metavar="JSON", help="also write the rows here")
     args = p.parse_args(argv)
-    from _setup import json_lines, wtf_run_name, wtf_runs
+    from _setup import bench_graph, json_lines, wtf_run_name, wtf_runs
 
     runs = wtf_runs(args.runs)
-
-    from _setup import twitter_graph
 
     from compute.algorithms import wtf_push
     from compute.algorithms.wtf import personalized_pagerank, wtf
@@ -97,13 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows, emit = json_lines()
 
-    if args.input:
-        from compute.cli import _follower_graph
-
-        g = _follower_graph(args.input, "auto", None)
-        emit({"case": "graph", "inputs": args.input, "users": g.n_nodes, "follows": g.n_edges})
-    else:
-        g = twitter_graph(args.scale, args.seed, emit)
+    g = bench_graph(args.input, args.scale, args.seed, emit)
     rng = np.random.default_rng(args.seed)
     summary = []
     for direction in ("follows", "followers"):

@@ -31,7 +31,7 @@ thread keeps ``_LANES`` walks in flight, one step of each in turn: a step waits 
 (a random read in the follows, which no cache holds on a large graph), and interleaving lets the processor have
 that many reads under way instead of one. Each thread counts its visits as integers (units of 2^-60) and the
 counts are summed at the end, so the estimate is the same bits on any number of threads, alone or in a batch, and
-from run to run (``benchmarks/wtf_push.md``, 2026-12-07: 2.2-4.7x faster than one walk at a time).
+from run to run (``benchmarks/wtf_push.md``, 2026-12-07: 4.0-6.3x faster than one walk at a time on two threads).
 
 The accounts are pushed in first-in first-out order from one queue, so a seed's result does not depend on the
 other seeds of a call. The arrays (estimate, residual, flags, queue) are allocated once per graph and direction
